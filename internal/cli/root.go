@@ -1,0 +1,68 @@
+// Package cli holds Ladder's cobra commands. Commands parse flags, call the
+// packages that do the work and print; they hold no upgrade logic themselves.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// exitError carries a process exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withExit wraps err so Main exits with code instead of 1.
+func withExit(code int, err error) error { return &exitError{code: code, err: err} }
+
+// Main runs the ladder command line and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "error:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	return 1
+}
+
+func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ladder",
+		Short: "Upgrade Kubernetes clusters one minor version at a time, rehearsed first",
+		Long: `Ladder upgrades Kubernetes clusters — Amazon EKS first — safely, one minor
+version at a time: inventory → insights → plan → rehearse → execute → verify.
+
+Its heart is a digital twin: a deterministic, virtual-time model of Kubernetes
+(scheduler, controllers, Eviction API and PodDisruptionBudgets), Karpenter and
+the EKS node mechanisms. "ladder rehearse" runs an upgrade in the twin in
+seconds and reports what the real one would do.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.CompletionOptions.HiddenDefaultCmd = true
+	root.AddCommand(
+		newRehearseCommand(),
+		newBudgetsCommand(),
+		newScenarioCommand(),
+		newVersionCommand(),
+	)
+	return root
+}

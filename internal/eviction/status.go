@@ -1,0 +1,335 @@
+package eviction
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// DeletionTimeout is how long an entry of status.disruptedPods keeps a pod
+// out of currentHealthy: the eviction handler records the pod, and if the
+// controller has not seen it being deleted after this long it assumes the
+// deletion will not happen (semantics.md §D.2; upstream
+// disruption.DeletionTimeout).
+const DeletionTimeout = 2 * time.Minute
+
+// ScaleFunc tells the controller how many replicas the controller owning a
+// pod wants (ReplicaSet→its Deployment, StatefulSet, ReplicationController,
+// or any scale subresource). ok=false when the pod has no controller or it
+// cannot be found.
+//
+// It is the pure stand-in for upstream's finders() (getPodReplicationController,
+// getPodDeployment, getPodReplicaSet, getPodStatefulSet, getScaleController):
+// controllerUID is the UID of the object whose scale was used (the
+// Deployment, not the ReplicaSet, for Deployment-owned pods), so pods of the
+// same workload are summed once.
+type ScaleFunc func(pod *corev1.Pod) (controllerUID types.UID, replicas int32, ok bool)
+
+// SyncResult is the full outcome of one disruption-controller sync of a PDB.
+type SyncResult struct {
+	// Status is the status the controller would write (or, when Changed is
+	// false, the unchanged current status).
+	Status policyv1.PodDisruptionBudgetStatus
+	// Changed reports whether the controller would write a new status.
+	Changed bool
+	// SyncError is non-nil when the sync failed and upstream failSafe was
+	// applied (disruptionsAllowed forced to 0, condition SyncFailed).
+	SyncError error
+	// UnmanagedPods are the selected pods without a controllerRef, skipped
+	// when summing scales (upstream emits an "UnmanagedPods" warning event).
+	UnmanagedPods []string
+	// RecheckAt, when non-nil, is the earliest time an entry of
+	// DisruptedPods expires: upstream enqueues the PDB for a recheck then.
+	RecheckAt *time.Time
+}
+
+// ComputeStatus is the disruption controller's status computation
+// (semantics.md §D.2), as a pure function. pods may be every pod of the
+// namespace: the PDB's namespace and selector are applied here. now replaces
+// the controller's clock.
+func ComputeStatus(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod, scale ScaleFunc, now time.Time) policyv1.PodDisruptionBudgetStatus {
+	return Sync(pdb, pods, scale, now).Status
+}
+
+// Sync is ComputeStatus with the extra information upstream trySync/sync
+// produce (whether a write happens, failSafe, unmanaged pods, recheck time).
+// It follows upstream DisruptionController.sync → trySync → updatePdbStatus,
+// and failSafe on any error other than a write conflict.
+func Sync(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod, scale ScaleFunc, now time.Time) SyncResult {
+	if pdb == nil {
+		return SyncResult{}
+	}
+	// getPodsForPdb: an invalid selector is a sync error (→ failSafe);
+	// a nil selector lists nothing, an empty one everything.
+	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+	if err != nil {
+		return failSafe(pdb, err, now)
+	}
+	var selected []*corev1.Pod
+	for _, p := range pods {
+		if p == nil || p.Namespace != pdb.Namespace {
+			continue
+		}
+		if sel.Matches(labels.Set(p.Labels)) {
+			selected = append(selected, p)
+		}
+	}
+
+	expectedCount, desiredHealthy, unmanaged, err := expectedPodCount(pdb, selected, scale)
+	if err != nil {
+		res := failSafe(pdb, err, now)
+		res.UnmanagedPods = unmanaged
+		return res
+	}
+
+	disrupted, recheck := buildDisruptedPodMap(selected, pdb, now)
+	currentHealthy := countHealthyPods(selected, disrupted, now)
+	status, changed := updatePdbStatus(pdb, currentHealthy, desiredHealthy, expectedCount, disrupted, now)
+	return SyncResult{
+		Status:        status,
+		Changed:       changed,
+		UnmanagedPods: unmanaged,
+		RecheckAt:     recheck,
+	}
+}
+
+// expectedPodCount is upstream getExpectedPodCount (semantics.md §D.2):
+//   - maxUnavailable (int or %): expectedCount = Σ scale, maxUnavailable
+//     scaled with round-up, desiredHealthy = max(0, expectedCount − maxUnavailable);
+//   - minAvailable int: desiredHealthy = minAvailable, expectedCount = len(pods);
+//   - minAvailable %: expectedCount = Σ scale, desiredHealthy = ceil(pct × expectedCount).
+func expectedPodCount(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod, scale ScaleFunc) (expectedCount, desiredHealthy int32, unmanaged []string, err error) {
+	switch {
+	case pdb.Spec.MaxUnavailable != nil:
+		expectedCount, unmanaged, err = expectedScale(pods, scale)
+		if err != nil {
+			return
+		}
+		var maxUnavailable int
+		maxUnavailable, err = intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, int(expectedCount), true)
+		if err != nil {
+			return
+		}
+		desiredHealthy = expectedCount - int32(maxUnavailable)
+		if desiredHealthy < 0 {
+			desiredHealthy = 0
+		}
+	case pdb.Spec.MinAvailable != nil:
+		if pdb.Spec.MinAvailable.Type == intstr.Int {
+			desiredHealthy = pdb.Spec.MinAvailable.IntVal
+			expectedCount = int32(len(pods))
+		} else if pdb.Spec.MinAvailable.Type == intstr.String {
+			expectedCount, unmanaged, err = expectedScale(pods, scale)
+			if err != nil {
+				return
+			}
+			var minAvailable int
+			minAvailable, err = intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MinAvailable, int(expectedCount), true)
+			if err != nil {
+				return
+			}
+			desiredHealthy = int32(minAvailable)
+		}
+	}
+	return
+}
+
+// expectedScale is upstream getExpectedScale: the sum of the scales of the
+// distinct controllers of the pods. Pods without a controllerRef are
+// "unmanaged" and skipped (current upstream; older releases failed the
+// sync). A pod whose controllerRef names a controller that cannot be found
+// is a sync error ("found no controllers for pod"), which leads to failSafe.
+func expectedScale(pods []*corev1.Pod, scale ScaleFunc) (expectedCount int32, unmanaged []string, err error) {
+	controllerScale := map[types.UID]int32{}
+	for _, pod := range pods {
+		ref := metav1.GetControllerOf(pod)
+		if ref == nil {
+			unmanaged = append(unmanaged, pod.Name)
+			continue
+		}
+		if _, found := controllerScale[ref.UID]; found {
+			continue
+		}
+		var (
+			uid      types.UID
+			replicas int32
+			ok       bool
+		)
+		if scale != nil {
+			uid, replicas, ok = scale(pod)
+		}
+		if !ok {
+			err = fmt.Errorf("found no controllers for pod %q", pod.Name)
+			return
+		}
+		controllerScale[uid] = replicas
+	}
+	for _, n := range controllerScale {
+		expectedCount += n
+	}
+	return
+}
+
+// countHealthyPods is upstream countHealthyPods: Ready pods that are not
+// being deleted and not in disruptedPods within DeletionTimeout.
+func countHealthyPods(pods []*corev1.Pod, disruptedPods map[string]metav1.Time, now time.Time) (currentHealthy int32) {
+	for _, pod := range pods {
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		if t, found := disruptedPods[pod.Name]; found && t.Time.Add(DeletionTimeout).After(now) {
+			continue
+		}
+		if IsPodReady(pod) {
+			currentHealthy++
+		}
+	}
+	return
+}
+
+// buildDisruptedPodMap is upstream buildDisruptedPodMap: keep only entries
+// for selected pods that still exist, are not being deleted, and whose
+// DeletionTimeout has not passed; the earliest expiry is the recheck time.
+func buildDisruptedPodMap(pods []*corev1.Pod, pdb *policyv1.PodDisruptionBudget, now time.Time) (map[string]metav1.Time, *time.Time) {
+	disruptedPods := pdb.Status.DisruptedPods
+	result := make(map[string]metav1.Time)
+	var recheck *time.Time
+	if disruptedPods == nil {
+		return result, recheck
+	}
+	for _, pod := range pods {
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		t, found := disruptedPods[pod.Name]
+		if !found {
+			continue
+		}
+		expectedDeletion := t.Time.Add(DeletionTimeout)
+		if expectedDeletion.Before(now) {
+			// upstream: event "NotDeleted", entry dropped.
+			continue
+		}
+		if recheck == nil || expectedDeletion.Before(*recheck) {
+			e := expectedDeletion
+			recheck = &e
+		}
+		result[pod.Name] = t
+	}
+	return result, recheck
+}
+
+// updatePdbStatus is upstream updatePdbStatus: disruptionsAllowed =
+// currentHealthy − desiredHealthy, forced to 0 when expectedCount ≤ 0 or the
+// difference ≤ 0; nothing is written when every field and the condition are
+// already up to date.
+func updatePdbStatus(pdb *policyv1.PodDisruptionBudget, currentHealthy, desiredHealthy, expectedCount int32, disruptedPods map[string]metav1.Time, now time.Time) (policyv1.PodDisruptionBudgetStatus, bool) {
+	disruptionsAllowed := currentHealthy - desiredHealthy
+	if expectedCount <= 0 || disruptionsAllowed <= 0 {
+		disruptionsAllowed = 0
+	}
+
+	if pdb.Status.CurrentHealthy == currentHealthy &&
+		pdb.Status.DesiredHealthy == desiredHealthy &&
+		pdb.Status.ExpectedPods == expectedCount &&
+		pdb.Status.DisruptionsAllowed == disruptionsAllowed &&
+		apiequality.Semantic.DeepEqual(pdb.Status.DisruptedPods, disruptedPods) &&
+		pdb.Status.ObservedGeneration == pdb.Generation &&
+		conditionsAreUpToDate(pdb) {
+		return *pdb.Status.DeepCopy(), false
+	}
+
+	newPdb := pdb.DeepCopy()
+	newPdb.Status = policyv1.PodDisruptionBudgetStatus{
+		CurrentHealthy:     currentHealthy,
+		DesiredHealthy:     desiredHealthy,
+		ExpectedPods:       expectedCount,
+		DisruptionsAllowed: disruptionsAllowed,
+		DisruptedPods:      disruptedPods,
+		ObservedGeneration: pdb.Generation,
+		Conditions:         newPdb.Status.Conditions,
+	}
+	UpdateDisruptionAllowedCondition(newPdb, now)
+	return newPdb.Status, true
+}
+
+// failSafe is upstream failSafe: keep the old status, force
+// disruptionsAllowed to 0 and set DisruptionAllowed=False reason SyncFailed
+// with the error as message (semantics.md §D.2). ObservedGeneration is not
+// advanced.
+func failSafe(pdb *policyv1.PodDisruptionBudget, err error, now time.Time) SyncResult {
+	newPdb := pdb.DeepCopy()
+	newPdb.Status.DisruptionsAllowed = 0
+	if newPdb.Status.Conditions == nil {
+		newPdb.Status.Conditions = make([]metav1.Condition, 0)
+	}
+	apimeta.SetStatusCondition(&newPdb.Status.Conditions, metav1.Condition{
+		Type:               policyv1.DisruptionAllowedCondition,
+		Status:             metav1.ConditionFalse,
+		Reason:             policyv1.SyncFailedReason,
+		Message:            err.Error(),
+		ObservedGeneration: newPdb.Status.ObservedGeneration,
+		LastTransitionTime: apiTime(now),
+	})
+	return SyncResult{
+		Status:    newPdb.Status,
+		Changed:   !apiequality.Semantic.DeepEqual(pdb.Status, newPdb.Status),
+		SyncError: err,
+	}
+}
+
+// UpdateDisruptionAllowedCondition is
+// k8s.io/component-helpers/apps/poddisruptionbudget.UpdateDisruptionAllowedCondition
+// with the clock made explicit: DisruptionAllowed=True reason SufficientPods
+// when disruptionsAllowed > 0, else False reason InsufficientPods;
+// ObservedGeneration = status.observedGeneration. LastTransitionTime is now
+// only when the condition is new or its status flips (apimeta.SetStatusCondition
+// semantics); otherwise the old one is kept.
+func UpdateDisruptionAllowedCondition(pdb *policyv1.PodDisruptionBudget, now time.Time) {
+	if pdb.Status.Conditions == nil {
+		pdb.Status.Conditions = make([]metav1.Condition, 0)
+	}
+	cond := metav1.Condition{
+		Type:               policyv1.DisruptionAllowedCondition,
+		Reason:             policyv1.InsufficientPodsReason,
+		Status:             metav1.ConditionFalse,
+		ObservedGeneration: pdb.Status.ObservedGeneration,
+		LastTransitionTime: apiTime(now),
+	}
+	if pdb.Status.DisruptionsAllowed > 0 {
+		cond.Reason = policyv1.SufficientPodsReason
+		cond.Status = metav1.ConditionTrue
+	}
+	apimeta.SetStatusCondition(&pdb.Status.Conditions, cond)
+}
+
+// conditionsAreUpToDate is component-helpers ConditionsAreUpToDate.
+func conditionsAreUpToDate(pdb *policyv1.PodDisruptionBudget) bool {
+	cond := apimeta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
+	if cond == nil {
+		return false
+	}
+	if pdb.Status.ObservedGeneration != pdb.Generation {
+		return false
+	}
+	if pdb.Status.DisruptionsAllowed > 0 {
+		return cond.Status == metav1.ConditionTrue && cond.Reason == policyv1.SufficientPodsReason
+	}
+	return cond.Status == metav1.ConditionFalse && cond.Reason == policyv1.InsufficientPodsReason
+}
+
+// apiTime converts now to the value a client reads back from the apiserver:
+// metav1.Time is serialised with second precision (JSON RFC3339 and
+// protobuf both drop the nanoseconds), so timestamps written into status are
+// truncated to the second.
+func apiTime(now time.Time) metav1.Time {
+	return metav1.NewTime(now.Truncate(time.Second))
+}

@@ -1,0 +1,404 @@
+// Package manifest decodes real Kubernetes and Karpenter manifests — the YAML
+// or JSON a user would kubectl apply — into the upstream Go types, strictly,
+// and remembers where each object came from so errors can say file:line.
+//
+// Decoding follows kubectl: a stream is split into documents at lines that
+// are exactly "---" (k8s.io/apimachinery/pkg/util/yaml), YAML becomes JSON
+// through sigs.k8s.io/yaml, and the JSON is decoded with sigs.k8s.io/json's
+// strict mode — unknown and duplicate fields are errors, as the API server's
+// strict field validation makes them.
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	kjson "sigs.k8s.io/json"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Source says where an object was read from.
+type Source struct {
+	File string // path as given by the user, or a name such as "scenario karpenter-drift"
+	Line int    // 1-based line of the document's first line in File
+}
+
+func (s Source) String() string {
+	if s.Line <= 0 {
+		return s.File
+	}
+	return fmt.Sprintf("%s:%d", s.File, s.Line)
+}
+
+// Object is one decoded manifest.
+type Object struct {
+	Source Source
+	GVK    schema.GroupVersionKind
+	// Object is the typed upstream object (*appsv1.Deployment, *karpv1.NodePool, ...),
+	// nil when Ignored.
+	Object metav1.Object
+	// Ignored is true for built-in kinds the twin does not model (Service,
+	// ConfigMap, ...): they parse, but do not change a rehearsal.
+	Ignored bool
+	// doc keeps the YAML so later validation can point at a field's line.
+	doc []byte
+}
+
+// Document returns the object's YAML document as written.
+func (o Object) Document() []byte { return o.doc }
+
+// Name is "Kind namespace/name" (or "Kind name" for cluster-scoped objects).
+func (o Object) Name() string {
+	if o.Object == nil || o.Object.GetName() == "" {
+		return o.GVK.Kind
+	}
+	if ns := o.Object.GetNamespace(); ns != "" {
+		return fmt.Sprintf("%s %s/%s", o.GVK.Kind, ns, o.Object.GetName())
+	}
+	return fmt.Sprintf("%s %s", o.GVK.Kind, o.Object.GetName())
+}
+
+// FieldError builds an error about one field of this object, pointing at the
+// field's line when it can be found.
+func (o Object) FieldError(field, msg, fix string) *Error {
+	src := o.Source
+	if line := LineOf(o.doc, field); line > 0 {
+		src.Line = o.Source.Line + line - 1
+	}
+	return &Error{Source: src, Object: o.Name(), Field: field, Msg: msg, Fix: fix}
+}
+
+// Error is a one-line, actionable decoding or validation error.
+type Error struct {
+	Source Source
+	Object string // "Deployment checkout/checkout"; empty if unknown
+	Field  string // "spec.replicas"; empty if the whole document is wrong
+	Msg    string
+	Fix    string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Source.String())
+	b.WriteString(": ")
+	if e.Object != "" {
+		b.WriteString(e.Object)
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	if e.Fix != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Fix)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+var (
+	karpenterGV    = schema.GroupVersion{Group: "karpenter.sh", Version: "v1"}
+	karpenterAWSGV = schema.GroupVersion{Group: "karpenter.k8s.aws", Version: "v1"}
+)
+
+// modelled maps the kinds the twin understands to their upstream Go types.
+var modelled = map[schema.GroupVersionKind]func() metav1.Object{
+	corev1.SchemeGroupVersion.WithKind("Namespace"):             func() metav1.Object { return &corev1.Namespace{} },
+	corev1.SchemeGroupVersion.WithKind("Pod"):                   func() metav1.Object { return &corev1.Pod{} },
+	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"): func() metav1.Object { return &corev1.PersistentVolumeClaim{} },
+	corev1.SchemeGroupVersion.WithKind("PersistentVolume"):      func() metav1.Object { return &corev1.PersistentVolume{} },
+	appsv1.SchemeGroupVersion.WithKind("Deployment"):            func() metav1.Object { return &appsv1.Deployment{} },
+	appsv1.SchemeGroupVersion.WithKind("StatefulSet"):           func() metav1.Object { return &appsv1.StatefulSet{} },
+	appsv1.SchemeGroupVersion.WithKind("DaemonSet"):             func() metav1.Object { return &appsv1.DaemonSet{} },
+	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"): func() metav1.Object { return &policyv1.PodDisruptionBudget{} },
+	storagev1.SchemeGroupVersion.WithKind("StorageClass"):       func() metav1.Object { return &storagev1.StorageClass{} },
+	karpenterGV.WithKind("NodePool"):                            func() metav1.Object { return &karpv1.NodePool{} },
+	karpenterGV.WithKind("NodeClaim"):                           func() metav1.Object { return &karpv1.NodeClaim{} },
+	karpenterAWSGV.WithKind("EC2NodeClass"):                     func() metav1.Object { return &awsv1.EC2NodeClass{} },
+}
+
+// clusterScoped lists the modelled kinds that have no namespace.
+var clusterScoped = map[string]bool{
+	"Namespace": true, "PersistentVolume": true, "StorageClass": true,
+	"NodePool": true, "NodeClaim": true, "EC2NodeClass": true,
+}
+
+// ModelledKinds lists "apiVersion kind" for every kind the twin understands, sorted.
+func ModelledKinds() []string {
+	out := make([]string, 0, len(modelled))
+	for gvk := range modelled {
+		out = append(out, gvk.GroupVersion().String()+" "+gvk.Kind)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Decode splits data into documents and decodes each one. It returns every
+// object it could decode and, if any document was bad, an error listing each
+// bad document on its own line, so one mistake never hides the others.
+func Decode(file string, data []byte) ([]Object, error) { return DecodeAt(file, 1, data) }
+
+// DecodeAt is Decode for manifests embedded in a larger file, whose first
+// line is line firstLine of file.
+func DecodeAt(file string, firstLine int, data []byte) ([]Object, error) {
+	var objs []Object
+	var errs []error
+	for _, d := range splitDocuments(data) {
+		got, err := decodeDocument(Source{File: file, Line: d.line + firstLine - 1}, d.body)
+		objs = append(objs, got...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return objs, errors.Join(errs...)
+}
+
+type document struct {
+	line int
+	body []byte
+}
+
+// splitDocuments splits a YAML stream at separator lines, exactly as
+// k8s.io/apimachinery/pkg/util/yaml's YAMLReader does: a line that starts
+// with "---" followed only by whitespace. Documents holding only comments and
+// whitespace are dropped.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	start := 1
+	var cur bytes.Buffer
+	flush := func() {
+		if hasContent(cur.Bytes()) {
+			docs = append(docs, document{line: start, body: bytes.Clone(cur.Bytes())})
+		}
+		cur.Reset()
+	}
+	for i, l := range lines {
+		if bytes.HasPrefix(l, []byte("---")) && len(bytes.TrimSpace(l[3:])) == 0 {
+			flush()
+			start = i + 2
+			continue
+		}
+		cur.Write(l)
+	}
+	flush()
+	return docs
+}
+
+func hasContent(doc []byte) bool {
+	for _, l := range bytes.Split(doc, []byte("\n")) {
+		t := bytes.TrimSpace(l)
+		if len(t) > 0 && t[0] != '#' {
+			return true
+		}
+	}
+	return false
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+// decodeDocument decodes one document, which may be a List.
+func decodeDocument(src Source, doc []byte) ([]Object, error) {
+	js, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+		msg = strings.ReplaceAll(msg, "\n", " ")
+		msg = strings.Join(strings.Fields(msg), " ")
+		// Point at the line the YAML parser named, relative to the file.
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			if n, convErr := strconv.Atoi(m[1]); convErr == nil {
+				src.Line += n - 1
+			}
+		}
+		return nil, &Error{Source: src, Msg: "malformed YAML: " + msg, Fix: "fix the YAML syntax"}
+	}
+	var head struct {
+		APIVersion string    `json:"apiVersion"`
+		Kind       string    `json:"kind"`
+		Items      []rawJSON `json:"items"`
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &head); err != nil {
+		return nil, &Error{Source: src, Msg: "not a Kubernetes object: " + err.Error(), Fix: "each document needs apiVersion and kind"}
+	}
+	if head.APIVersion == "" || head.Kind == "" {
+		return nil, &Error{Source: src, Msg: "missing apiVersion or kind", Fix: "each document needs apiVersion and kind, e.g. apiVersion: apps/v1, kind: Deployment"}
+	}
+	gv, err := schema.ParseGroupVersion(head.APIVersion)
+	if err != nil {
+		return nil, &Error{Source: src, Field: "apiVersion", Msg: err.Error()}
+	}
+	gvk := gv.WithKind(head.Kind)
+	if strings.HasSuffix(head.Kind, "List") && head.Items != nil {
+		return decodeList(src, doc, head.Items)
+	}
+	return decodeObject(src, doc, js, gvk)
+}
+
+// rawJSON keeps a List item undecoded until its kind is known.
+type rawJSON []byte
+
+func (r *rawJSON) UnmarshalJSON(b []byte) error { *r = append((*r)[:0], b...); return nil }
+
+func decodeList(src Source, doc []byte, items []rawJSON) ([]Object, error) {
+	var objs []Object
+	var errs []error
+	for i, item := range items {
+		isrc := src
+		if line := LineOf(doc, fmt.Sprintf("items[%d]", i)); line > 0 {
+			isrc.Line = src.Line + line - 1
+		}
+		itemDoc, _ := yaml.JSONToYAML(item)
+		got, err := decodeDocument(isrc, itemDoc)
+		objs = append(objs, got...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return objs, errors.Join(errs...)
+}
+
+func decodeObject(src Source, doc, js []byte, gvk schema.GroupVersionKind) ([]Object, error) {
+	newObj, ok := modelled[gvk]
+	if !ok {
+		if scheme.Scheme.Recognizes(gvk) {
+			return []Object{{Source: src, GVK: gvk, Ignored: true, doc: doc}}, nil
+		}
+		return nil, &Error{Source: src, Object: gvk.Kind, Field: "apiVersion",
+			Msg: fmt.Sprintf("unknown kind %q in %q", gvk.Kind, gvk.GroupVersion().String()),
+			Fix: unknownKindFix(gvk)}
+	}
+	obj := newObj()
+	o := Object{Source: src, GVK: gvk, Object: obj, doc: doc}
+	strictErrs, err := kjson.UnmarshalStrict(js, obj)
+	if err != nil {
+		field := ""
+		var fe kjson.FieldError
+		if errors.As(err, &fe) {
+			field = fe.FieldPath()
+		} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
+			field = m[1]
+		}
+		msg := cleanJSONError(err)
+		return nil, o.FieldError(field, msg, "fix the value's type")
+	}
+	if np, ok := obj.(*karpv1.NodePool); ok {
+		markExplicitNever(np, js)
+	}
+	if !clusterScoped[gvk.Kind] && obj.GetNamespace() == "" {
+		obj.SetNamespace(metav1.NamespaceDefault)
+	}
+	if len(strictErrs) > 0 {
+		var errs []error
+		for _, se := range strictErrs {
+			field := ""
+			var fe kjson.FieldError
+			if errors.As(se, &fe) {
+				field = fe.FieldPath()
+			}
+			msg := se.Error()
+			fix := "remove it or correct its spelling"
+			if strings.Contains(msg, "unknown field") {
+				msg = "unknown field"
+			} else if strings.Contains(msg, "duplicate field") {
+				msg = "duplicate field"
+				fix = "keep one of the two"
+			}
+			errs = append(errs, o.FieldError(field, msg, fix))
+		}
+		return nil, errors.Join(errs...)
+	}
+	if obj.GetName() == "" {
+		return nil, o.FieldError("metadata.name", "missing", "every object needs metadata.name")
+	}
+	if clusterScoped[gvk.Kind] {
+		if obj.GetNamespace() != "" {
+			return nil, o.FieldError("metadata.namespace", fmt.Sprintf("%s is cluster-scoped but has namespace %q", gvk.Kind, obj.GetNamespace()), "remove metadata.namespace")
+		}
+	}
+	return []Object{o}, nil
+}
+
+var goFieldRE = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
+
+func cleanJSONError(err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "json: ")
+	if m := regexp.MustCompile(`cannot unmarshal (\S+) into Go struct field \S+ of type (\S+)`).FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("expected %s, got %s", goTypeName(m[2]), m[1])
+	}
+	return msg
+}
+
+func goTypeName(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map"):
+		return "a map"
+	}
+	return t
+}
+
+func unknownKindFix(gvk schema.GroupVersionKind) string {
+	for known := range modelled {
+		if known.Kind == gvk.Kind {
+			return fmt.Sprintf("%s is read as apiVersion %s", gvk.Kind, known.GroupVersion().String())
+		}
+	}
+	return "Ladder reads built-in Kubernetes kinds, karpenter.sh/v1 NodePool/NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass"
+}
+
+// markExplicitNever keeps "Never" distinguishable from an absent duration:
+// upstream's NillableDuration decodes both to a nil Duration and nil Raw, and
+// defaulting would turn an explicit expireAfter: Never into 720h. A "Never"
+// the manifest wrote gets Raw = "Never" (Duration stays nil, which is how
+// Karpenter reads Never; Raw is not hashed and marshals back to "Never").
+func markExplicitNever(np *karpv1.NodePool, js []byte) {
+	var raw struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					ExpireAfter *string `json:"expireAfter"`
+				} `json:"spec"`
+			} `json:"template"`
+			Disruption struct {
+				ConsolidateAfter *string `json:"consolidateAfter"`
+			} `json:"disruption"`
+		} `json:"spec"`
+	}
+	if kjson.UnmarshalCaseSensitivePreserveInts(js, &raw) != nil {
+		return
+	}
+	never := func(s *string) bool { return s != nil && *s == karpv1.Never }
+	if never(raw.Spec.Template.Spec.ExpireAfter) {
+		np.Spec.Template.Spec.ExpireAfter = karpv1.NillableDuration{Raw: []byte(`"` + karpv1.Never + `"`)}
+	}
+	if never(raw.Spec.Disruption.ConsolidateAfter) {
+		np.Spec.Disruption.ConsolidateAfter = karpv1.NillableDuration{Raw: []byte(`"` + karpv1.Never + `"`)}
+	}
+}
+
+// ClusterScoped reports whether a modelled kind has no namespace.
+func ClusterScoped(kind string) bool { return clusterScoped[kind] }

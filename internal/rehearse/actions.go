@@ -1,0 +1,157 @@
+package rehearse
+
+import (
+	"encoding/json"
+	"fmt"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/report"
+	"github.com/ladder-eks/ladder/internal/scenario"
+)
+
+// play runs the script: each action at or after its time, in order, then
+// waits for the cluster to settle. It returns the report status.
+func (r *run) play() string {
+	start := r.eng.Start()
+	for i, a := range r.sc.Spec.Actions {
+		if a.At != nil {
+			at := start.Add(a.At.Duration)
+			if at.After(r.limit) {
+				r.eng.RunUntil(r.limit)
+				return report.Stuck
+			}
+			if at.After(r.eng.Now()) {
+				r.eng.RunUntil(at)
+			}
+		}
+		if err := r.do(i, a); err != nil {
+			r.failure = fmt.Sprintf("spec.actions[%d] (%s): %v", i, describe(a), err)
+			r.event("Warning", "ActionFailed", r.failure)
+			return report.Failed
+		}
+		if a.Wait != nil && a.Wait.Settled && !r.waitSettled() {
+			return report.Stuck
+		}
+	}
+	if !r.waitSettled() {
+		return report.Stuck
+	}
+	return report.Succeeded
+}
+
+func (r *run) waitSettled() bool { return r.runUntil(r.settled) }
+
+// runUntil runs events until done is true, or the time limit.
+func (r *run) runUntil(done func() bool) bool {
+	if done() {
+		return true
+	}
+	r.eng.Run(r.limit, done)
+	return done()
+}
+
+func describe(a scenario.Action) string {
+	if a.Name != "" {
+		return a.Name
+	}
+	return a.Verb()
+}
+
+// do performs one action.
+func (r *run) do(i int, a scenario.Action) error {
+	switch {
+	case a.Scale != nil:
+		s := a.Scale
+		ns := s.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		if err := r.kube.Scale(s.Kind, ns, s.Name, s.Replicas); err != nil {
+			return err
+		}
+		if o, ok := r.objects[objectKey(s.Kind, ns, s.Name)]; ok {
+			replicas := s.Replicas
+			switch obj := o.Object.(type) {
+			case *appsv1.Deployment:
+				obj.Spec.Replicas = &replicas
+			case *appsv1.StatefulSet:
+				obj.Spec.Replicas = &replicas
+			}
+		}
+		r.event("Normal", "Scaled", fmt.Sprintf("%s: scaled %s %s/%s to %d replicas", describe(a), s.Kind, ns, s.Name, s.Replicas))
+	case a.Apply != nil:
+		r.event("Normal", "Applied", describe(a))
+		if err := r.applyAll(r.sc.ActionObjects[i]); err != nil {
+			return err
+		}
+	case a.Patch != nil:
+		r.event("Normal", "Patched", fmt.Sprintf("%s: patched %s %s", describe(a), a.Patch.Kind, a.Patch.Name))
+		return r.patch(a.Patch)
+	case a.UpgradeControlPlane != nil:
+		target, err := kubeversion.Parse(a.UpgradeControlPlane.Version)
+		if err != nil {
+			return err
+		}
+		from := r.cp.Version()
+		if err := r.cp.Update(target, nil); err != nil {
+			return err
+		}
+		r.event("Normal", "ControlPlaneUpdating", fmt.Sprintf("updating the control plane from %s to %s (status UPDATING; pods are not restarted)", from, target))
+		if !r.runUntil(func() bool { return !r.cp.Updating() }) {
+			return fmt.Errorf("the control-plane update did not finish within the time limit")
+		}
+		r.event("Normal", "ControlPlaneUpdated", fmt.Sprintf("control plane updated to %s (status ACTIVE; endpoint and OIDC issuer unchanged)", target))
+	case a.Wait != nil:
+		if a.Wait.For != nil {
+			r.eng.RunUntil(r.eng.Now().Add(a.Wait.For.Duration))
+		}
+	}
+	return nil
+}
+
+// patch applies a merge, strategic or JSON patch to a manifest the scenario
+// applied, decodes the result strictly and re-applies it.
+func (r *run) patch(p *scenario.PatchAction) error {
+	ns := p.Namespace
+	if ns == "" && !manifest.ClusterScoped(p.Kind) {
+		ns = "default"
+	}
+	o, found := r.objects[objectKey(p.Kind, ns, p.Name)]
+	if !found {
+		return fmt.Errorf("%s %s was not applied", p.Kind, p.Name)
+	}
+	original, err := json.Marshal(o.Object)
+	if err != nil {
+		return err
+	}
+	var patched []byte
+	switch p.Type {
+	case "", "merge":
+		patched, err = jsonpatch.MergePatch(original, p.Patch)
+	case "json":
+		var ops jsonpatch.Patch
+		if ops, err = jsonpatch.DecodePatch(p.Patch); err == nil {
+			patched, err = ops.Apply(original)
+		}
+	case "strategic":
+		typed, terr := scheme.Scheme.New(o.GVK)
+		if terr != nil {
+			return fmt.Errorf("a strategic merge patch needs a built-in kind; use type: merge for %s", p.Kind)
+		}
+		patched, err = strategicpatch.StrategicMergePatch(original, p.Patch, typed)
+	}
+	if err != nil {
+		return fmt.Errorf("patching %s %s: %v", p.Kind, p.Name, err)
+	}
+	objs, err := manifest.Decode(fmt.Sprintf("patched %s %s", p.Kind, p.Name), patched)
+	if err != nil {
+		return err
+	}
+	return r.apply(objs[0])
+}

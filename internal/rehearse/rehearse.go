@@ -1,0 +1,244 @@
+// Package rehearse runs a scenario in the twin: it builds the cluster (the
+// in-memory Kubernetes, EC2, the EKS control plane and each node group's
+// twin), applies the manifests, plays the script of actions in virtual time
+// and turns what happened into a report.
+package rehearse
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/report"
+	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twin/ec2"
+	"github.com/ladder-eks/ladder/internal/twin/eks"
+	"github.com/ladder-eks/ladder/internal/twin/karpenter"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+)
+
+// Options adjust a rehearsal.
+type Options struct {
+	// Seed overrides the scenario's seed when non-nil.
+	Seed *uint64
+	// TimeLimit overrides the scenario's virtual-time limit when positive.
+	TimeLimit time.Duration
+}
+
+// run is one rehearsal in progress.
+type run struct {
+	sc      *scenario.Scenario
+	seed    uint64
+	eng     *sim.Engine
+	kube    *kube.Cluster
+	cloud   *ec2.Cloud
+	cp      *eks.ControlPlane
+	karp    *karpenter.Karpenter
+	limit   time.Time
+	objects map[string]manifest.Object // applied manifests by kind/namespace/name
+	groups  map[string]string          // NodePool → node group name
+	static  map[string]string          // node → static node group name
+	events  []report.Event
+	notes   []string
+	failure string
+}
+
+// Run rehearses a validated scenario and reports. An error means the
+// rehearsal could not be set up (the scenario is inconsistent); problems
+// during the run are in the report's status.
+func Run(sc *scenario.Scenario, opts Options) (*report.Report, error) {
+	r, err := setup(sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	status := r.play()
+	return r.report(status), nil
+}
+
+func setup(sc *scenario.Scenario, opts Options) (*run, error) {
+	if _, err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	seed := uint64(1)
+	if sc.Spec.Seed != nil {
+		seed = *sc.Spec.Seed
+	}
+	if opts.Seed != nil {
+		seed = *opts.Seed
+	}
+	start := sc.Spec.Start.UTC()
+	eng := sim.New(start, seed)
+	limit := sc.Spec.TimeLimit.Get(scenario.DefaultTimeLimit)
+	if opts.TimeLimit > 0 {
+		limit = opts.TimeLimit
+	}
+	t := sc.Spec.Timings
+	if t == nil {
+		t = &scenario.Timings{}
+	}
+	kt := kube.DefaultTimings
+	kt.PodStartup = t.PodStartup.Get(kt.PodStartup)
+	kt.PodShutdown = t.PodShutdown.Get(kt.PodShutdown)
+	kt.VolumeAttach = t.VolumeAttach.Get(kt.VolumeAttach)
+	kt.VolumeDetach = t.VolumeDetach.Get(kt.VolumeDetach)
+	c := sc.Spec.Cluster
+	r := &run{
+		sc: sc, seed: seed, eng: eng,
+		kube:    kube.New(eng, kube.Options{Timings: kt, Region: c.Region, Zones: c.Zones}),
+		cloud:   ec2.New(c.Region, c.Zones, eng.Rand()),
+		limit:   start.Add(limit),
+		objects: map[string]manifest.Object{},
+		groups:  map[string]string{},
+		static:  map[string]string{},
+	}
+	r.cp = eks.New(eng, kubeversion.MustParse(c.Version), t.ControlPlaneUpdate.Get(eks.DefaultUpdateDuration))
+	kpt := karpenter.DefaultTimings
+	kpt.Launch = t.NodeLaunch.Get(kpt.Launch)
+	kpt.Register = t.NodeRegister.Get(kpt.Register)
+	kpt.Initialize = t.NodeReady.Get(kpt.Initialize)
+	kpt.Terminate = t.InstanceTerminate.Get(kpt.Terminate)
+	r.karp = karpenter.New(eng, r.kube, r.cloud, karpenter.Options{
+		ClusterName:         c.Name,
+		Timings:             kpt,
+		InstanceTypes:       sc.InstanceTypes(),
+		ExtraAMIs:           sc.ExtraAMIs(),
+		ControlPlaneVersion: func() string { return r.cp.Version().String() },
+	})
+	r.karp.OnEvent(r.karpenterEvent)
+	for _, g := range sc.Spec.NodeGroups {
+		if g.Karpenter != nil {
+			r.groups[g.Karpenter.NodePool] = g.Name
+		}
+	}
+	for kind, n := range sc.Ignored {
+		r.notes = append(r.notes, fmt.Sprintf("%d %s manifest(s) parsed and ignored: the twin does not model %s", n, kind, kind))
+	}
+	sort.Strings(r.notes)
+
+	if err := r.applyAll(sc.Objects); err != nil {
+		return nil, err
+	}
+	if err := r.createNodes(); err != nil {
+		return nil, err
+	}
+	r.bootstrap()
+	return r, nil
+}
+
+// applyOrder is the order kinds are applied in, dependencies first (as Helm
+// installs them).
+var applyOrder = map[string]int{
+	"Namespace": 0, "StorageClass": 1, "PersistentVolume": 2, "PersistentVolumeClaim": 3,
+	"EC2NodeClass": 4, "NodePool": 5, "PodDisruptionBudget": 6,
+	"DaemonSet": 7, "StatefulSet": 8, "Deployment": 9, "Pod": 10,
+}
+
+func (r *run) applyAll(objs []manifest.Object) error {
+	sorted := append([]manifest.Object(nil), objs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return applyOrder[sorted[i].GVK.Kind] < applyOrder[sorted[j].GVK.Kind] })
+	for _, o := range sorted {
+		if err := r.apply(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func objectKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// apply sends one manifest to the twin that owns its kind.
+func (r *run) apply(o manifest.Object) error {
+	var err error
+	switch obj := o.Object.(type) {
+	case *awsv1.EC2NodeClass:
+		err = r.karp.ApplyNodeClass(obj)
+	case *karpv1.NodePool:
+		err = r.karp.ApplyNodePool(obj)
+	case *corev1.Namespace, *storagev1.StorageClass, *corev1.PersistentVolume, *corev1.PersistentVolumeClaim,
+		*policyv1.PodDisruptionBudget, *appsv1.DaemonSet, *appsv1.StatefulSet, *appsv1.Deployment, *corev1.Pod:
+		err = r.kube.Apply(obj)
+	default:
+		err = fmt.Errorf("the twin does not apply %s", o.GVK.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %s: %v", o.Source, o.Name(), err)
+	}
+	r.objects[objectKey(o.GVK.Kind, o.Object.GetNamespace(), o.Object.GetName())] = o
+	return nil
+}
+
+// createNodes starts each node group with the nodes it has at the start.
+func (r *run) createNodes() error {
+	start := r.eng.Now()
+	for gi, g := range r.sc.Spec.NodeGroups {
+		switch g.Type {
+		case scenario.Karpenter:
+			for ni, n := range g.Karpenter.Nodes {
+				count := n.Count
+				if count == 0 {
+					count = 1
+				}
+				for i := 0; i < count; i++ {
+					if _, err := r.karp.Adopt(g.Karpenter.NodePool, n.InstanceType, n.Zone, n.CapacityType, n.AMI, start.Add(-n.Age.Get(0))); err != nil {
+						return fmt.Errorf("%s: spec.nodeGroups[%d].karpenter.nodes[%d]: %v", r.sc.Path, gi, ni, err)
+					}
+				}
+			}
+		case scenario.Managed, scenario.SelfManaged:
+			if err := r.createStaticNodes(gi, g); err != nil {
+				return err
+			}
+		case scenario.Fargate:
+			return fmt.Errorf("%s: spec.nodeGroups[%d]: Fargate profiles are validated but not rehearsed yet; remove the group to rehearse the rest", r.sc.Path, gi)
+		}
+	}
+	return nil
+}
+
+// bootstrap places the starting workloads as a running cluster has them:
+// pods bound and Ready at the start, created when their node was.
+func (r *run) bootstrap() {
+	r.eng.Run(r.eng.Now(), nil)
+	for _, n := range r.kube.Nodes() {
+		r.kube.StartPodsNow(n.Name, n.CreationTimestamp.Time)
+	}
+	r.eng.Run(r.eng.Now(), nil)
+	r.kube.StartTracking()
+}
+
+// settled reports whether nothing is left to happen: every pod bound and
+// Ready, nothing terminating, Karpenter idle with no drifted node left, and
+// the control plane not updating.
+func (r *run) settled() bool {
+	if !r.kube.Quiet() || r.cp.Updating() {
+		return false
+	}
+	return !r.karp.Busy() && len(r.karp.Drifted()) == 0
+}
+
+func (r *run) karpenterEvent(e karpenter.Event) {
+	group := r.groups[e.NodePool]
+	if group == "" {
+		group = e.NodePool
+	}
+	r.events = append(r.events, report.Event{
+		T: r.eng.Elapsed().Seconds(), Type: e.Type, Message: e.Message, Node: e.Node, Group: group,
+		Reason: e.Reason, Source: "karpenter", Code: e.Code, Fields: e.Fields,
+	})
+}
+
+func (r *run) event(eventType, code, message string) {
+	r.events = append(r.events, report.Event{T: r.eng.Elapsed().Seconds(), Type: eventType, Message: message, Source: "scenario", Code: code})
+}
+
+

@@ -1,0 +1,213 @@
+package scenario
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
+)
+
+//go:embed builtin
+var builtinFS embed.FS
+
+// Default is the scenario `ladder rehearse` runs with no --scenario.
+const Default = "karpenter-drift"
+
+// Builtins lists the built-in scenario names, sorted.
+func Builtins() []string {
+	entries, _ := builtinFS.ReadDir("builtin")
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BuiltinSource returns a built-in scenario's YAML, for `ladder scenario show`.
+func BuiltinSource(name string) ([]byte, error) {
+	b, err := builtinFS.ReadFile("builtin/" + name + "/scenario.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no built-in scenario %q (built-in: %s)", name, strings.Join(Builtins(), ", "))
+	}
+	return b, nil
+}
+
+// Resolve loads NAME (a built-in scenario) or FILE (a path).
+func Resolve(nameOrFile string) (*Scenario, error) {
+	if nameOrFile == "" {
+		nameOrFile = Default
+	}
+	if _, err := BuiltinSource(nameOrFile); err == nil {
+		return LoadBuiltin(nameOrFile)
+	}
+	if strings.ContainsAny(nameOrFile, "/\\.") {
+		return LoadFile(nameOrFile)
+	}
+	if _, err := os.Stat(nameOrFile); err == nil {
+		return LoadFile(nameOrFile)
+	}
+	return nil, fmt.Errorf("%q is neither a built-in scenario (%s) nor a file", nameOrFile, strings.Join(Builtins(), ", "))
+}
+
+// LoadBuiltin loads a built-in scenario.
+func LoadBuiltin(name string) (*Scenario, error) {
+	data, err := BuiltinSource(name)
+	if err != nil {
+		return nil, err
+	}
+	sub, _ := fs.Sub(builtinFS, "builtin/"+name)
+	return Parse("builtin:"+name, data, sub)
+}
+
+// LoadFile loads a scenario file; manifest files are read relative to it.
+func LoadFile(file string) (*Scenario, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading scenario: %w", err)
+	}
+	return Parse(file, data, os.DirFS(filepath.Dir(file)))
+}
+
+var goFieldRE = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type (\S+)`)
+
+// Parse decodes a scenario document strictly and the manifests it names.
+// Every problem is reported, one line each, with the file and line.
+func Parse(name string, data []byte, dir fs.FS) (*Scenario, error) {
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		msg := strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")), " ")
+		return nil, fmt.Errorf("%s: malformed YAML: %s", name, msg)
+	}
+	sc := &Scenario{Path: name, raw: data, Ignored: map[string]int{}}
+	strictErrs, err := kjson.UnmarshalStrict(js, sc)
+	if err != nil {
+		field := ""
+		var fe kjson.FieldError
+		if errors.As(err, &fe) {
+			field = fe.FieldPath()
+		} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
+			field = m[1]
+		}
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		if m := goFieldRE.FindStringSubmatch(msg); m != nil {
+			msg = "wrong type: expected " + m[2]
+		}
+		return nil, sc.errorf(field, "%s", msg)
+	}
+	var errs []error
+	for _, se := range strictErrs {
+		field := ""
+		var fe kjson.FieldError
+		if errors.As(se, &fe) {
+			field = fe.FieldPath()
+		}
+		if strings.Contains(se.Error(), "unknown field") {
+			errs = append(errs, sc.errorf(field, "unknown field (remove it or correct its spelling; see `ladder scenario validate --help`)"))
+		} else {
+			errs = append(errs, sc.errorf(field, "%s", se.Error()))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for i, src := range sc.Spec.Manifests {
+		field := fmt.Sprintf("spec.manifests[%d]", i)
+		objs, err := sc.loadSource(src, field, dir)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		sc.addObjects(objs)
+	}
+	sc.ActionObjects = map[int][]manifest.Object{}
+	for i, a := range sc.Spec.Actions {
+		if a.Apply == nil {
+			continue
+		}
+		objs, err := sc.loadSource(*a.Apply, fmt.Sprintf("spec.actions[%d].apply", i), dir)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, o := range objs {
+			if !o.Ignored {
+				sc.ActionObjects[i] = append(sc.ActionObjects[i], o)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return sc, nil
+}
+
+func (sc *Scenario) addObjects(objs []manifest.Object) {
+	for _, o := range objs {
+		if o.Ignored {
+			sc.Ignored[o.GVK.Kind]++
+			continue
+		}
+		sc.Objects = append(sc.Objects, o)
+	}
+}
+
+// loadSource decodes a file or inline manifest source.
+func (sc *Scenario) loadSource(src Source, field string, dir fs.FS) ([]manifest.Object, error) {
+	switch {
+	case src.File != "" && src.Inline != "":
+		return nil, sc.errorf(field, "set file or inline, not both")
+	case src.File != "":
+		if dir == nil {
+			return nil, sc.errorf(field+".file", "files cannot be read here; use inline")
+		}
+		data, err := fs.ReadFile(dir, path.Clean(filepath.ToSlash(src.File)))
+		if err != nil {
+			return nil, sc.errorf(field+".file", "cannot read %s: %v", src.File, errors.Unwrap(err))
+		}
+		return manifest.Decode(sc.displayPath(src.File), data)
+	case src.Inline != "":
+		return manifest.DecodeAt(sc.Path, manifest.LineOf(sc.raw, field+".inline")+1, []byte(src.Inline))
+	}
+	return nil, sc.errorf(field, "set file (a path relative to the scenario) or inline (YAML)")
+}
+
+func (sc *Scenario) displayPath(file string) string {
+	if strings.HasPrefix(sc.Path, "builtin:") {
+		return sc.Path + "/" + file
+	}
+	return filepath.Join(filepath.Dir(sc.Path), file)
+}
+
+// errorf formats a one-line error about a field of the scenario document.
+func (sc *Scenario) errorf(field, format string, args ...any) error {
+	loc := sc.Path
+	if line := manifest.LineOf(sc.raw, field); line > 0 {
+		loc = fmt.Sprintf("%s:%d", sc.Path, line)
+	}
+	if field == "" {
+		return fmt.Errorf("%s: %s", loc, fmt.Sprintf(format, args...))
+	}
+	return fmt.Errorf("%s: %s: %s", loc, field, fmt.Sprintf(format, args...))
+}
+
+// Find returns the manifest of a kind with a namespace and name.
+func (sc *Scenario) Find(kind, namespace, name string) (manifest.Object, bool) {
+	for _, o := range sc.Objects {
+		if o.GVK.Kind == kind && o.Object.GetName() == name && (namespace == "" || o.Object.GetNamespace() == namespace) {
+			return o, true
+		}
+	}
+	return manifest.Object{}, false
+}

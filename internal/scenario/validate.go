@@ -1,0 +1,626 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/disruption"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+)
+
+// DefaultTimeLimit bounds a rehearsal when the scenario does not.
+const DefaultTimeLimit = 6 * time.Hour
+
+// Validate checks everything a rehearsal relies on, before it runs, and
+// returns every problem found, each one line naming the file, the field and
+// the fix. Warnings are problems that do not stop a rehearsal.
+func (sc *Scenario) Validate() (warnings []string, err error) {
+	v := &validator{sc: sc}
+	v.header()
+	v.cluster()
+	v.catalogs()
+	v.manifests()
+	v.nodeGroups()
+	v.actions()
+	return v.warnings, errors.Join(v.errs...)
+}
+
+type validator struct {
+	sc       *Scenario
+	errs     []error
+	warnings []string
+	types    map[string]catalog.InstanceType
+}
+
+func (v *validator) fail(field, format string, args ...any) {
+	v.errs = append(v.errs, v.sc.errorf(field, format, args...))
+}
+
+func (v *validator) failObject(o manifest.Object, field, msg, fix string) {
+	v.errs = append(v.errs, o.FieldError(field, msg, fix))
+}
+
+func (v *validator) header() {
+	sc := v.sc
+	if sc.APIVersion != APIVersion {
+		v.fail("apiVersion", "%q is not %s", sc.APIVersion, APIVersion)
+	}
+	if sc.Kind != Kind {
+		v.fail("kind", "%q is not %s", sc.Kind, Kind)
+	}
+	if sc.Metadata.Name == "" {
+		v.fail("metadata.name", "missing (name the scenario)")
+	}
+	if sc.Spec.Start.IsZero() {
+		v.fail("spec.start", "missing (the virtual start time, RFC 3339 in UTC, e.g. \"2026-03-30T09:00:00Z\")")
+	}
+	if tl := sc.Spec.TimeLimit; tl != nil && tl.Duration <= 0 {
+		v.fail("spec.timeLimit", "must be positive, e.g. \"6h\"")
+	}
+}
+
+// KnownVersions are the Kubernetes minors the embedded EKS calendar has.
+func KnownVersions() []string {
+	var out []string
+	for _, r := range catalog.Releases() {
+		out = append(out, r.Minor)
+	}
+	return out
+}
+
+func checkVersion(version string) error {
+	if _, err := kubeversion.Parse(version); err != nil {
+		return err
+	}
+	minor, _ := catalog.NormalizeMinor(version)
+	if _, ok := catalog.LookupRelease(minor); !ok {
+		return fmt.Errorf("unknown EKS version %q (known: %s)", version, strings.Join(KnownVersions(), ", "))
+	}
+	return nil
+}
+
+func (v *validator) cluster() {
+	c := v.sc.Spec.Cluster
+	if c.Name == "" {
+		v.fail("spec.cluster.name", "missing")
+	}
+	if err := checkVersion(c.Version); err != nil {
+		v.fail("spec.cluster.version", "%v", err)
+	}
+	if c.Region == "" {
+		v.fail("spec.cluster.region", "missing (e.g. us-west-2)")
+	}
+	if len(c.Zones) == 0 {
+		v.fail("spec.cluster.zones", "list at least one zone, e.g. [us-west-2a, us-west-2b]")
+	}
+	seen := map[string]bool{}
+	for i, z := range c.Zones {
+		if !strings.HasPrefix(z, c.Region) || len(z) <= len(c.Region) {
+			v.fail(fmt.Sprintf("spec.cluster.zones[%d]", i), "%q is not a zone of region %q", z, c.Region)
+		}
+		if seen[z] {
+			v.fail(fmt.Sprintf("spec.cluster.zones[%d]", i), "%q is listed twice", z)
+		}
+		seen[z] = true
+	}
+	if len(c.Zones) > 16 {
+		v.fail("spec.cluster.zones", "at most 16 zones")
+	}
+}
+
+func (v *validator) catalogs() {
+	v.types = map[string]catalog.InstanceType{}
+	for _, it := range catalog.InstanceTypes() {
+		v.types[it.Name] = it
+	}
+	for i, it := range v.sc.Spec.InstanceTypes {
+		f := fmt.Sprintf("spec.instanceTypes[%d]", i)
+		switch {
+		case it.Name == "":
+			v.fail(f+".name", "missing")
+		case it.VCPU <= 0:
+			v.fail(f+".vcpu", "must be positive")
+		case it.MemoryMiB <= 0:
+			v.fail(f+".memoryMiB", "must be positive")
+		case it.MaxPods <= 0:
+			v.fail(f+".maxPods", "must be positive (the EKS ENI-based max pods)")
+		case it.OnDemandPrice <= 0:
+			v.fail(f+".onDemandPrice", "must be positive (USD per hour)")
+		case it.Arch != "" && it.Arch != "amd64" && it.Arch != "arm64":
+			v.fail(f+".arch", "%q is not amd64 or arm64", it.Arch)
+		}
+	}
+	for _, it := range v.sc.InstanceTypes() {
+		v.types[it.Name] = it
+	}
+	for i, a := range v.sc.Spec.AMIs {
+		f := fmt.Sprintf("spec.amis[%d]", i)
+		if !strings.HasPrefix(a.ID, "ami-") {
+			v.fail(f+".id", "%q is not an AMI id (ami-…)", a.ID)
+		}
+		if a.Name == "" {
+			v.fail(f+".name", "missing")
+		}
+		if err := checkVersion(a.KubernetesVersion); err != nil {
+			v.fail(f+".kubernetesVersion", "%v", err)
+		}
+		if a.Arch != "" {
+			if _, ok := catalog.AMIArch(a.Arch); !ok {
+				v.fail(f+".arch", "%q is not x86_64 or arm64", a.Arch)
+			}
+		}
+	}
+}
+
+// manifests checks each object as the API server and the twin would.
+func (v *validator) manifests() {
+	namespaces := map[string]bool{metav1.NamespaceDefault: true, metav1.NamespaceSystem: true}
+	classes := map[string]bool{}
+	for _, o := range v.sc.Objects {
+		switch obj := o.Object.(type) {
+		case *corev1.Namespace:
+			namespaces[obj.Name] = true
+		case *awsv1.EC2NodeClass:
+			classes[obj.Name] = true
+			v.nodeClass(o, obj)
+		}
+	}
+	for _, o := range v.sc.Objects {
+		if ns := o.Object.GetNamespace(); ns != "" && !namespaces[ns] {
+			v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is not created by any manifest", ns), "add a Namespace manifest")
+		}
+		switch obj := o.Object.(type) {
+		case *karpv1.NodePool:
+			v.nodePool(o, obj, classes)
+		case *appsv1.Deployment:
+			v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
+		case *appsv1.StatefulSet:
+			v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
+		case *appsv1.DaemonSet:
+			v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
+		case *policyv1.PodDisruptionBudget:
+			v.pdb(o, obj)
+		case *corev1.Pod:
+			v.podSpec(o, "spec", &obj.Spec, obj.Annotations)
+		case *karpv1.NodeClaim:
+			v.failObject(o, "kind", "NodeClaims are created by Karpenter", "describe existing nodes under spec.nodeGroups[].karpenter.nodes instead")
+		}
+	}
+}
+
+func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
+	if len(nc.Spec.AMISelectorTerms) == 0 {
+		v.failObject(o, "spec.amiSelectorTerms", "missing", "select an AMI by alias (al2023@latest), id or name")
+	}
+	for i, t := range nc.Spec.AMISelectorTerms {
+		f := fmt.Sprintf("spec.amiSelectorTerms[%d]", i)
+		switch {
+		case t.Alias != "":
+			if _, err := catalog.ParseAlias(t.Alias); err != nil {
+				v.failObject(o, f+".alias", err.Error(), "")
+			}
+		case t.ID != "":
+			if !v.knownAMI(t.ID) {
+				v.failObject(o, f+".id", fmt.Sprintf("AMI %s is not in the twin's AMI catalog", t.ID), "declare it under spec.amis in the scenario with its kubernetesVersion")
+			}
+		case t.Name != "":
+		default:
+			v.failObject(o, f, "the twin resolves alias, id and name selectors only", "use one of them")
+		}
+	}
+}
+
+func (v *validator) knownAMI(id string) bool {
+	if _, ok := catalog.LookupAMI(id); ok {
+		return true
+	}
+	for _, a := range v.sc.Spec.AMIs {
+		if a.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map[string]bool) {
+	np = np.DeepCopy()
+	written, _ := disruption.WrittenFromManifest(o.Document(), np.Name)
+	disruption.DefaultNodePool(np)
+	for _, e := range disruption.ValidateBudgetsAsWritten(np, written) {
+		if e.Kind == disruption.Warning {
+			v.warnings = append(v.warnings, o.FieldError(e.Field, e.Msg, e.Fix).Error())
+			continue
+		}
+		v.failObject(o, e.Field, e.Msg+" — "+e.Kind.String(), e.Fix)
+	}
+	ref := np.Spec.Template.Spec.NodeClassRef
+	switch {
+	case ref == nil || ref.Name == "":
+		v.failObject(o, "spec.template.spec.nodeClassRef", "missing", "reference an EC2NodeClass: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}")
+	case ref.Kind != "" && ref.Kind != "EC2NodeClass":
+		v.failObject(o, "spec.template.spec.nodeClassRef.kind", fmt.Sprintf("%q is not EC2NodeClass", ref.Kind), "")
+	case !classes[ref.Name]:
+		v.failObject(o, "spec.template.spec.nodeClassRef.name", fmt.Sprintf("EC2NodeClass %q is not in the scenario's manifests", ref.Name), "add its manifest or fix the name")
+	}
+	for i, r := range np.Spec.Template.Spec.Requirements {
+		f := fmt.Sprintf("spec.template.spec.requirements[%d]", i)
+		switch r.Operator {
+		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist, corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
+		default:
+			v.failObject(o, f+".operator", fmt.Sprintf("%q is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt", r.Operator), "")
+		}
+		if r.Key == corev1.LabelInstanceTypeStable && (r.Operator == corev1.NodeSelectorOpIn || r.Operator == corev1.NodeSelectorOpNotIn) {
+			for _, name := range r.Values {
+				if _, ok := v.types[name]; !ok {
+					v.failObject(o, f+".values", fmt.Sprintf("instance type %q is not in the catalog", name), "add it under spec.instanceTypes or pick a catalogued type (ladder scenario instance-types)")
+				}
+			}
+		}
+	}
+	if ea := np.Spec.Template.Spec.ExpireAfter; ea.Duration != nil && *ea.Duration <= 0 {
+		v.failObject(o, "spec.template.spec.expireAfter", "must be positive or Never", "")
+	}
+}
+
+func (v *validator) workload(o manifest.Object, sel *metav1.LabelSelector, tmpl *corev1.PodTemplateSpec) {
+	if sel == nil {
+		v.failObject(o, "spec.selector", "missing", "set spec.selector.matchLabels to the template's labels")
+	} else if s, err := metav1.LabelSelectorAsSelector(sel); err != nil {
+		v.failObject(o, "spec.selector", err.Error(), "")
+	} else if s.Empty() || !s.Matches(labels.Set(tmpl.Labels)) {
+		v.failObject(o, "spec.selector", "does not match spec.template.metadata.labels", "make the selector select the template's labels")
+	}
+	v.podSpec(o, "spec.template.spec", &tmpl.Spec, tmpl.Annotations)
+}
+
+func (v *validator) podSpec(o manifest.Object, field string, spec *corev1.PodSpec, annotations map[string]string) {
+	if len(spec.Containers) == 0 {
+		v.failObject(o, field+".containers", "a pod needs at least one container", "")
+	}
+	if err := kube.ValidateStartupAnnotation(annotations); err != nil {
+		v.failObject(o, strings.TrimSuffix(field, ".spec")+".metadata.annotations", err.Error(), "")
+	}
+	for i, vol := range spec.Volumes {
+		if vol.PersistentVolumeClaim == nil {
+			continue
+		}
+		if _, ok := v.sc.Find("PersistentVolumeClaim", o.Object.GetNamespace(), vol.PersistentVolumeClaim.ClaimName); ok {
+			continue
+		}
+		if _, isSts := o.Object.(*appsv1.StatefulSet); isSts {
+			continue // may come from volumeClaimTemplates
+		}
+		v.failObject(o, fmt.Sprintf("%s.volumes[%d].persistentVolumeClaim.claimName", field, i),
+			fmt.Sprintf("PersistentVolumeClaim %q is not in the scenario's manifests", vol.PersistentVolumeClaim.ClaimName), "add the claim's manifest")
+	}
+}
+
+func (v *validator) pdb(o manifest.Object, pdb *policyv1.PodDisruptionBudget) {
+	if (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
+		v.failObject(o, "spec", "set exactly one of minAvailable and maxUnavailable", "")
+	}
+	if pdb.Spec.Selector != nil {
+		if _, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err != nil {
+			v.failObject(o, "spec.selector", err.Error(), "")
+		}
+	}
+}
+
+func (v *validator) nodeGroups() {
+	pools := map[string]bool{}
+	for _, o := range v.sc.Objects {
+		if _, ok := o.Object.(*karpv1.NodePool); ok {
+			pools[o.Object.GetName()] = true
+		}
+	}
+	zones := map[string]bool{}
+	for _, z := range v.sc.Spec.Cluster.Zones {
+		zones[z] = true
+	}
+	names := map[string]bool{}
+	usedPools := map[string]bool{}
+	for i, g := range v.sc.Spec.NodeGroups {
+		f := fmt.Sprintf("spec.nodeGroups[%d]", i)
+		if g.Name == "" {
+			v.fail(f+".name", "missing")
+		} else if names[g.Name] {
+			v.fail(f+".name", "%q is used by another node group", g.Name)
+		}
+		names[g.Name] = true
+		blocks := map[string]bool{Karpenter: g.Karpenter != nil, Managed: g.Managed != nil, SelfManaged: g.SelfManaged != nil, Fargate: g.Fargate != nil}
+		switch g.Type {
+		case Karpenter, Managed, SelfManaged, Fargate:
+		default:
+			v.fail(f+".type", "%q is not one of managed, self-managed, karpenter, fargate", g.Type)
+			continue
+		}
+		for typ, set := range blocks {
+			if typ != g.Type && set {
+				v.fail(f+"."+blockField(typ), "set only the %s block for a %s group", blockField(g.Type), g.Type)
+			}
+		}
+		if !blocks[g.Type] {
+			v.fail(f+".type", "a %s group needs its %s block", g.Type, blockField(g.Type))
+			continue
+		}
+		switch g.Type {
+		case Karpenter:
+			k := g.Karpenter
+			if !pools[k.NodePool] {
+				v.fail(f+".karpenter.nodePool", "NodePool %q is not in the scenario's manifests", k.NodePool)
+			}
+			if usedPools[k.NodePool] {
+				v.fail(f+".karpenter.nodePool", "NodePool %q belongs to another group", k.NodePool)
+			}
+			usedPools[k.NodePool] = true
+			for j, n := range k.Nodes {
+				v.existingNode(fmt.Sprintf("%s.karpenter.nodes[%d]", f, j), n, zones)
+			}
+		case Managed:
+			m := g.Managed
+			for j, t := range m.InstanceTypes {
+				if _, ok := v.types[t]; !ok {
+					v.fail(fmt.Sprintf("%s.managed.instanceTypes[%d]", f, j), "%q is not in the instance-type catalog (add it under spec.instanceTypes)", t)
+				}
+			}
+			if len(m.InstanceTypes) == 0 {
+				v.fail(f+".managed.instanceTypes", "list at least one instance type")
+			}
+			v.counts(f+".managed", m.Desired, m.Min, m.Max)
+			v.groupZones(f+".managed.zones", m.Zones, zones)
+			if m.Version != "" {
+				if err := checkVersion(m.Version); err != nil {
+					v.fail(f+".managed.version", "%v", err)
+				}
+			}
+			if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && !v.knownAMI(m.LaunchTemplate.ImageID) {
+				v.fail(f+".managed.launchTemplate.imageId", "AMI %s is not in the catalog (declare it under spec.amis)", m.LaunchTemplate.ImageID)
+			}
+		case SelfManaged:
+			s := g.SelfManaged
+			if _, ok := v.types[s.InstanceType]; !ok {
+				v.fail(f+".selfManaged.instanceType", "%q is not in the instance-type catalog (add it under spec.instanceTypes)", s.InstanceType)
+			}
+			v.counts(f+".selfManaged", s.Desired, s.Min, s.Max)
+			v.groupZones(f+".selfManaged.zones", s.Zones, zones)
+			if s.LaunchTemplate.ImageID == "" {
+				v.fail(f+".selfManaged.launchTemplate.imageId", "missing (the AMI the group's launch template uses)")
+			} else if !v.knownAMI(s.LaunchTemplate.ImageID) {
+				v.fail(f+".selfManaged.launchTemplate.imageId", "AMI %s is not in the catalog (declare it under spec.amis)", s.LaunchTemplate.ImageID)
+			}
+		case Fargate:
+			if len(g.Fargate.Selectors) == 0 {
+				v.fail(f+".fargate.selectors", "list at least one selector {namespace: ...}")
+			}
+			for j, s := range g.Fargate.Selectors {
+				if s.Namespace == "" {
+					v.fail(fmt.Sprintf("%s.fargate.selectors[%d].namespace", f, j), "missing")
+				}
+			}
+		}
+	}
+	for name := range pools {
+		if !usedPools[name] {
+			v.warnings = append(v.warnings, fmt.Sprintf("%s: NodePool %q has no node group; add {name: %s, type: karpenter, karpenter: {nodePool: %s}} to spec.nodeGroups to report it", v.sc.Path, name, name, name))
+		}
+	}
+}
+
+func blockField(typ string) string {
+	if typ == SelfManaged {
+		return "selfManaged"
+	}
+	return typ
+}
+
+func (v *validator) counts(f string, desired, min, max int) {
+	if desired < 0 {
+		v.fail(f+".desired", "cannot be negative")
+	}
+	if max != 0 && desired > max {
+		v.fail(f+".desired", "%d is above max %d", desired, max)
+	}
+	if desired < min {
+		v.fail(f+".desired", "%d is below min %d", desired, min)
+	}
+}
+
+func (v *validator) groupZones(f string, list []string, zones map[string]bool) {
+	for i, z := range list {
+		if !zones[z] {
+			v.fail(fmt.Sprintf("%s[%d]", f, i), "%q is not one of the cluster's zones", z)
+		}
+	}
+}
+
+func (v *validator) existingNode(f string, n ExistingNode, zones map[string]bool) {
+	if _, ok := v.types[n.InstanceType]; !ok {
+		v.fail(f+".instanceType", "%q is not in the instance-type catalog (add it under spec.instanceTypes, or use one of %s)", n.InstanceType, v.someTypes())
+	}
+	if !zones[n.Zone] {
+		v.fail(f+".zone", "%q is not one of the cluster's zones %v", n.Zone, v.sc.Spec.Cluster.Zones)
+	}
+	switch n.CapacityType {
+	case "", karpv1.CapacityTypeSpot, karpv1.CapacityTypeOnDemand:
+	default:
+		v.fail(f+".capacityType", "%q is not spot or on-demand", n.CapacityType)
+	}
+	if n.AMI != "" && !v.knownAMI(n.AMI) {
+		v.fail(f+".ami", "AMI %s is not in the catalog (declare it under spec.amis)", n.AMI)
+	}
+	if n.Count < 0 {
+		v.fail(f+".count", "cannot be negative")
+	}
+}
+
+func (v *validator) someTypes() string {
+	names := make([]string, 0, len(v.types))
+	for n := range v.types {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) > 6 {
+		names = append(names[:6], "…")
+	}
+	return strings.Join(names, ", ")
+}
+
+func (v *validator) actions() {
+	version, _ := kubeversion.Parse(v.sc.Spec.Cluster.Version)
+	for i, a := range v.sc.Spec.Actions {
+		f := fmt.Sprintf("spec.actions[%d]", i)
+		n := 0
+		for _, set := range []bool{a.Scale != nil, a.Apply != nil, a.Patch != nil, a.UpgradeControlPlane != nil, a.Wait != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			v.fail(f, "set exactly one of scale, apply, patch, upgradeControlPlane, wait")
+			continue
+		}
+		switch {
+		case a.Scale != nil:
+			s := a.Scale
+			if s.Kind != "Deployment" && s.Kind != "StatefulSet" {
+				v.fail(f+".scale.kind", "%q is not Deployment or StatefulSet", s.Kind)
+			} else if _, ok := v.sc.Find(s.Kind, nsOrDefault(s.Namespace), s.Name); !ok {
+				v.fail(f+".scale.name", "%s %s/%s is not in the scenario's manifests", s.Kind, nsOrDefault(s.Namespace), s.Name)
+			}
+			if s.Replicas < 0 {
+				v.fail(f+".scale.replicas", "cannot be negative")
+			}
+		case a.Apply != nil:
+			if len(v.sc.ActionObjects[i]) == 0 {
+				v.fail(f+".apply", "holds no object the twin models")
+			}
+		case a.Patch != nil:
+			p := a.Patch
+			ns := p.Namespace
+			if !clusterScopedKind(p.Kind) {
+				ns = nsOrDefault(ns)
+			}
+			if _, ok := v.sc.Find(p.Kind, ns, p.Name); !ok {
+				v.fail(f+".patch.name", "%s %s is not in the scenario's manifests (patch targets an object the scenario applied)", p.Kind, qualified(ns, p.Name))
+			}
+			switch p.Type {
+			case "", "merge", "strategic", "json":
+			default:
+				v.fail(f+".patch.type", "%q is not merge, strategic or json", p.Type)
+			}
+			if len(p.Patch) == 0 {
+				v.fail(f+".patch.patch", "missing")
+			}
+		case a.UpgradeControlPlane != nil:
+			to := a.UpgradeControlPlane.Version
+			if err := checkVersion(to); err != nil {
+				v.fail(f+".upgradeControlPlane.version", "%v", err)
+				continue
+			}
+			target, _ := kubeversion.Parse(to)
+			if target.Sub(version) != 1 {
+				v.fail(f+".upgradeControlPlane.version", "%s is not one minor after %s: EKS updates one minor version at a time (add a step per version)", target, version)
+			}
+			version = target
+		case a.Wait != nil:
+			if a.Wait.Settled == (a.Wait.For != nil) {
+				v.fail(f+".wait", "set settled: true or for: DURATION")
+			}
+		}
+	}
+}
+
+func nsOrDefault(ns string) string {
+	if ns == "" {
+		return metav1.NamespaceDefault
+	}
+	return ns
+}
+
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+func clusterScopedKind(kind string) bool {
+	switch kind {
+	case "Namespace", "PersistentVolume", "StorageClass", "NodePool", "NodeClaim", "EC2NodeClass":
+		return true
+	}
+	return false
+}
+
+// InstanceTypes is the embedded catalog with the scenario's additions.
+func (sc *Scenario) InstanceTypes() []catalog.InstanceType {
+	byName := map[string]catalog.InstanceType{}
+	for _, it := range catalog.InstanceTypes() {
+		byName[it.Name] = it
+	}
+	for _, it := range sc.Spec.InstanceTypes {
+		arch := it.Arch
+		if arch == "" {
+			arch = "amd64"
+		}
+		spot := it.SpotPrice
+		if spot == 0 {
+			spot = it.OnDemandPrice
+		}
+		family, size, _ := strings.Cut(it.Name, ".")
+		category := ""
+		if len(family) > 0 {
+			category = family[:1]
+		}
+		gen := 0
+		for _, r := range family {
+			if r >= '0' && r <= '9' {
+				gen = gen*10 + int(r-'0')
+			}
+		}
+		byName[it.Name] = catalog.InstanceType{Name: it.Name, Arch: arch, Category: category, Family: family, Size: size,
+			Generation: gen, VCPU: it.VCPU, MemoryMiB: it.MemoryMiB, MaxPods: it.MaxPods, OnDemandPrice: it.OnDemandPrice, SpotPrice: spot}
+	}
+	out := make([]catalog.InstanceType, 0, len(byName))
+	for _, it := range byName {
+		out = append(out, it)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// ExtraAMIs converts the scenario's declared AMIs.
+func (sc *Scenario) ExtraAMIs() []catalog.AMI {
+	var out []catalog.AMI
+	for _, a := range sc.Spec.AMIs {
+		minor, _ := catalog.NormalizeMinor(a.KubernetesVersion)
+		arch, ok := catalog.AMIArch(a.Arch)
+		if !ok {
+			arch = catalog.ArchX8664
+		}
+		kubelet := a.KubeletVersion
+		if kubelet == "" {
+			kubelet = "v" + minor + ".0"
+		}
+		family := a.Family
+		if family == "" {
+			family = "custom"
+		}
+		out = append(out, catalog.AMI{ID: a.ID, Name: a.Name, Family: family, Arch: arch, KubernetesMinor: minor, KubeletVersion: kubelet})
+	}
+	return out
+}

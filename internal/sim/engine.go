@@ -1,0 +1,216 @@
+// Package sim is the discrete-event engine under every twin: a virtual clock
+// (k8s.io/utils/clock), an event queue ordered by (time, sequence) and a
+// seeded random source. Nothing in a rehearsal reads wall-clock time or
+// global randomness, so the same scenario and seed give the same run.
+package sim
+
+import (
+	"container/heap"
+	"math/rand/v2"
+	"time"
+
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// Engine runs scheduled events in virtual time.
+type Engine struct {
+	clock *clocktesting.FakeClock
+	start time.Time
+	queue eventQueue
+	seq   uint64
+	rng   *rand.Rand
+	steps uint64
+}
+
+// New returns an engine whose clock starts at start and whose randomness is
+// derived from seed.
+func New(start time.Time, seed uint64) *Engine {
+	return &Engine{
+		clock: clocktesting.NewFakeClock(start),
+		start: start,
+		rng:   rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+	}
+}
+
+// Clock is the virtual clock, for code that takes a k8s.io/utils/clock.
+func (e *Engine) Clock() clock.PassiveClock { return e.clock }
+
+// Now is the current virtual time.
+func (e *Engine) Now() time.Time { return e.clock.Now() }
+
+// Start is the virtual time the run began.
+func (e *Engine) Start() time.Time { return e.start }
+
+// Elapsed is the virtual time since the start.
+func (e *Engine) Elapsed() time.Duration { return e.clock.Since(e.start) }
+
+// Rand is the run's seeded random source. Draw from it only in a
+// deterministic order (never while iterating a map).
+func (e *Engine) Rand() *rand.Rand { return e.rng }
+
+// Steps is the number of events run so far.
+func (e *Engine) Steps() uint64 { return e.steps }
+
+// Event is a scheduled callback; Cancel stops it from running.
+type Event struct {
+	at        time.Time
+	seq       uint64
+	fn        func()
+	index     int
+	cancelled bool
+}
+
+// Cancel prevents the event from running. It is safe to call more than once.
+func (ev *Event) Cancel() {
+	if ev != nil {
+		ev.cancelled = true
+	}
+}
+
+// At schedules fn at virtual time t (or now, if t is in the past).
+func (e *Engine) At(t time.Time, fn func()) *Event {
+	if t.Before(e.Now()) {
+		t = e.Now()
+	}
+	e.seq++
+	ev := &Event{at: t, seq: e.seq, fn: fn}
+	heap.Push(&e.queue, ev)
+	return ev
+}
+
+// After schedules fn d from now.
+func (e *Engine) After(d time.Duration, fn func()) *Event { return e.At(e.Now().Add(d), fn) }
+
+// Every runs fn at start+k·period for every k ≥ 1, aligned to the engine's
+// start so that periodic controllers tick at reproducible instants.
+func (e *Engine) Every(period time.Duration, fn func()) {
+	var tick func()
+	next := e.start
+	tick = func() {
+		fn()
+		next = next.Add(period)
+		e.At(next, tick)
+	}
+	next = e.start.Add(period)
+	for !next.After(e.Now()) {
+		next = next.Add(period)
+	}
+	e.At(next, tick)
+}
+
+// Stop says why Run returned.
+type Stop int
+
+const (
+	// Idle means no event is left to run.
+	Idle Stop = iota
+	// Done means the done function returned true.
+	Done
+	// Limit means the next event lies beyond the time limit.
+	Limit
+)
+
+// Run executes events in (time, sequence) order until done returns true
+// (checked after each event), no event is left, or the next event is after
+// limit. The clock never moves past limit.
+func (e *Engine) Run(limit time.Time, done func() bool) Stop {
+	for {
+		if done != nil && done() {
+			return Done
+		}
+		ev := e.peek()
+		if ev == nil {
+			return Idle
+		}
+		if ev.at.After(limit) {
+			if limit.After(e.Now()) {
+				e.clock.SetTime(limit)
+			}
+			return Limit
+		}
+		heap.Pop(&e.queue)
+		if ev.cancelled {
+			continue
+		}
+		if ev.at.After(e.Now()) {
+			e.clock.SetTime(ev.at)
+		}
+		e.steps++
+		ev.fn()
+	}
+}
+
+// RunUntil runs every event due up to t and leaves the clock at t.
+func (e *Engine) RunUntil(t time.Time) {
+	e.Run(t, nil)
+	if t.After(e.Now()) {
+		e.clock.SetTime(t)
+	}
+}
+
+func (e *Engine) peek() *Event {
+	for len(e.queue) > 0 {
+		ev := e.queue[0]
+		if !ev.cancelled {
+			return ev
+		}
+		heap.Pop(&e.queue)
+	}
+	return nil
+}
+
+// Trigger coalesces requests to run fn: however often Fire is called before
+// fn runs, fn runs once, at the current virtual time (after events already
+// queued for that instant).
+type Trigger struct {
+	e       *Engine
+	fn      func()
+	pending bool
+}
+
+// NewTrigger returns a trigger that runs fn.
+func (e *Engine) NewTrigger(fn func()) *Trigger { return &Trigger{e: e, fn: fn} }
+
+// Fire asks for fn to run now.
+func (t *Trigger) Fire() { t.FireAfter(0) }
+
+// FireAfter asks for fn to run after d, unless a run is already pending.
+func (t *Trigger) FireAfter(d time.Duration) {
+	if t.pending {
+		return
+	}
+	t.pending = true
+	t.e.After(d, func() {
+		t.pending = false
+		t.fn()
+	})
+}
+
+type eventQueue []*Event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if !q[i].at.Equal(q[j].at) {
+		return q[i].at.Before(q[j].at)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index = i
+	q[j].index = j
+}
+func (q *eventQueue) Push(x any) {
+	ev := x.(*Event)
+	ev.index = len(*q)
+	*q = append(*q, ev)
+}
+func (q *eventQueue) Pop() any {
+	old := *q
+	n := len(old)
+	ev := old[n-1]
+	old[n-1] = nil
+	*q = old[:n-1]
+	return ev
+}

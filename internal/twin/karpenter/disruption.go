@@ -1,0 +1,338 @@
+package karpenter
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/ladder-eks/ladder/internal/disruption"
+	"github.com/ladder-eks/ladder/internal/eviction"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+)
+
+// The disruption controller (semantics.md §A.4): every 10 s, and again at
+// once after a command starts, it tries its methods in order — Emptiness,
+// then Drift — and stops at the first that produces a command. Budgets come
+// from BuildDisruptionBudgetMapping (§A.1b). Underutilized consolidation is
+// not modelled: a rehearsal never consolidates non-empty nodes.
+
+// Disruption classes (§A.4): graceful methods are always blocked by PDBs and
+// do-not-disrupt pods; the eventual class (Drift) ignores them when the
+// NodeClaim has a terminationGracePeriod.
+const (
+	gracefulClass = "graceful"
+	eventualClass = "eventual"
+)
+
+type candidate struct {
+	claim *NodeClaim
+	pool  *pool
+	pods  []*corev1.Pod // reschedulable pods
+}
+
+func (k *Karpenter) disrupt() {
+	if k.validating || len(k.pools) == 0 {
+		return
+	}
+	for _, method := range []func() bool{k.emptiness, k.drift} {
+		if method() {
+			k.disrupting.Fire() // singleton.RequeueImmediately
+			return
+		}
+	}
+}
+
+// budgetMapping is BuildDisruptionBudgetMapping: per NodePool, the allowed
+// disruptions for reason minus the nodes already disrupting. The total
+// counts initialized Karpenter nodes without InstanceTerminating; NotReady
+// and marked-for-deletion nodes count and are subtracted.
+func (k *Karpenter) budgetMapping(reason karpv1.DisruptionReason) map[string]int {
+	numNodes, disrupting := map[string]int{}, map[string]int{}
+	for _, c := range k.claims {
+		if c.Initialized.IsZero() || c.terminating {
+			continue
+		}
+		node := k.kube.Node(c.Node)
+		if node == nil || node.Labels[karpv1.NodeInitializedLabelKey] != "true" {
+			continue
+		}
+		numNodes[c.NodePool]++
+		if !kube.IsNodeReady(node) || c.markedForDeletion || c.deleting {
+			disrupting[c.NodePool]++
+		}
+	}
+	out := map[string]int{}
+	for name, p := range k.pools {
+		allowed, err := disruption.AllowedByReason(p.obj, k.eng.Now(), numNodes[name])
+		if err != nil {
+			k.noteBudgetBlock(name, reason, fmt.Sprintf("NodePool %s has an invalid budget (%v): Karpenter fails closed and disrupts nothing", name, err))
+		}
+		a := allowed[reason]
+		if numNodes[name] != 0 && a == 0 && err == nil {
+			k.noteBudgetBlock(name, reason, fmt.Sprintf("NodePool %s's budgets allow 0 %s disruptions now", name, reason))
+		}
+		out[name] = disruption.Available(a, disrupting[name])
+	}
+	return out
+}
+
+func (k *Karpenter) noteBudgetBlock(pool string, reason karpv1.DisruptionReason, msg string) {
+	key := pool + "/" + string(reason)
+	if k.budgetBlocks[key] == msg {
+		return
+	}
+	k.budgetBlocks[key] = msg
+	k.log(Event{Type: "Warning", Code: "DisruptionBlocked", Message: msg, NodePool: pool, Reason: lower(reason)})
+}
+
+// BudgetBlocks lists NodePools whose budgets stopped a disruption reason.
+func (k *Karpenter) BudgetBlocks() []string {
+	out := make([]string, 0, len(k.budgetBlocks))
+	for _, key := range sortedNames(k.budgetBlocks) {
+		out = append(out, k.budgetBlocks[key])
+	}
+	return out
+}
+
+// candidates lists NodeClaims a method may disrupt (types.go NewCandidate,
+// statenode.go ValidateNodeDisruptable/ValidatePodsDisruptable).
+func (k *Karpenter) candidates(should func(*NodeClaim, []*corev1.Pod) bool, class string) []*candidate {
+	var out []*candidate
+	for _, c := range k.NodeClaims() {
+		if c.command != nil || c.deleting || c.markedForDeletion || c.Initialized.IsZero() {
+			continue
+		}
+		node := k.kube.Node(c.Node)
+		p := k.pools[c.NodePool]
+		if node == nil || p == nil || node.Labels[karpv1.NodeInitializedLabelKey] != "true" {
+			continue
+		}
+		pods := k.reschedulablePods(c.Node)
+		if !should(c, pods) {
+			continue
+		}
+		if node.Annotations[DoNotDisrupt] == "true" {
+			k.noteCandidateBlocked(c, "", "", fmt.Sprintf("node has %q annotation", DoNotDisrupt))
+			continue
+		}
+		if class == gracefulClass || c.TerminationGracePeriod == nil {
+			if k.podsBlock(c, pods) {
+				continue
+			}
+		}
+		k.clearCandidateBlocks(c)
+		out = append(out, &candidate{claim: c, pool: p, pods: pods})
+	}
+	return out
+}
+
+// podsBlock reports whether a pod on the node blocks its disruption: an
+// active karpenter.sh/do-not-disrupt annotation, or a PDB that would refuse
+// the eviction now (429, or 500 for a pod with several PDBs).
+func (k *Karpenter) podsBlock(c *NodeClaim, pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if doNotDisrupt(p, k.eng.Now()) {
+			k.noteCandidateBlocked(c, p.Namespace+"/"+p.Name, "", fmt.Sprintf("pod %s/%s has %q annotation", p.Namespace, p.Name, DoNotDisrupt))
+			return true
+		}
+		if err := k.kube.DisruptionAllowed(p.Namespace, p.Name); err != nil && (eviction.IsPDBBlock(err) || eviction.IsMultiplePDB(err)) {
+			k.noteCandidateBlocked(c, p.Namespace+"/"+p.Name, pdbNames(k.kube.PDBsForPod(p.Namespace, p.Name)), eviction.BlockingMessage(err))
+			return true
+		}
+	}
+	return false
+}
+
+// doNotDisrupt reports an active karpenter.sh/do-not-disrupt on a pod:
+// "true", or a positive duration measured from the pod's start.
+func doNotDisrupt(p *corev1.Pod, now time.Time) bool {
+	v, ok := p.Annotations[DoNotDisrupt]
+	if !ok {
+		return false
+	}
+	if v == "true" {
+		return true
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 || p.Status.StartTime == nil {
+		return false
+	}
+	return now.Before(p.Status.StartTime.Add(d))
+}
+
+// reschedulablePods are the pods that would need a new home: not
+// terminal, not terminating, not DaemonSet or mirror pods.
+func (k *Karpenter) reschedulablePods(node string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range k.kube.PodsOnNode(node) {
+		if p.DeletionTimestamp != nil || isDaemonSetPod(p) || isMirrorPod(p) ||
+			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func isMirrorPod(p *corev1.Pod) bool {
+	_, ok := p.Annotations[corev1.MirrorPodAnnotationKey]
+	return ok
+}
+
+// drift is the Drift method (drift.go): drifted candidates ordered by when
+// they drifted, empty ones first; the first within budget whose pods can be
+// rescheduled becomes a one-candidate command.
+func (k *Karpenter) drift() bool {
+	cands := k.candidates(func(c *NodeClaim, _ []*corev1.Pod) bool { return c.Drifted != "" }, eventualClass)
+	if len(cands) == 0 {
+		return false
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].claim.DriftedSince.Before(cands[j].claim.DriftedSince) })
+	var empty, nonEmpty []*candidate
+	for _, c := range cands {
+		if len(c.pods) == 0 {
+			empty = append(empty, c)
+		} else {
+			nonEmpty = append(nonEmpty, c)
+		}
+	}
+	mapping := k.budgetMapping(karpv1.DisruptionReasonDrifted)
+	for _, c := range append(empty, nonEmpty...) {
+		if mapping[c.pool.obj.Name] == 0 {
+			continue
+		}
+		res := k.simulate(c)
+		if !res.allScheduled() {
+			for p, why := range res.failed {
+				k.noteCandidateBlocked(c.claim, p.Namespace+"/"+p.Name, "", "pod cannot be rescheduled: "+why)
+				break
+			}
+			continue
+		}
+		k.startCommand(&command{reason: "drifted", candidates: []*candidate{c}, replacements: res.claims})
+		return true
+	}
+	return false
+}
+
+// simulate is SimulateScheduling for one candidate: its pods, the pending
+// pods and the pods of deleting nodes, onto every other active node.
+func (k *Karpenter) simulate(c *candidate) packResult {
+	exclude := map[string]bool{c.claim.Node: true}
+	pods := append([]*corev1.Pod(nil), c.pods...)
+	for _, p := range k.kube.PendingPods() {
+		if !isDaemonSetPod(p) {
+			pods = append(pods, p)
+		}
+	}
+	for _, other := range k.NodeClaims() {
+		if other != c.claim && (other.deleting || other.markedForDeletion) && other.Node != "" {
+			exclude[other.Node] = true
+			pods = append(pods, k.reschedulablePods(other.Node)...)
+		}
+	}
+	return k.pack(pods, k.existingCapacity(exclude))
+}
+
+// emptiness is the Emptiness method: nodes with no reschedulable pods whose
+// consolidateAfter has elapsed, under consolidationPolicy WhenEmpty or
+// WhenEmptyOrUnderutilized, within the Empty budget; the command is
+// re-validated after 15 s.
+func (k *Karpenter) emptiness() bool {
+	now := k.eng.Now()
+	cands := k.candidates(func(c *NodeClaim, pods []*corev1.Pod) bool {
+		p := k.pools[c.NodePool]
+		if len(pods) > 0 || p.obj.Spec.Disruption.ConsolidateAfter.Duration == nil {
+			return false
+		}
+		last := k.kube.LastPodEvent(c.Node)
+		if c.Initialized.After(last) {
+			last = c.Initialized
+		}
+		return !now.Before(last.Add(*p.obj.Spec.Disruption.ConsolidateAfter.Duration))
+	}, gracefulClass)
+	if len(cands) == 0 {
+		return false
+	}
+	mapping := k.budgetMapping(karpv1.DisruptionReasonEmpty)
+	var chosen []*candidate
+	for _, c := range cands {
+		if mapping[c.pool.obj.Name] > 0 {
+			mapping[c.pool.obj.Name]--
+			chosen = append(chosen, c)
+		}
+	}
+	if len(chosen) == 0 {
+		return false
+	}
+	k.validating = true
+	k.eng.After(commandValidationDelay, func() {
+		k.validating = false
+		var valid []*candidate
+		mapping := k.budgetMapping(karpv1.DisruptionReasonEmpty)
+		for _, c := range chosen {
+			if c.claim.deleting || c.claim.markedForDeletion || len(k.reschedulablePods(c.claim.Node)) > 0 || k.kube.Node(c.claim.Node) == nil {
+				continue
+			}
+			if mapping[c.pool.obj.Name] > 0 {
+				mapping[c.pool.obj.Name]--
+				valid = append(valid, c)
+			}
+		}
+		if len(valid) > 0 {
+			k.startCommand(&command{reason: "empty", candidates: valid})
+		}
+		k.disrupting.Fire()
+	})
+	return true
+}
+
+func (k *Karpenter) noteCandidateBlocked(c *NodeClaim, pod, pdb, msg string) {
+	key := c.Node + "|" + pod
+	b, ok := k.blocked[key]
+	if !ok {
+		b = &Blocked{Node: c.Node, Pod: pod, PDB: pdb, Since: k.eng.Now(), Outcome: "disruption-blocked", Message: msg}
+		k.blocked[key] = b
+		k.blockOrder = append(k.blockOrder, key)
+		k.log(Event{Type: "Warning", Code: "DisruptionBlocked", Message: "cannot disrupt nodeclaim: " + msg, NodePool: c.NodePool, NodeClaim: c.Name, Node: c.Node})
+	}
+	b.Until = time.Time{}
+}
+
+// clearCandidateBlocks closes candidate-level blocks once the node is a
+// candidate again.
+func (k *Karpenter) clearCandidateBlocks(c *NodeClaim) {
+	for _, key := range k.blockOrder {
+		if b := k.blocked[key]; b.Node == c.Node && b.Outcome == "disruption-blocked" && b.Until.IsZero() {
+			b.Until = k.eng.Now()
+			b.Outcome = "unblocked"
+		}
+	}
+}
+
+func pdbNames(pdbs []*policyv1.PodDisruptionBudget) string {
+	s := ""
+	for i, p := range pdbs {
+		if i > 0 {
+			s += ","
+		}
+		s += p.Namespace + "/" + p.Name
+	}
+	return s
+}
+
+func lower(r karpv1.DisruptionReason) string {
+	switch r {
+	case karpv1.DisruptionReasonDrifted:
+		return "drifted"
+	case karpv1.DisruptionReasonEmpty:
+		return "empty"
+	case karpv1.DisruptionReasonUnderutilized:
+		return "underutilized"
+	}
+	return string(r)
+}

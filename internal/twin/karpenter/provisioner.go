@@ -1,0 +1,112 @@
+package karpenter
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ladder-eks/ladder/internal/sim"
+)
+
+// batcher is the provisioner's batching window: it waits until no new
+// pending pod has appeared for BatchIdle, or BatchMax after the first one.
+type batcher struct {
+	k       *Karpenter
+	started time.Time
+	timer   *sim.Event
+}
+
+func (b *batcher) pending() bool { return b.timer != nil }
+
+func (b *batcher) trigger() {
+	k := b.k
+	now := k.eng.Now()
+	if b.timer == nil {
+		b.started = now
+	} else {
+		b.timer.Cancel()
+	}
+	at := now.Add(k.opts.Timings.BatchIdle)
+	if limit := b.started.Add(k.opts.Timings.BatchMax); at.After(limit) {
+		at = limit
+	}
+	b.timer = k.eng.At(at, func() {
+		b.timer = nil
+		k.provision()
+	})
+}
+
+// provision is the provisioner's reconcile: pending, provisionable pods
+// (unscheduled, not DaemonSet pods) are packed onto in-flight capacity and
+// new NodeClaims.
+func (k *Karpenter) provision() {
+	var pods []*corev1.Pod
+	for _, p := range k.kube.PendingPods() {
+		if isDaemonSetPod(p) || p.DeletionTimestamp != nil {
+			continue
+		}
+		pods = append(pods, p)
+	}
+	if len(pods) == 0 || len(k.pools) == 0 {
+		return
+	}
+	res := k.pack(pods, k.existingCapacity(nil))
+	if len(res.claims) > 0 {
+		k.log(Event{Code: "ProvisionablePods", Message: "found provisionable pod(s)", Fields: []string{podList(pods)}})
+		n := 0
+		for _, c := range res.claims {
+			n += len(c.pods)
+		}
+		k.log(Event{Code: "ComputedNodeClaims", Message: "computed new nodeclaim(s) to fit pod(s)", Fields: []string{fmt.Sprintf("nodeclaims=%d", len(res.claims)), fmt.Sprintf("pods=%d", n)}})
+		for _, c := range res.claims {
+			k.createNodeClaim(c)
+		}
+	}
+	for _, p := range sortedPods(res.failed) {
+		k.log(Event{Type: "Warning", Code: "FailedScheduling", Message: fmt.Sprintf("could not schedule pod %s/%s: %s", p.Namespace, p.Name, res.failed[p])})
+		k.unschedulable[p.Namespace+"/"+p.Name] = res.failed[p]
+	}
+}
+
+// Unschedulable returns Karpenter's last reason for not provisioning for a
+// pod, or "".
+func (k *Karpenter) Unschedulable(namespace, name string) string {
+	return k.unschedulable[namespace+"/"+name]
+}
+
+func sortedPods(m map[*corev1.Pod]string) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
+	})
+	return out
+}
+
+func podList(pods []*corev1.Pod) string {
+	s := "pods="
+	for i, p := range pods {
+		if i == 5 {
+			s += fmt.Sprintf(" and %d other(s)", len(pods)-5)
+			break
+		}
+		if i > 0 {
+			s += ", "
+		}
+		s += p.Namespace + "/" + p.Name
+	}
+	return s
+}
+
+func isDaemonSetPod(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Controller != nil && *o.Controller && o.Kind == "DaemonSet" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,335 @@
+package karpenter
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.uber.org/multierr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+
+	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+)
+
+// This file is Karpenter's scheduling simulation, used by the provisioner
+// (pending pods → new NodeClaims) and by disruption (can a candidate's pods
+// go elsewhere, and onto what replacement?). Pods are packed largest first
+// (CPU, then memory) onto existing capacity — nodes and in-flight
+// NodeClaims — then onto NodeClaims opened in this simulation, then onto new
+// NodeClaims from the heaviest compatible NodePool. Requirement and taint
+// compatibility use Karpenter's own scheduling package.
+
+// simNode is existing capacity.
+type simNode struct {
+	name   string
+	labels *corev1.Node // labels and taints used for feasibility
+	free   kube.Resources
+}
+
+// simClaim is a NodeClaim being planned.
+type simClaim struct {
+	pool         *pool
+	requirements scheduling.Requirements
+	options      []catalog.InstanceType
+	overhead     kube.Resources
+	used         kube.Resources // pods, without overhead
+	pods         []*corev1.Pod
+}
+
+type packResult struct {
+	existing map[string][]*corev1.Pod
+	claims   []*simClaim
+	failed   map[*corev1.Pod]string
+}
+
+func (r packResult) allScheduled() bool { return len(r.failed) == 0 }
+
+// existingCapacity lists nodes and in-flight NodeClaims that can take pods,
+// leaving out the excluded ones and any node being disrupted or deleted.
+func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
+	var out []*simNode
+	for _, n := range k.kube.Nodes() {
+		if exclude[n.Name] || kube.HasTaint(n, DisruptedTaintKey) {
+			continue
+		}
+		if c := k.byNode[n.Name]; c != nil && (c.deleting || c.markedForDeletion) {
+			continue
+		}
+		out = append(out, &simNode{name: n.Name, labels: n, free: k.kube.NodeFree(n.Name)})
+	}
+	// In-flight NodeClaims: launched or not, not yet a node.
+	for _, c := range k.NodeClaims() {
+		if c.deleting || c.markedForDeletion || (c.Node != "" && k.kube.Node(c.Node) != nil) || exclude[c.Node] {
+			continue
+		}
+		p := k.pools[c.NodePool]
+		if p == nil || len(c.options) == 0 {
+			continue
+		}
+		proto := k.prototypeNode(p, c.labels)
+		free := smallestAllocatable(c.options).Sub(k.kube.DaemonSetOverhead(proto))
+		out = append(out, &simNode{name: "nodeclaim/" + c.Name, labels: proto, free: free})
+	}
+	return out
+}
+
+// prototypeNode is what a NodePool's node will look like, for taint and
+// label checks (daemonset overhead, pod placement).
+func (k *Karpenter) prototypeNode(p *pool, extra map[string]string) *corev1.Node {
+	labels := map[string]string{karpv1.NodePoolLabelKey: p.obj.Name}
+	for key, v := range p.obj.Spec.Template.Labels {
+		labels[key] = v
+	}
+	for key, v := range extra {
+		labels[key] = v
+	}
+	n := &corev1.Node{}
+	n.Labels = labels
+	n.Spec.Taints = append(append([]corev1.Taint(nil), p.taints...), p.startup...)
+	return n
+}
+
+func smallestAllocatable(its []catalog.InstanceType) kube.Resources {
+	var out kube.Resources
+	for i, it := range its {
+		a := kube.FromList(it.Allocatable())
+		if i == 0 {
+			out = a
+			continue
+		}
+		if a.MilliCPU < out.MilliCPU {
+			out.MilliCPU = a.MilliCPU
+		}
+		if a.Memory < out.Memory {
+			out.Memory = a.Memory
+		}
+		if a.Pods < out.Pods {
+			out.Pods = a.Pods
+		}
+	}
+	return out
+}
+
+// pack simulates scheduling pods onto existing capacity and new NodeClaims.
+func (k *Karpenter) pack(pods []*corev1.Pod, existing []*simNode) packResult {
+	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}}
+	sorted := append([]*corev1.Pod(nil), pods...)
+	reqs := make(map[*corev1.Pod]kube.Resources, len(sorted))
+	for _, p := range sorted {
+		reqs[p] = kube.PodRequests(p)
+	}
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := reqs[sorted[i]], reqs[sorted[j]]
+		if a.MilliCPU != b.MilliCPU {
+			return a.MilliCPU > b.MilliCPU
+		}
+		if a.Memory != b.Memory {
+			return a.Memory > b.Memory
+		}
+		return sorted[i].Namespace+"/"+sorted[i].Name < sorted[j].Namespace+"/"+sorted[j].Name
+	})
+	for _, pod := range sorted {
+		req := reqs[pod]
+		if n := k.placeExisting(pod, req, existing); n != nil {
+			n.free = n.free.Sub(req)
+			res.existing[n.name] = append(res.existing[n.name], pod)
+			continue
+		}
+		if k.placeOpenClaim(pod, req, res.claims) {
+			continue
+		}
+		claim, why := k.newSimClaim(pod, req)
+		if claim == nil {
+			res.failed[pod] = why
+			continue
+		}
+		res.claims = append(res.claims, claim)
+	}
+	return res
+}
+
+func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []*simNode) *simNode {
+	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
+	zones := k.kube.VolumeZones(pod)
+	for _, n := range nodes {
+		if ok, _ := req.Fits(n.free); !ok {
+			continue
+		}
+		if !toleratesForScheduling(pod, n.labels.Spec.Taints) {
+			continue
+		}
+		if ok, _ := affinity.Match(n.labels); !ok {
+			continue
+		}
+		if !zoneAllowed(zones, n.labels.Labels[corev1.LabelTopologyZone]) {
+			continue
+		}
+		return n
+	}
+	return nil
+}
+
+// toleratesForScheduling ignores the taints Karpenter knows to be transient
+// on new nodes (not-ready, unreachable, unregistered).
+func toleratesForScheduling(pod *corev1.Pod, taints []corev1.Taint) bool {
+	var keep []corev1.Taint
+	for i := range taints {
+		if !scheduling.IsKnownEphemeralTaint(&taints[i]) {
+			keep = append(keep, taints[i])
+		}
+	}
+	_, ok := kube.Tolerates(pod, keep)
+	return ok
+}
+
+func zoneAllowed(volumeZones []string, zone string) bool {
+	for _, z := range volumeZones {
+		if z != zone {
+			return false
+		}
+	}
+	return true
+}
+
+func (k *Karpenter) podRequirements(pod *corev1.Pod) scheduling.Requirements {
+	r := scheduling.NewPodRequirements(pod)
+	if zones := k.kube.VolumeZones(pod); len(zones) > 0 {
+		r.Add(scheduling.NewRequirement(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones...))
+	}
+	return r
+}
+
+func (k *Karpenter) placeOpenClaim(pod *corev1.Pod, req kube.Resources, claims []*simClaim) bool {
+	podReqs := k.podRequirements(pod)
+	for _, c := range claims {
+		if scheduling.Taints(c.pool.taints).ToleratesPod(pod) != nil {
+			continue
+		}
+		if c.requirements.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels) != nil {
+			continue
+		}
+		merged := scheduling.NewRequirements(c.requirements.Values()...)
+		merged.Add(podReqs.Values()...)
+		opts := k.fittingTypes(c.options, merged, c.overhead, c.used.Add(req))
+		if len(opts) == 0 {
+			continue
+		}
+		c.requirements, c.options = merged, opts
+		c.used = c.used.Add(req)
+		c.pods = append(c.pods, pod)
+		return true
+	}
+	return false
+}
+
+// newSimClaim opens a NodeClaim for a pod from the first compatible NodePool
+// (highest weight, then name), or says why none fits.
+func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim, string) {
+	podReqs := k.podRequirements(pod)
+	var why []string
+	for _, p := range k.poolsByWeight() {
+		if err := scheduling.Taints(p.taints).ToleratesPod(pod); err != nil {
+			why = append(why, fmt.Sprintf("incompatible with nodepool %q, did not tolerate taint %s", p.obj.Name, firstError(err)))
+			continue
+		}
+		if err := p.requirements.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels); err != nil {
+			why = append(why, fmt.Sprintf("incompatible with nodepool %q, %s", p.obj.Name, firstError(err)))
+			continue
+		}
+		merged := scheduling.NewRequirements(p.requirements.Values()...)
+		merged.Add(podReqs.Values()...)
+		overhead := k.kube.DaemonSetOverhead(k.prototypeNode(p, nil))
+		opts := k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req)
+		if len(opts) == 0 {
+			why = append(why, fmt.Sprintf("incompatible with nodepool %q, daemonset overhead={%s}, no instance type satisfied resources {%s} and requirements %s",
+				p.obj.Name, overhead, req, requirementsString(merged)))
+			continue
+		}
+		return &simClaim{pool: p, requirements: merged, options: opts, overhead: overhead, used: req, pods: []*corev1.Pod{pod}}, ""
+	}
+	if len(why) == 0 {
+		return nil, "no NodePool exists"
+	}
+	return nil, strings.Join(why, "; ")
+}
+
+// fittingTypes are the instance types compatible with reqs that fit used
+// plus the daemonset overhead, cheapest first, at most 60 (MaxInstanceTypes).
+func (k *Karpenter) fittingTypes(candidates []catalog.InstanceType, reqs scheduling.Requirements, overhead, used kube.Resources) []catalog.InstanceType {
+	var out []catalog.InstanceType
+	need := used.Add(overhead)
+	for _, it := range candidates {
+		if ok, _ := need.Fits(kube.FromList(it.Allocatable())); !ok {
+			continue
+		}
+		if instanceTypeRequirements(it, k.cloud.Zones()).Intersects(reqs) != nil {
+			continue
+		}
+		out = append(out, it)
+	}
+	caps := []string{karpv1.CapacityTypeSpot, karpv1.CapacityTypeOnDemand}
+	if r := reqs.Get(karpv1.CapacityTypeLabelKey); r != nil {
+		caps = caps[:0]
+		for _, ct := range []string{karpv1.CapacityTypeSpot, karpv1.CapacityTypeOnDemand} {
+			if r.Has(ct) {
+				caps = append(caps, ct)
+			}
+		}
+	}
+	if len(caps) == 0 {
+		return nil
+	}
+	sortByPrice(out, caps)
+	if len(out) > maxInstanceTypes {
+		out = out[:maxInstanceTypes]
+	}
+	return out
+}
+
+func (k *Karpenter) poolsByWeight() []*pool {
+	out := make([]*pool, 0, len(k.pools))
+	for _, name := range sortedNames(k.pools) {
+		out = append(out, k.pools[name])
+	}
+	sort.SliceStable(out, func(i, j int) bool { return weight(out[i]) > weight(out[j]) })
+	return out
+}
+
+func weight(p *pool) int32 {
+	if p.obj.Spec.Weight != nil {
+		return *p.obj.Spec.Weight
+	}
+	return 0
+}
+
+// firstError returns the alphabetically first of a multierr's messages, so
+// reports do not depend on map order.
+func firstError(err error) string {
+	errs := multierr.Errors(err)
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	sort.Strings(msgs)
+	if len(msgs) == 0 {
+		return ""
+	}
+	return msgs[0]
+}
+
+func requirementsString(r scheduling.Requirements) string {
+	keys := make([]string, 0, len(r))
+	for key := range r {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, key := range keys {
+		parts[i] = r.Get(key).String()
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,228 @@
+// Package kube is the in-memory Kubernetes of the twin: an object store, the
+// scheduler, the workload controllers (Deployment/ReplicaSet, StatefulSet,
+// DaemonSet), pod lifecycle, volume binding, the Eviction API and PDB status.
+// It runs on a sim.Engine, so every latency is virtual time.
+//
+// Objects are the upstream types (corev1.Pod, corev1.Node, ...). Accessors
+// return the stored pointers: callers must treat them as read-only and change
+// state only through the Cluster's methods, as they would through an API
+// server.
+package kube
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ladder-eks/ladder/internal/sim"
+)
+
+// Timings are the latencies of the things Kubernetes does not do instantly.
+type Timings struct {
+	// PodStartup is image pull plus container start, from binding to Running.
+	// A pod becomes Ready PodStartup + readinessProbe.initialDelaySeconds after
+	// binding, or after the startup annotation's value when set.
+	PodStartup time.Duration
+	// PodShutdown is how long a terminating pod takes to exit after SIGTERM,
+	// capped by its terminationGracePeriodSeconds.
+	PodShutdown time.Duration
+	// VolumeAttach is the EBS attach time before a pod with a volume starts.
+	VolumeAttach time.Duration
+	// VolumeDetach is the time an EBS volume takes to detach after its pod exits.
+	VolumeDetach time.Duration
+}
+
+// DefaultTimings are the latencies used when a scenario does not set them.
+var DefaultTimings = Timings{
+	PodStartup:   5 * time.Second,
+	PodShutdown:  5 * time.Second,
+	VolumeAttach: 10 * time.Second,
+	VolumeDetach: 10 * time.Second,
+}
+
+// StartupAnnotation on a pod template overrides the time from binding to
+// Ready, e.g. "45s" for a slow JVM.
+const StartupAnnotation = "twin.ladder.dev/startup"
+
+// Options configure a Cluster.
+type Options struct {
+	Timings Timings
+	Region  string
+	Zones   []string
+}
+
+// Cluster is the in-memory API server plus controllers.
+type Cluster struct {
+	eng  *sim.Engine
+	opts Options
+
+	namespaces     map[string]*corev1.Namespace
+	nodes          map[string]*nodeState
+	nodeNames      []string // sorted
+	pods           map[string]*podState
+	pending        map[string]*podState
+	workloads      map[string]*workload // by kind/namespace/name
+	workloadOrder  []*workload          // creation order
+	pdbs           map[string]*pdbState // by namespace/name
+	pdbsByNS       map[string][]*pdbState
+	pvcs           map[string]*pvcState // by namespace/name
+	pvs            map[string]*corev1.PersistentVolume
+	storageClasses map[string]*storagev1.StorageClass
+
+	scheduler   *sim.Trigger
+	daemonSets  *sim.Trigger
+	nextStart   int
+	podSeq      uint64
+	uidSeq      uint64
+	tracking    bool
+	unschedHook []func()
+	podHook     []func(node string)
+	nodeHook    []func(node string)
+	log         func(Event)
+
+	killed []KilledPod
+
+	notReady, terminating int // pods in those states, for Quiet
+}
+
+// Event is something worth a line in a rehearsal's timeline.
+type Event struct {
+	Type    string // Normal or Warning
+	Reason  string
+	Message string
+	Node    string
+	Object  string
+}
+
+// KilledPod records a pod that stopped without going through the Eviction
+// API while it was Ready: its node vanished, or it was force-deleted.
+type KilledPod struct {
+	At        time.Time
+	Namespace string
+	Name      string
+	Node      string
+	Reason    string
+}
+
+// New returns an empty cluster on eng.
+func New(eng *sim.Engine, opts Options) *Cluster {
+	if opts.Timings == (Timings{}) {
+		opts.Timings = DefaultTimings
+	}
+	c := &Cluster{
+		eng:            eng,
+		opts:           opts,
+		namespaces:     map[string]*corev1.Namespace{},
+		nodes:          map[string]*nodeState{},
+		pods:           map[string]*podState{},
+		pending:        map[string]*podState{},
+		workloads:      map[string]*workload{},
+		pdbs:           map[string]*pdbState{},
+		pdbsByNS:       map[string][]*pdbState{},
+		pvcs:           map[string]*pvcState{},
+		pvs:            map[string]*corev1.PersistentVolume{},
+		storageClasses: map[string]*storagev1.StorageClass{},
+		log:            func(Event) {},
+	}
+	c.scheduler = eng.NewTrigger(c.schedule)
+	c.daemonSets = eng.NewTrigger(c.reconcileDaemonSets)
+	for _, ns := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem} {
+		c.namespaces[ns] = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	}
+	return c
+}
+
+// Engine is the simulation engine the cluster runs on.
+func (c *Cluster) Engine() *sim.Engine { return c.eng }
+
+// Options returns the cluster's options.
+func (c *Cluster) Options() Options { return c.opts }
+
+// OnEvent sets the function that receives timeline events.
+func (c *Cluster) OnEvent(fn func(Event)) { c.log = fn }
+
+// OnUnschedulable registers fn to run whenever a scheduling pass leaves a pod
+// unschedulable — what Karpenter's provisioner watches for.
+func (c *Cluster) OnUnschedulable(fn func()) { c.unschedHook = append(c.unschedHook, fn) }
+
+// OnPodChange registers fn to run when a pod is bound to, or leaves, a node.
+func (c *Cluster) OnPodChange(fn func(node string)) { c.podHook = append(c.podHook, fn) }
+
+// OnNodeChange registers fn to run when a node is added, removed, or changes.
+func (c *Cluster) OnNodeChange(fn func(node string)) { c.nodeHook = append(c.nodeHook, fn) }
+
+func (c *Cluster) now() metav1.Time { return metav1.NewTime(c.eng.Now()) }
+
+func (c *Cluster) newUID(kind string) types.UID {
+	c.uidSeq++
+	return types.UID(fmt.Sprintf("%08x-%04x-4000-8000-%012x", c.uidSeq, len(kind), c.uidSeq))
+}
+
+func key(namespace, name string) string { return namespace + "/" + name }
+
+// Apply creates or updates an object from a manifest. Supported kinds:
+// Namespace, Pod, PersistentVolumeClaim, PersistentVolume, StorageClass,
+// Deployment, StatefulSet, DaemonSet, PodDisruptionBudget.
+func (c *Cluster) Apply(obj metav1.Object) error {
+	switch o := obj.(type) {
+	case *corev1.Namespace:
+		c.namespaces[o.Name] = o.DeepCopy()
+	case *storagev1.StorageClass:
+		c.storageClasses[o.Name] = o.DeepCopy()
+	case *corev1.PersistentVolume:
+		c.pvs[o.Name] = o.DeepCopy()
+	case *corev1.PersistentVolumeClaim:
+		c.applyPVC(o.DeepCopy())
+	case *policyv1.PodDisruptionBudget:
+		c.applyPDB(o.DeepCopy())
+	case *appsv1.Deployment:
+		return c.applyDeployment(o.DeepCopy())
+	case *appsv1.StatefulSet:
+		return c.applyStatefulSet(o.DeepCopy())
+	case *appsv1.DaemonSet:
+		return c.applyDaemonSet(o.DeepCopy())
+	case *corev1.Pod:
+		return c.applyBarePod(o.DeepCopy())
+	default:
+		return fmt.Errorf("the twin does not model %T", obj)
+	}
+	return nil
+}
+
+func (c *Cluster) requireNamespace(ns string) error {
+	if _, ok := c.namespaces[ns]; !ok {
+		return fmt.Errorf("namespace %q not found (add a Namespace manifest)", ns)
+	}
+	return nil
+}
+
+// Namespaces lists namespace names, sorted.
+func (c *Cluster) Namespaces() []string {
+	out := make([]string, 0, len(c.namespaces))
+	for n := range c.namespaces {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// StartTracking begins availability accounting: from now on, a workload's
+// minimum ready count, its seconds with zero ready pods and its PDB
+// violations are recorded. A rehearsal calls it once the starting cluster
+// has settled.
+func (c *Cluster) StartTracking() {
+	c.tracking = true
+	for _, w := range c.workloadOrder {
+		w.avail.start(c.eng.Now(), w.readyCount())
+	}
+}
+
+// Killed lists pods that stopped without eviction while Ready.
+func (c *Cluster) Killed() []KilledPod { return c.killed }

@@ -1,0 +1,243 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ladder-eks/ladder/internal/sim"
+)
+
+var t0 = time.Date(2025, 3, 10, 9, 0, 0, 0, time.UTC)
+
+func newCluster(t *testing.T) (*sim.Engine, *Cluster) {
+	t.Helper()
+	eng := sim.New(t0, 1)
+	return eng, New(eng, Options{Zones: []string{"us-west-2a", "us-west-2b"}})
+}
+
+func node(name, zone string, cpu, mem string, taints ...corev1.Taint) *corev1.Node {
+	alloc := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse(cpu),
+		corev1.ResourceMemory: resource.MustParse(mem),
+		corev1.ResourcePods:   resource.MustParse("29"),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelTopologyZone: zone, corev1.LabelHostname: name}},
+		Spec:       corev1.NodeSpec{Taints: taints},
+		Status:     corev1.NodeStatus{Capacity: alloc, Allocatable: alloc},
+	}
+}
+
+func deployment(ns, name string, replicas int32, cpu string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "app:1",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}},
+				}}},
+			},
+		},
+	}
+}
+
+func run(eng *sim.Engine, d time.Duration) { eng.Run(eng.Now().Add(d), nil) }
+
+func readyPods(c *Cluster, ns string) int {
+	n := 0
+	for _, p := range c.Pods() {
+		if p.Namespace == ns && IsPodReady(p) && p.DeletionTimestamp == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func TestDeploymentPodsScheduleAndBecomeReady(t *testing.T) {
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "2", "8Gi"), true))
+	must(t, c.Apply(deployment("default", "web", 3, "500m")))
+	run(eng, time.Second)
+	if got := readyPods(c, "default"); got != 0 {
+		t.Fatalf("ready after 1s = %d, want 0 (startup is 5s)", got)
+	}
+	run(eng, 10*time.Second)
+	if got := readyPods(c, "default"); got != 3 {
+		t.Fatalf("ready = %d, want 3", got)
+	}
+	for _, p := range c.Pods() {
+		if !strings.HasPrefix(p.Name, "web-") || p.Spec.NodeName != "n1" {
+			t.Errorf("pod %s on %q", p.Name, p.Spec.NodeName)
+		}
+	}
+}
+
+func TestUnschedulableMessageReadsLikeKubeScheduler(t *testing.T) {
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "1", "8Gi"), true))
+	must(t, c.AddNode(node("n2", "us-west-2a", "4", "8Gi", corev1.Taint{Key: "dedicated", Value: "CheckoutApp", Effect: corev1.TaintEffectNoSchedule}), true))
+	must(t, c.Apply(deployment("default", "big", 1, "2")))
+	fired := 0
+	c.OnUnschedulable(func() { fired++ })
+	run(eng, time.Second)
+	p := c.PendingPods()
+	if len(p) != 1 {
+		t.Fatalf("pending = %d, want 1", len(p))
+	}
+	want := "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: CheckoutApp}."
+	if got := c.Unschedulable(p[0].Namespace, p[0].Name); got != want {
+		t.Fatalf("message = %q\nwant      %q", got, want)
+	}
+	if fired == 0 {
+		t.Fatal("unschedulable hook did not fire")
+	}
+}
+
+func TestEvictionRespectsPDBAndReplacesPod(t *testing.T) {
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
+	must(t, c.Apply(deployment("default", "web", 2, "100m")))
+	minAvail := intstr.FromInt32(2)
+	must(t, c.Apply(&policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvail, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}))
+	run(eng, time.Minute)
+	victim := c.Pods()[0]
+	err := c.Evict(victim.Namespace, victim.Name)
+	if !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("evict with minAvailable 2 of 2: err = %v, want 429", err)
+	}
+	if !strings.Contains(err.(*apierrors.StatusError).ErrStatus.Details.Causes[0].Message, "needs 2 healthy pods and has 2 currently") {
+		t.Fatalf("cause = %+v", err.(*apierrors.StatusError).ErrStatus.Details)
+	}
+	must(t, c.Scale("Deployment", "default", "web", 3))
+	run(eng, time.Minute)
+	if err := c.Evict(victim.Namespace, victim.Name); err != nil {
+		t.Fatalf("evict with 3 ready and minAvailable 2: %v", err)
+	}
+	if c.Pod(victim.Namespace, victim.Name).DeletionTimestamp == nil {
+		t.Fatal("evicted pod not terminating")
+	}
+	run(eng, time.Minute)
+	if c.Pod(victim.Namespace, victim.Name) != nil {
+		t.Fatal("evicted pod still present after its shutdown")
+	}
+	if got := readyPods(c, "default"); got != 3 {
+		t.Fatalf("ready = %d, want 3 (the ReplicaSet replaced the evicted pod)", got)
+	}
+}
+
+func TestTwoPDBsGive500(t *testing.T) {
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
+	must(t, c.Apply(deployment("default", "web", 3, "100m")))
+	one := intstr.FromInt32(1)
+	for _, name := range []string{"a", "b"} {
+		must(t, c.Apply(&policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+		}))
+	}
+	run(eng, time.Minute)
+	p := c.Pods()[0]
+	err := c.Evict(p.Namespace, p.Name)
+	se, ok := err.(*apierrors.StatusError)
+	if !ok || se.ErrStatus.Code != 500 {
+		t.Fatalf("err = %v, want a 500", err)
+	}
+}
+
+func TestDaemonSetRunsOnEveryTolerableNode(t *testing.T) {
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
+	must(t, c.AddNode(node("n2", "us-west-2b", "4", "8Gi", corev1.Taint{Key: "dedicated", Value: "x", Effect: corev1.TaintEffectNoSchedule}), true))
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-proxy"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"k8s-app": "kube-proxy"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "p", Image: "p"}}},
+			},
+		},
+	}
+	must(t, c.Apply(ds))
+	run(eng, time.Minute)
+	if got := len(c.PodsOnNode("n1")); got != 1 {
+		t.Fatalf("n1 pods = %d, want 1", got)
+	}
+	if got := len(c.PodsOnNode("n2")); got != 0 {
+		t.Fatalf("n2 pods = %d, want 0 (untolerated taint)", got)
+	}
+	must(t, c.AddNode(node("n3", "us-west-2b", "4", "8Gi"), true))
+	run(eng, time.Minute)
+	if got := len(c.PodsOnNode("n3")); got != 1 {
+		t.Fatalf("n3 pods = %d, want 1 (a new node gets a daemon pod)", got)
+	}
+}
+
+func TestVolumeZonePinsPodAndWaitsForDetach(t *testing.T) {
+	eng, c := newCluster(t)
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	must(t, c.Apply(&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "gp3"}, Provisioner: "ebs.csi.aws.com", VolumeBindingMode: &wffc}))
+	sc := "gp3"
+	must(t, c.Apply(&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"}, Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &sc}}))
+	must(t, c.AddNode(node("a1", "us-west-2a", "4", "8Gi"), true))
+	d := deployment("default", "db", 1, "100m")
+	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	must(t, c.Apply(d))
+	run(eng, time.Minute)
+	if z := c.PVCZone("default", "data"); z != "us-west-2a" {
+		t.Fatalf("volume zone = %q, want us-west-2a (WaitForFirstConsumer binds where the pod lands)", z)
+	}
+	must(t, c.AddNode(node("b1", "us-west-2b", "4", "8Gi"), true))
+	must(t, c.AddNode(node("a2", "us-west-2a", "4", "8Gi"), true))
+	must(t, c.Cordon("a1"))
+	old := c.PodsOnNode("a1")[0]
+	must(t, c.Evict(old.Namespace, old.Name))
+	run(eng, 2*time.Second)
+	var replacement *corev1.Pod
+	for _, p := range c.Pods() {
+		if p.Name != old.Name {
+			replacement = p
+		}
+	}
+	if replacement == nil || replacement.Spec.NodeName != "a2" {
+		t.Fatalf("replacement on %v, want a2 (the only schedulable node in the volume's zone)", replacement)
+	}
+	// Old pod exits at +5s, the volume detaches at +15s and attaches at +25s,
+	// then the container starts (+5s): Ready 30s after the eviction.
+	run(eng, 27*time.Second)
+	if IsPodReady(c.Pod(replacement.Namespace, replacement.Name)) {
+		t.Fatal("replacement Ready before the volume could move")
+	}
+	run(eng, 2*time.Second)
+	if !IsPodReady(c.Pod(replacement.Namespace, replacement.Name)) {
+		t.Fatal("replacement not Ready 30s after the eviction")
+	}
+	w := c.Workloads()
+	_ = w
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

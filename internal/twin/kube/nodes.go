@@ -1,0 +1,240 @@
+package kube
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+type nodeState struct {
+	node         *corev1.Node
+	alloc        Resources
+	used         Resources
+	pods         map[string]*podState
+	lastPodEvent time.Time
+}
+
+func (n *nodeState) free() Resources { return n.alloc.Sub(n.used) }
+
+func (n *nodeState) zone() string { return n.node.Labels[corev1.LabelTopologyZone] }
+
+// AddNode registers a node, as a kubelet does. A node that is not Ready gets
+// the node.kubernetes.io/not-ready:NoSchedule taint the node lifecycle
+// controller keeps on NotReady nodes, so the scheduler skips it.
+func (c *Cluster) AddNode(node *corev1.Node, ready bool) error {
+	if _, ok := c.nodes[node.Name]; ok {
+		return fmt.Errorf("node %q already exists", node.Name)
+	}
+	n := node.DeepCopy()
+	if n.CreationTimestamp.IsZero() {
+		n.CreationTimestamp = c.now()
+	}
+	if n.UID == "" {
+		n.UID = c.newUID("Node")
+	}
+	ns := &nodeState{node: n, alloc: FromList(n.Status.Allocatable), pods: map[string]*podState{}}
+	c.nodes[n.Name] = ns
+	i := sort.SearchStrings(c.nodeNames, n.Name)
+	c.nodeNames = append(c.nodeNames, "")
+	copy(c.nodeNames[i+1:], c.nodeNames[i:])
+	c.nodeNames[i] = n.Name
+	c.setReady(ns, ready)
+	c.nodeChanged(n.Name)
+	return nil
+}
+
+func (c *Cluster) setReady(ns *nodeState, ready bool) {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	setNodeCondition(ns.node, corev1.NodeReady, status, c.now())
+	if ready {
+		removeTaint(ns.node, corev1.TaintNodeNotReady)
+	} else {
+		addTaint(ns.node, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
+	}
+}
+
+// SetNodeReady flips a node's Ready condition.
+func (c *Cluster) SetNodeReady(name string, ready bool) error {
+	ns, ok := c.nodes[name]
+	if !ok {
+		return fmt.Errorf("node %q not found", name)
+	}
+	c.setReady(ns, ready)
+	c.nodeChanged(name)
+	return nil
+}
+
+// Cordon marks a node unschedulable (kubectl cordon), with the
+// node.kubernetes.io/unschedulable:NoSchedule taint the controller adds.
+func (c *Cluster) Cordon(name string) error {
+	return c.UpdateNode(name, func(n *corev1.Node) {
+		n.Spec.Unschedulable = true
+		addTaint(n, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ptrTime(c.now())})
+	})
+}
+
+// Uncordon marks a node schedulable again.
+func (c *Cluster) Uncordon(name string) error {
+	return c.UpdateNode(name, func(n *corev1.Node) {
+		n.Spec.Unschedulable = false
+		removeTaint(n, corev1.TaintNodeUnschedulable)
+	})
+}
+
+// AddTaint adds or replaces a taint on a node.
+func (c *Cluster) AddTaint(name string, t corev1.Taint) error {
+	return c.UpdateNode(name, func(n *corev1.Node) { addTaint(n, t) })
+}
+
+// RemoveTaint removes every taint with key from a node.
+func (c *Cluster) RemoveTaint(name, key string) error {
+	return c.UpdateNode(name, func(n *corev1.Node) { removeTaint(n, key) })
+}
+
+// UpdateNode changes a node's labels, annotations, taints or spec. Status is
+// the kubelet's and changes through SetNodeReady.
+func (c *Cluster) UpdateNode(name string, mutate func(*corev1.Node)) error {
+	ns, ok := c.nodes[name]
+	if !ok {
+		return fmt.Errorf("node %q not found", name)
+	}
+	mutate(ns.node)
+	c.nodeChanged(name)
+	return nil
+}
+
+// RemoveNode deletes a node object. Pods still bound to it are deleted by
+// the pod garbage collector at once; a Ready pod among them is recorded as
+// killed, since it never went through the Eviction API.
+func (c *Cluster) RemoveNode(name, reason string) error {
+	ns, ok := c.nodes[name]
+	if !ok {
+		return fmt.Errorf("node %q not found", name)
+	}
+	for _, k := range sortedKeys(ns.pods) {
+		ps := ns.pods[k]
+		if ps.ready && !ps.deleting && !isDaemonSetPod(ps.pod) {
+			c.killed = append(c.killed, KilledPod{At: c.eng.Now(), Namespace: ps.pod.Namespace, Name: ps.pod.Name, Node: name, Reason: reason})
+		}
+		c.removePod(ps)
+	}
+	delete(c.nodes, name)
+	i := sort.SearchStrings(c.nodeNames, name)
+	c.nodeNames = append(c.nodeNames[:i], c.nodeNames[i+1:]...)
+	c.nodeChanged(name)
+	return nil
+}
+
+func (c *Cluster) nodeChanged(name string) {
+	c.scheduler.Fire()
+	c.daemonSets.Fire()
+	for _, h := range c.nodeHook {
+		h(name)
+	}
+}
+
+// Node returns a node, or nil.
+func (c *Cluster) Node(name string) *corev1.Node {
+	if ns, ok := c.nodes[name]; ok {
+		return ns.node
+	}
+	return nil
+}
+
+// Nodes returns every node, sorted by name.
+func (c *Cluster) Nodes() []*corev1.Node {
+	out := make([]*corev1.Node, len(c.nodeNames))
+	for i, n := range c.nodeNames {
+		out[i] = c.nodes[n].node
+	}
+	return out
+}
+
+// NodeFree is a node's allocatable minus what its pods (terminating ones
+// included) request.
+func (c *Cluster) NodeFree(name string) Resources {
+	if ns, ok := c.nodes[name]; ok {
+		return ns.free()
+	}
+	return Resources{}
+}
+
+// LastPodEvent is the last time a pod was bound to or left the node — the
+// clock Karpenter's consolidateAfter runs on.
+func (c *Cluster) LastPodEvent(name string) time.Time {
+	if ns, ok := c.nodes[name]; ok {
+		return ns.lastPodEvent
+	}
+	return time.Time{}
+}
+
+// IsNodeReady reports the node's Ready condition.
+func IsNodeReady(n *corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func setNodeCondition(n *corev1.Node, t corev1.NodeConditionType, s corev1.ConditionStatus, now metav1.Time) {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == t {
+			if n.Status.Conditions[i].Status != s {
+				n.Status.Conditions[i].Status = s
+				n.Status.Conditions[i].LastTransitionTime = now
+			}
+			n.Status.Conditions[i].LastHeartbeatTime = now
+			return
+		}
+	}
+	n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: t, Status: s, LastTransitionTime: now, LastHeartbeatTime: now})
+}
+
+func addTaint(n *corev1.Node, t corev1.Taint) {
+	for i := range n.Spec.Taints {
+		if n.Spec.Taints[i].Key == t.Key && n.Spec.Taints[i].Effect == t.Effect {
+			n.Spec.Taints[i] = t
+			return
+		}
+	}
+	n.Spec.Taints = append(n.Spec.Taints, t)
+}
+
+func removeTaint(n *corev1.Node, key string) {
+	out := n.Spec.Taints[:0]
+	for _, t := range n.Spec.Taints {
+		if t.Key != key {
+			out = append(out, t)
+		}
+	}
+	n.Spec.Taints = out
+}
+
+// HasTaint reports whether the node carries a taint with key.
+func HasTaint(n *corev1.Node, key string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+func ptrTime(t metav1.Time) *metav1.Time { return &t }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

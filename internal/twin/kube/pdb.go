@@ -1,0 +1,220 @@
+package kube
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ladder-eks/ladder/internal/eviction"
+)
+
+// pdbState is a PDB and the pods its selector picks. Its status is
+// recomputed by the disruption controller's rules (internal/eviction) when a
+// selected pod changes; the twin's controller is instantaneous, so
+// observedGeneration always equals generation.
+type pdbState struct {
+	pdb   *policyv1.PodDisruptionBudget
+	sel   labels.Selector // nil when the selector matches nothing
+	pods  map[string]*podState
+	dirty bool
+}
+
+func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
+	k := key(pdb.Namespace, pdb.Name)
+	st, ok := c.pdbs[k]
+	if ok {
+		pdb.Generation = st.pdb.Generation + 1
+		pdb.UID = st.pdb.UID
+		pdb.Status = st.pdb.Status
+	} else {
+		pdb.Generation = 1
+		pdb.UID = c.newUID("PodDisruptionBudget")
+		pdb.CreationTimestamp = c.now()
+	}
+	st = &pdbState{pdb: pdb, pods: map[string]*podState{}, dirty: true}
+	// semantics.md §D.1: an invalid or nil selector matches nothing; an
+	// empty one matches every pod of the namespace.
+	if pdb.Spec.Selector != nil {
+		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil {
+			st.sel = sel
+		}
+	}
+	if old, ok := c.pdbs[k]; ok {
+		for _, ps := range old.pods {
+			ps.pdbs = without(ps.pdbs, old)
+		}
+		c.pdbsByNS[pdb.Namespace] = without(c.pdbsByNS[pdb.Namespace], old)
+	}
+	c.pdbs[k] = st
+	c.pdbsByNS[pdb.Namespace] = append(c.pdbsByNS[pdb.Namespace], st)
+	if st.sel != nil {
+		for _, ps := range c.pods {
+			if ps.pod.Namespace == pdb.Namespace && st.sel.Matches(labels.Set(ps.pod.Labels)) {
+				st.pods[ps.key] = ps
+				ps.pdbs = sortedPDBs(append(ps.pdbs, st))
+			}
+		}
+	}
+}
+
+// indexPodInPDBs links a new pod and the PDBs that select it.
+func (c *Cluster) indexPodInPDBs(ps *podState) {
+	for _, st := range c.pdbsByNS[ps.pod.Namespace] {
+		if st.sel != nil && st.sel.Matches(labels.Set(ps.pod.Labels)) {
+			st.pods[ps.key] = ps
+			st.dirty = true
+			ps.pdbs = append(ps.pdbs, st)
+		}
+	}
+	ps.pdbs = sortedPDBs(ps.pdbs)
+}
+
+func (c *Cluster) unindexPod(ps *podState) {
+	for _, st := range ps.pdbs {
+		delete(st.pods, ps.key)
+		st.dirty = true
+	}
+}
+
+// markPDBsDirty flags the PDBs covering a pod for a status recomputation.
+func (c *Cluster) markPDBsDirty(ps *podState) {
+	for _, st := range ps.pdbs {
+		st.dirty = true
+	}
+}
+
+func without(list []*pdbState, st *pdbState) []*pdbState {
+	out := list[:0]
+	for _, x := range list {
+		if x != st {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func sortedPDBs(list []*pdbState) []*pdbState {
+	sort.Slice(list, func(i, j int) bool { return list[i].pdb.Name < list[j].pdb.Name })
+	return list
+}
+
+// scale is the disruption controller's view of a pod's controller: the
+// Deployment (not the ReplicaSet) or StatefulSet and its spec.replicas.
+func (c *Cluster) scale(pod *corev1.Pod) (types.UID, int32, bool) {
+	ps, ok := c.pods[key(pod.Namespace, pod.Name)]
+	if !ok || ps.owner == nil || ps.owner.kind == "Pod" {
+		return "", 0, false
+	}
+	return ps.owner.uid, ps.owner.replicas, true
+}
+
+// sync recomputes a PDB's status when something it depends on changed, or
+// when DisruptedPods entries may have expired.
+func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
+	if !st.dirty && len(st.pdb.Status.DisruptedPods) == 0 && st.pdb.Status.ObservedGeneration == st.pdb.Generation {
+		return st.pdb
+	}
+	pods := make([]*corev1.Pod, 0, len(st.pods))
+	for _, k := range sortedKeys(st.pods) {
+		pods = append(pods, st.pods[k].pod)
+	}
+	st.pdb.Status = eviction.ComputeStatus(st.pdb, pods, c.scale, c.eng.Now())
+	st.dirty = false
+	return st.pdb
+}
+
+func (c *Cluster) pdbsFor(ps *podState) []*pdbState { return ps.pdbs }
+
+// PDBs returns the PDBs of a namespace ("" for all) with current status,
+// sorted by namespace/name.
+func (c *Cluster) PDBs(namespace string) []*policyv1.PodDisruptionBudget {
+	var out []*policyv1.PodDisruptionBudget
+	for _, k := range sortedKeys(c.pdbs) {
+		if st := c.pdbs[k]; namespace == "" || st.pdb.Namespace == namespace {
+			out = append(out, c.sync(st))
+		}
+	}
+	return out
+}
+
+// PDBsForPod returns the PDBs that select a pod, with current status.
+func (c *Cluster) PDBsForPod(namespace, name string) []*policyv1.PodDisruptionBudget {
+	ps, ok := c.pods[key(namespace, name)]
+	if !ok {
+		return nil
+	}
+	var out []*policyv1.PodDisruptionBudget
+	for _, st := range c.pdbsFor(ps) {
+		out = append(out, c.sync(st))
+	}
+	return out
+}
+
+// Evict is POST pods/NAME/eviction: the apiserver's rules (semantics.md
+// §D.1, internal/eviction) decide; on success the budget is consumed and the
+// pod deleted gracefully with its own grace period. Errors are the
+// *apierrors.StatusError a client would get: 429 for an exhausted PDB, 500
+// for a pod with two PDBs, 404 for a missing pod.
+func (c *Cluster) Evict(namespace, name string) error {
+	ps, ok := c.pods[key(namespace, name)]
+	if !ok {
+		return apierrors.NewNotFound(corev1.Resource("pods"), name)
+	}
+	states := c.pdbsFor(ps)
+	pdbs := make([]*policyv1.PodDisruptionBudget, len(states))
+	for i, st := range states {
+		pdbs[i] = c.sync(st)
+	}
+	res := eviction.Evict(eviction.Request{Pod: ps.pod, PDBs: pdbs, Now: c.eng.Now()})
+	if res.Err != nil {
+		return res.Err
+	}
+	if res.UpdatedPDB != nil {
+		for _, st := range states {
+			if st.pdb.Name == res.UpdatedPDB.Name {
+				st.pdb.Status = res.UpdatedPDB.Status
+			}
+		}
+	}
+	ps.pod.Status.Conditions = append(ps.pod.Status.Conditions, eviction.DisruptionTargetCondition(c.eng.Now()))
+	c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
+	return nil
+}
+
+// countViolation records a PDB violation when deleting a healthy pod takes
+// a PDB that covers it below desiredHealthy.
+func (c *Cluster) countViolation(ps *podState) {
+	if !ps.ready || ps.deleting || ps.owner == nil {
+		return
+	}
+	for _, st := range c.pdbsFor(ps) {
+		s := c.sync(st).Status
+		if s.CurrentHealthy-1 < s.DesiredHealthy {
+			ps.owner.avail.violations++
+			return
+		}
+	}
+}
+
+// DisruptionAllowed reports whether evicting the pod now would pass its PDB
+// check, without evicting it (a dry-run eviction).
+func (c *Cluster) DisruptionAllowed(namespace, name string) error {
+	ps, ok := c.pods[key(namespace, name)]
+	if !ok {
+		return apierrors.NewNotFound(corev1.Resource("pods"), name)
+	}
+	states := c.pdbsFor(ps)
+	pdbs := make([]*policyv1.PodDisruptionBudget, len(states))
+	for i, st := range states {
+		pdbs[i] = c.sync(st)
+	}
+	if res := eviction.Evict(eviction.Request{Pod: ps.pod, PDBs: pdbs, DryRun: true, Now: c.eng.Now()}); res.Err != nil {
+		return res.Err
+	}
+	return nil
+}

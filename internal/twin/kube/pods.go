@@ -1,0 +1,444 @@
+package kube
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ladder-eks/ladder/internal/sim"
+)
+
+type podState struct {
+	pod      *corev1.Pod
+	key      string
+	seq      uint64
+	req      Resources
+	owner    *workload
+	node     *nodeState
+	ready    bool
+	deleting bool
+	timers   []*sim.Event
+	// unschedulable is the scheduler's last FitError message, if any.
+	unschedulable string
+	// pdbs are the PDBs whose selector picks the pod, sorted by name.
+	pdbs []*pdbState
+}
+
+// createPod stores a new, unscheduled pod.
+func (c *Cluster) createPod(pod *corev1.Pod, owner *workload) *podState {
+	c.podSeq++
+	pod.CreationTimestamp = c.now()
+	pod.UID = c.newUID("Pod")
+	pod.ResourceVersion = "1"
+	pod.Status.Phase = corev1.PodPending
+	if pod.Spec.TerminationGracePeriodSeconds == nil {
+		grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+		pod.Spec.TerminationGracePeriodSeconds = &grace
+	}
+	if pod.Spec.SchedulerName == "" {
+		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
+	}
+	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, req: PodRequests(pod), owner: owner}
+	c.pods[ps.key] = ps
+	c.count(catGone, catNotReady)
+	c.indexPodInPDBs(ps)
+	if owner != nil {
+		owner.pods[ps.key] = ps
+	}
+	if pod.Spec.NodeName != "" {
+		if ns, ok := c.nodes[pod.Spec.NodeName]; ok {
+			c.bind(ps, ns)
+			return ps
+		}
+	}
+	c.pending[ps.key] = ps
+	c.scheduler.Fire()
+	return ps
+}
+
+// bind places a pod on a node and starts it.
+func (c *Cluster) bind(ps *podState, ns *nodeState) {
+	delete(c.pending, ps.key)
+	ps.node = ns
+	ps.unschedulable = ""
+	ps.pod.Spec.NodeName = ns.node.Name
+	setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionTrue, "", "", c.now())
+	ns.pods[ps.key] = ps
+	ns.used = ns.used.Add(ps.req)
+	ns.lastPodEvent = c.eng.Now()
+	c.bindVolumes(ps, ns)
+	c.podChanged(ns.node.Name)
+	c.startPod(ps)
+}
+
+// startPod runs the pod's containers: after its volumes attach and its
+// containers start, it is Running; after its readiness delay, Ready.
+func (c *Cluster) startPod(ps *podState) {
+	attachAt, ok := c.volumesReadyAt(ps)
+	if !ok {
+		return // a volume is still attached elsewhere; releaseVolumes starts the pod
+	}
+	startup := c.opts.Timings.PodStartup
+	ready := startup
+	if d, ok := startupOverride(ps.pod); ok {
+		startup, ready = d, d
+	} else if p := readinessProbe(ps.pod); p != nil {
+		ready += time.Duration(p.InitialDelaySeconds) * time.Second
+	}
+	running := attachAt.Add(startup)
+	readyAt := attachAt.Add(ready)
+	ps.timers = append(ps.timers,
+		c.eng.At(running, func() {
+			ps.pod.Status.Phase = corev1.PodRunning
+			ps.pod.Status.StartTime = ptrTime(c.now())
+			setPodCondition(ps.pod, corev1.PodInitialized, corev1.ConditionTrue, "", "", c.now())
+		}),
+		c.eng.At(readyAt, func() { c.setPodReady(ps, true) }),
+	)
+}
+
+// startImmediately makes a just-bound pod Running and Ready now, for the
+// starting state of a scenario (a cluster that has been running for hours).
+func (c *Cluster) startImmediately(ps *podState, since time.Time) {
+	for _, t := range ps.timers {
+		t.Cancel()
+	}
+	ps.timers = nil
+	ps.pod.CreationTimestamp = metav1.NewTime(since)
+	ps.pod.Status.Phase = corev1.PodRunning
+	ps.pod.Status.StartTime = ptrTime(metav1.NewTime(since))
+	setPodCondition(ps.pod, corev1.PodInitialized, corev1.ConditionTrue, "", "", metav1.NewTime(since))
+	c.setPodReady(ps, true)
+}
+
+func (c *Cluster) setPodReady(ps *podState, ready bool) {
+	if ps.ready == ready {
+		return
+	}
+	before := category(ps)
+	ps.ready = ready
+	c.count(before, category(ps))
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	setPodCondition(ps.pod, corev1.ContainersReady, status, "", "", c.now())
+	setPodCondition(ps.pod, corev1.PodReady, status, "", "", c.now())
+	c.podReadinessChanged(ps)
+}
+
+// podReadinessChanged updates availability and the PDBs that cover the pod.
+func (c *Cluster) podReadinessChanged(ps *podState) {
+	c.markPDBsDirty(ps)
+	if ps.owner != nil {
+		ps.owner.avail.observe(c.eng.Now(), ps.owner.readyCount())
+		ps.owner.kick()
+	}
+}
+
+// deletePod starts a graceful deletion: the pod stops serving at once and
+// exits after its shutdown time, capped by grace seconds.
+func (c *Cluster) deletePod(ps *podState, grace int64) {
+	if ps.deleting {
+		// A shorter grace period shortens a deletion already in progress.
+		if ps.pod.DeletionGracePeriodSeconds != nil && grace >= *ps.pod.DeletionGracePeriodSeconds {
+			return
+		}
+	}
+	wasReady := ps.ready && !ps.deleting
+	before := category(ps)
+	ps.deleting = true
+	c.count(before, category(ps))
+	now := c.now()
+	ps.pod.DeletionTimestamp = &now
+	ps.pod.DeletionGracePeriodSeconds = &grace
+	for _, t := range ps.timers {
+		t.Cancel()
+	}
+	ps.timers = nil
+	if ps.node == nil {
+		c.removePod(ps)
+		return
+	}
+	if wasReady {
+		c.podReadinessChanged(ps)
+	}
+	if ps.owner != nil {
+		ps.owner.kick()
+	}
+	exit := c.opts.Timings.PodShutdown
+	if g := time.Duration(grace) * time.Second; g < exit {
+		exit = g
+	}
+	ps.timers = append(ps.timers, c.eng.After(exit, func() { c.removePod(ps) }))
+}
+
+// removePod removes a pod from the store, freeing its node's resources.
+func (c *Cluster) removePod(ps *podState) {
+	if _, ok := c.pods[ps.key]; !ok || c.pods[ps.key] != ps {
+		return
+	}
+	for _, t := range ps.timers {
+		t.Cancel()
+	}
+	ps.timers = nil
+	wasReady := ps.ready && !ps.deleting
+	c.count(category(ps), catGone)
+	ps.deleting = true
+	ps.ready = false
+	delete(c.pods, ps.key)
+	delete(c.pending, ps.key)
+	if ns := ps.node; ns != nil {
+		delete(ns.pods, ps.key)
+		ns.used = ns.used.Sub(ps.req)
+		ns.lastPodEvent = c.eng.Now()
+		c.releaseVolumes(ps)
+		c.podChanged(ns.node.Name)
+	}
+	if ps.owner != nil {
+		delete(ps.owner.pods, ps.key)
+		if wasReady {
+			ps.owner.avail.observe(c.eng.Now(), ps.owner.readyCount())
+		}
+		ps.owner.kick()
+	}
+	c.unindexPod(ps)
+	c.scheduler.Fire()
+}
+
+func (c *Cluster) podChanged(node string) {
+	for _, h := range c.podHook {
+		h(node)
+	}
+}
+
+// DeletePod deletes a pod the way DELETE /pods/NAME does, without the
+// Eviction API: PDBs are not consulted. grace nil means the pod's own
+// terminationGracePeriodSeconds. When voluntary is true and the pod was
+// healthy under a PDB that could not afford it, the deletion counts as a PDB
+// violation of the pod's workload.
+func (c *Cluster) DeletePod(namespace, name string, grace *int64, voluntary bool) error {
+	ps, ok := c.pods[key(namespace, name)]
+	if !ok {
+		return apierrors.NewNotFound(corev1.Resource("pods"), name)
+	}
+	if voluntary {
+		c.countViolation(ps)
+	}
+	g := *ps.pod.Spec.TerminationGracePeriodSeconds
+	if grace != nil {
+		g = *grace
+	}
+	c.deletePod(ps, g)
+	return nil
+}
+
+// Pod returns a pod, or nil.
+func (c *Cluster) Pod(namespace, name string) *corev1.Pod {
+	if ps, ok := c.pods[key(namespace, name)]; ok {
+		return ps.pod
+	}
+	return nil
+}
+
+// PodsOnNode returns the pods bound to a node, terminating ones included,
+// sorted by namespace/name.
+func (c *Cluster) PodsOnNode(node string) []*corev1.Pod {
+	ns, ok := c.nodes[node]
+	if !ok {
+		return nil
+	}
+	out := make([]*corev1.Pod, 0, len(ns.pods))
+	for _, k := range sortedKeys(ns.pods) {
+		out = append(out, ns.pods[k].pod)
+	}
+	return out
+}
+
+// Pods returns every pod, sorted by namespace/name.
+func (c *Cluster) Pods() []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(c.pods))
+	for _, k := range sortedKeys(c.pods) {
+		out = append(out, c.pods[k].pod)
+	}
+	return out
+}
+
+// PendingPods returns pods not bound to a node and not being deleted, in
+// scheduling order.
+func (c *Cluster) PendingPods() []*corev1.Pod {
+	ps := c.pendingInOrder()
+	out := make([]*corev1.Pod, len(ps))
+	for i, p := range ps {
+		out[i] = p.pod
+	}
+	return out
+}
+
+// Unschedulable returns the scheduler's last reason for a pending pod.
+func (c *Cluster) Unschedulable(namespace, name string) string {
+	if ps, ok := c.pods[key(namespace, name)]; ok {
+		return ps.unschedulable
+	}
+	return ""
+}
+
+// PodOwner returns "Kind/name" of the workload that owns a pod, or "".
+func (c *Cluster) PodOwner(namespace, name string) (kind, owner string) {
+	if ps, ok := c.pods[key(namespace, name)]; ok && ps.owner != nil {
+		return ps.owner.kind, ps.owner.name
+	}
+	return "", ""
+}
+
+func (c *Cluster) pendingInOrder() []*podState {
+	out := make([]*podState, 0, len(c.pending))
+	for _, ps := range c.pending {
+		out = append(out, ps)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		pi, pj := podPriority(out[i].pod), podPriority(out[j].pod)
+		if pi != pj {
+			return pi > pj
+		}
+		return out[i].seq < out[j].seq
+	})
+	return out
+}
+
+func podPriority(p *corev1.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
+}
+
+// IsPodReady reports the pod's Ready condition.
+func IsPodReady(p *corev1.Pod) bool {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, s corev1.ConditionStatus, reason, msg string, now metav1.Time) {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == t {
+			if p.Status.Conditions[i].Status != s {
+				p.Status.Conditions[i].LastTransitionTime = now
+			}
+			p.Status.Conditions[i].Status = s
+			p.Status.Conditions[i].Reason = reason
+			p.Status.Conditions[i].Message = msg
+			return
+		}
+	}
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: s, Reason: reason, Message: msg, LastTransitionTime: now})
+}
+
+func readinessProbe(p *corev1.Pod) *corev1.Probe {
+	for i := range p.Spec.Containers {
+		if p.Spec.Containers[i].ReadinessProbe != nil {
+			return p.Spec.Containers[i].ReadinessProbe
+		}
+	}
+	return nil
+}
+
+func startupOverride(p *corev1.Pod) (time.Duration, bool) {
+	v, ok := p.Annotations[StartupAnnotation]
+	if !ok {
+		return 0, false
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return d, true
+}
+
+// ValidateStartupAnnotation checks a pod template's startup annotation.
+func ValidateStartupAnnotation(annotations map[string]string) error {
+	v, ok := annotations[StartupAnnotation]
+	if !ok {
+		return nil
+	}
+	if d, err := time.ParseDuration(v); err != nil || d < 0 {
+		return fmt.Errorf("annotation %s: %q is not a duration such as 45s", StartupAnnotation, v)
+	}
+	return nil
+}
+
+func isDaemonSetPod(p *corev1.Pod) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == "DaemonSet"
+}
+
+// Pod categories for the settled counters.
+const (
+	catGone = iota
+	catNotReady
+	catReady
+	catTerminating
+)
+
+func category(ps *podState) int {
+	switch {
+	case ps.deleting:
+		return catTerminating
+	case ps.ready:
+		return catReady
+	}
+	return catNotReady
+}
+
+func (c *Cluster) count(from, to int) {
+	switch from {
+	case catNotReady:
+		c.notReady--
+	case catTerminating:
+		c.terminating--
+	}
+	switch to {
+	case catNotReady:
+		c.notReady++
+	case catTerminating:
+		c.terminating++
+	}
+}
+
+// Quiet reports, in constant time, whether every pod is bound and Ready and
+// none is terminating.
+func (c *Cluster) Quiet() bool { return len(c.pending) == 0 && c.notReady == 0 && c.terminating == 0 }
+
+// NotReadyPods lists live pods that are not Ready, sorted.
+func (c *Cluster) NotReadyPods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, k := range sortedKeys(c.pods) {
+		if ps := c.pods[k]; !ps.ready && !ps.deleting {
+			out = append(out, ps.pod)
+		}
+	}
+	return out
+}
+
+// StartPodsNow makes every pod bound to a node Running and Ready at once,
+// created at since: the starting state of a scenario, whose cluster has been
+// running for hours.
+func (c *Cluster) StartPodsNow(node string, since time.Time) {
+	ns, ok := c.nodes[node]
+	if !ok {
+		return
+	}
+	for _, k := range sortedKeys(ns.pods) {
+		if ps := ns.pods[k]; !ps.deleting {
+			c.startImmediately(ps, since)
+		}
+	}
+}

@@ -1,0 +1,244 @@
+package kube
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	schedcorev1 "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+)
+
+// The scheduler follows kube-scheduler's default profile for what decides
+// feasibility — the filter plugins NodeUnschedulable, TaintToleration,
+// NodeAffinity, NodeResourcesFit, VolumeBinding/VolumeZone, in that order,
+// the first failing one naming the reason — and its FitError message. Scores
+// approximate LeastAllocated, BalancedAllocation and the default topology
+// spreading; ties are broken with the run's seeded randomness, as
+// kube-scheduler breaks them at random.
+
+const (
+	// kube-scheduler pkg/scheduler/schedule_one.go: numFeasibleNodesToFind.
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+	basePercentageOfNodesToScore     = 50
+)
+
+// numFeasibleNodesToFind is how many feasible nodes kube-scheduler looks for
+// before it stops filtering and scores what it found (adaptive percentage).
+func numFeasibleNodesToFind(numAllNodes int) int {
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	percentage := basePercentageOfNodesToScore - numAllNodes/125
+	if percentage < minFeasibleNodesPercentageToFind {
+		percentage = minFeasibleNodesPercentageToFind
+	}
+	n := numAllNodes * percentage / 100
+	if n < minFeasibleNodesToFind {
+		return minFeasibleNodesToFind
+	}
+	return n
+}
+
+// schedule runs one scheduling pass over every pending pod.
+func (c *Cluster) schedule() {
+	unschedulable := false
+	for _, ps := range c.pendingInOrder() {
+		node, msg := c.findNode(ps)
+		if node == nil {
+			if ps.unschedulable != msg {
+				ps.unschedulable = msg
+				setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, msg, c.now())
+			}
+			unschedulable = true
+			continue
+		}
+		c.bind(ps, node)
+	}
+	if unschedulable {
+		for _, h := range c.unschedHook {
+			h()
+		}
+	}
+}
+
+// findNode returns the node the pod goes to, or nil and the FitError message.
+func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
+	total := len(c.nodeNames)
+	if total == 0 {
+		return nil, "no nodes available to schedule pods"
+	}
+	if msg := c.volumePrefilter(ps.pod); msg != "" {
+		return nil, fmt.Sprintf("0/%d nodes are available: %s.", total, msg)
+	}
+	want := numFeasibleNodesToFind(total)
+	affinity := nodeaffinity.GetRequiredNodeAffinity(ps.pod)
+	var feasible []*nodeState
+	reasons := map[string]int{}
+	processed := 0
+	for i := 0; i < total && len(feasible) < want; i++ {
+		ns := c.nodes[c.nodeNames[(c.nextStart+i)%total]]
+		processed++
+		if rs := c.filter(ps, ns, affinity); len(rs) > 0 {
+			for _, r := range rs {
+				reasons[r]++
+			}
+			continue
+		}
+		feasible = append(feasible, ns)
+	}
+	c.nextStart = (c.nextStart + processed) % total
+	if len(feasible) == 0 {
+		return nil, fitError(total, reasons)
+	}
+	return c.pickBest(ps, feasible), ""
+}
+
+// Feasible reports whether a pod could run on a node right now and, if not,
+// why — the same filters the scheduler runs.
+func (c *Cluster) Feasible(pod *corev1.Pod, node string) (bool, []string) {
+	ns, ok := c.nodes[node]
+	if !ok {
+		return false, []string{"node not found"}
+	}
+	ps := &podState{pod: pod, req: PodRequests(pod)}
+	rs := c.filter(ps, ns, nodeaffinity.GetRequiredNodeAffinity(pod))
+	return len(rs) == 0, rs
+}
+
+func (c *Cluster) filter(ps *podState, ns *nodeState, affinity nodeaffinity.RequiredNodeAffinity) []string {
+	node := ns.node
+	// NodeUnschedulable
+	if node.Spec.Unschedulable && !tolerates(ps.pod.Spec.Tolerations, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
+		return []string{"node(s) were unschedulable"}
+	}
+	// TaintToleration
+	if t, bad := schedcorev1.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, ps.pod.Spec.Tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, false); bad {
+		return []string{fmt.Sprintf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value)}
+	}
+	// NodeAffinity (nodeSelector, required affinity, matchFields)
+	if ok, _ := affinity.Match(node); !ok {
+		return []string{"node(s) didn't match Pod's node affinity/selector"}
+	}
+	// NodeResourcesFit
+	if ok, short := ps.req.Fits(ns.free()); !ok {
+		return short
+	}
+	// VolumeBinding / VolumeZone
+	if r := c.volumeFits(ps.pod, node); r != "" {
+		return []string{r}
+	}
+	return nil
+}
+
+func tolerates(tolerations []corev1.Toleration, taint corev1.Taint) bool {
+	return schedcorev1.TolerationsTolerateTaint(klog.Background(), tolerations, &taint, false)
+}
+
+// Tolerates reports whether a pod tolerates every NoSchedule and NoExecute
+// taint in taints.
+func Tolerates(pod *corev1.Pod, taints []corev1.Taint) (corev1.Taint, bool) {
+	t, bad := schedcorev1.FindMatchingUntoleratedTaint(klog.Background(), taints, pod.Spec.Tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, false)
+	return t, !bad
+}
+
+// fitError formats kube-scheduler's FitError:
+// "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {k: v}."
+func fitError(total int, reasons map[string]int) string {
+	parts := make([]string, 0, len(reasons))
+	for r, n := range reasons {
+		parts = append(parts, fmt.Sprintf("%d %s", n, r))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("0/%d nodes are available: %s.", total, strings.Join(parts, ", "))
+}
+
+// pickBest scores feasible nodes and returns the best, breaking ties at
+// random from the seeded source.
+func (c *Cluster) pickBest(ps *podState, feasible []*nodeState) *nodeState {
+	if len(feasible) == 1 {
+		return feasible[0]
+	}
+	var hostCount, zoneCount map[string]int
+	if ps.owner != nil && ps.owner.kind != "DaemonSet" {
+		hostCount, zoneCount = map[string]int{}, map[string]int{}
+		for _, other := range ps.owner.pods {
+			if other.node != nil && !other.deleting {
+				hostCount[other.node.node.Name]++
+				zoneCount[other.node.zone()]++
+			}
+		}
+	}
+	best, bestScore, ties := (*nodeState)(nil), int64(-1), 0
+	for _, ns := range feasible {
+		score := leastAllocated(ps.req, ns) + balancedAllocation(ps.req, ns)
+		if hostCount != nil {
+			// Default topology spreading (hostname maxSkew 3, zone maxSkew 5,
+			// ScheduleAnyway): fewer replicas of the same workload scores higher.
+			score += 2 * (100 - min64(100, int64(20*hostCount[ns.node.Name]+10*zoneCount[ns.zone()])))
+		}
+		switch {
+		case score > bestScore:
+			best, bestScore, ties = ns, score, 1
+		case score == bestScore:
+			ties++
+			if c.eng.Rand().IntN(ties) == 0 {
+				best = ns
+			}
+		}
+	}
+	return best
+}
+
+// leastAllocated is NodeResourcesFit's default scoring strategy.
+func leastAllocated(req Resources, ns *nodeState) int64 {
+	score := func(requested, capacity int64) int64 {
+		if capacity == 0 || requested > capacity {
+			return 0
+		}
+		return (capacity - requested) * 100 / capacity
+	}
+	after := ns.used.Add(nonZero(req))
+	return (score(after.MilliCPU, ns.alloc.MilliCPU) + score(after.Memory, ns.alloc.Memory)) / 2
+}
+
+// balancedAllocation favours nodes whose CPU and memory fractions stay close.
+func balancedAllocation(req Resources, ns *nodeState) int64 {
+	if ns.alloc.MilliCPU == 0 || ns.alloc.Memory == 0 {
+		return 0
+	}
+	after := ns.used.Add(nonZero(req))
+	cpu := float64(after.MilliCPU) / float64(ns.alloc.MilliCPU)
+	mem := float64(after.Memory) / float64(ns.alloc.Memory)
+	d := cpu - mem
+	if d < 0 {
+		d = -d
+	}
+	return int64((1 - d/2) * 100)
+}
+
+// nonZero applies the scheduler's scoring defaults for containers that
+// request nothing (100m CPU, 200Mi memory).
+func nonZero(r Resources) Resources {
+	if r.MilliCPU == 0 {
+		r.MilliCPU = 100
+	}
+	if r.Memory == 0 {
+		r.Memory = 200 << 20
+	}
+	return r
+}
+
+func min64(a, b int64) int64 {
+	if a < b {
+		return a
+	}
+	return b
+}
