@@ -189,5 +189,3 @@ func (r *run) stuckReasons() []string {
 	}
 	return out
 }
-
-

@@ -240,5 +240,3 @@ func (r *run) karpenterEvent(e karpenter.Event) {
 func (r *run) event(eventType, code, message string) {
 	r.events = append(r.events, report.Event{T: r.eng.Elapsed().Seconds(), Type: eventType, Message: message, Source: "scenario", Code: code})
 }
-
-

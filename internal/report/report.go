@@ -103,14 +103,14 @@ type Blocked struct {
 
 // Event is one timeline line.
 type Event struct {
-	T       float64 `json:"t"` // seconds since the start
-	Type    string  `json:"type"`
-	Message string  `json:"message"`
-	Node    string  `json:"node,omitempty"`
-	Group   string  `json:"group,omitempty"`
-	Reason  string  `json:"reason,omitempty"`
-	Source  string  `json:"source"` // scenario, karpenter, kubernetes
-	Code    string  `json:"code"`
+	T       float64  `json:"t"` // seconds since the start
+	Type    string   `json:"type"`
+	Message string   `json:"message"`
+	Node    string   `json:"node,omitempty"`
+	Group   string   `json:"group,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Source  string   `json:"source"` // scenario, karpenter, kubernetes
+	Code    string   `json:"code"`
 	Fields  []string `json:"fields,omitempty"`
 }
 
