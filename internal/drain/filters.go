@@ -3,10 +3,10 @@
 // as pure functions over a node's pods: no clientset, and the clock is a
 // parameter (semantics.md §D.3).
 //
-// The output uses upstream's own types (drain.PodDeleteList, PodDelete,
-// PodDeleteStatus, MakePodDeleteStatus* helpers), so Pods() and Warnings()
-// are upstream code. The differential test compares this port with
-// (&drain.Helper{...}).GetPodsForDeletion against a fake clientset.
+// The statuses are upstream's own types (PodDelete, PodDeleteStatus, the
+// MakePodDeleteStatus* helpers); List mirrors PodDeleteList. The
+// differential test compares this port with (&drain.Helper{...})
+// .GetPodsForDeletion against a fake clientset.
 package drain
 
 import (
@@ -58,7 +58,7 @@ type DaemonSetLookup func(namespace, name string) (exists bool)
 // map, so its order is random; here they come in order of first appearance,
 // which is one of the orders upstream can produce. Any error aborts a drain
 // before anything is evicted.
-func PodsForDeletion(pods []corev1.Pod, opts Options, daemonSetExists DaemonSetLookup, now time.Time) (*kdrain.PodDeleteList, []error) {
+func PodsForDeletion(pods []corev1.Pod, opts Options, daemonSetExists DaemonSetLookup, now time.Time) (*List, []error) {
 	f := filters{opts: opts, dsExists: daemonSetExists, now: now}
 	chain := []kdrain.PodFilter{
 		f.skipDeletedFilter,
@@ -80,7 +80,7 @@ func PodsForDeletion(pods []corev1.Pod, opts Options, daemonSetExists DaemonSetL
 		pod.APIVersion = "v1"
 		items = append(items, kdrain.PodDelete{Pod: pod, Status: status})
 	}
-	list := newPodDeleteList(items)
+	list := &List{Items: items}
 	if errs := listErrors(items); len(errs) > 0 {
 		return list, errs
 	}
@@ -196,8 +196,8 @@ func listErrors(items []kdrain.PodDelete) []error {
 // StableWarnings is upstream PodDeleteList.Warnings() with messages in order
 // of first appearance instead of map order: "msg: ns/a, ns/b; msg2: ns/c".
 // Upstream's Warnings() returns the same parts, possibly in another order.
-func StableWarnings(l *kdrain.PodDeleteList) string {
-	msgs, byMsg := groupByMessage(Items(l), kdrain.PodDeleteStatusTypeWarning, "")
+func StableWarnings(items []kdrain.PodDelete) string {
+	msgs, byMsg := groupByMessage(items, kdrain.PodDeleteStatusTypeWarning, "")
 	parts := make([]string, 0, len(msgs))
 	for _, m := range msgs {
 		parts = append(parts, fmt.Sprintf("%s: %s", m, strings.Join(byMsg[m], ", ")))

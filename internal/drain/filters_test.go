@@ -80,7 +80,7 @@ func TestPodsForDeletionExpected(t *testing.T) {
 			if got := keys(list.Pods()); !reflect.DeepEqual(got, tc.wantPods) {
 				t.Errorf("Pods() = %q\nwant %q", got, tc.wantPods)
 			}
-			if got := StableWarnings(list); got != tc.wantWarnings {
+			if got := StableWarnings(list.Items); got != tc.wantWarnings {
 				t.Errorf("StableWarnings = %q\nwant %q", got, tc.wantWarnings)
 			}
 			var got []string
@@ -117,7 +117,7 @@ func TestSkipWaitForDeleteTimeoutBoundary(t *testing.T) {
 			if errs != nil {
 				t.Fatalf("errs %v", errs)
 			}
-			st := Items(list)[0].Status
+			st := list.Items[0].Status
 			if skipped := st == kdrain.MakePodDeleteStatusSkip(); skipped != tc.wantSkip {
 				t.Fatalf("status %+v, want skipped=%v", st, tc.wantSkip)
 			}
@@ -145,27 +145,21 @@ func TestInputNotModified(t *testing.T) {
 	}
 }
 
-// The unsafe view of drain.PodDeleteList must agree with upstream's methods.
-func TestPodDeleteListLayout(t *testing.T) {
-	items := []kdrain.PodDelete{
+// List's methods read as upstream PodDeleteList's do.
+func TestListMethods(t *testing.T) {
+	l := &List{Items: []kdrain.PodDelete{
 		{Pod: mkPod("a", "one"), Status: kdrain.MakePodDeleteStatusOkay()},
 		{Pod: mkPod("a", "two"), Status: kdrain.MakePodDeleteStatusWithWarning(true, "w")},
 		{Pod: mkPod("a", "three"), Status: kdrain.MakePodDeleteStatusSkip()},
-	}
-	l := newPodDeleteList(items)
+	}}
 	if got := keys(l.Pods()); !reflect.DeepEqual(got, []string{"a/one", "a/two"}) {
 		t.Fatalf("Pods() = %v", got)
 	}
 	if got := l.Warnings(); got != "w: a/two" {
 		t.Fatalf("Warnings() = %q", got)
 	}
-	if got := Items(l); len(got) != 3 || got[2].Pod.Name != "three" {
-		t.Fatalf("Items() = %v", got)
-	}
-	if Items(nil) != nil {
-		t.Fatal("Items(nil) != nil")
-	}
-	if got := (&kdrain.PodDeleteList{}).Pods(); len(got) != 0 || len(Items(&kdrain.PodDeleteList{})) != 0 {
-		t.Fatal("zero list not empty")
+	var none *List
+	if len(none.Pods()) != 0 || none.Warnings() != "" {
+		t.Fatal("nil list not empty")
 	}
 }

@@ -1,42 +1,38 @@
 package drain
 
 import (
-	"unsafe"
-
+	corev1 "k8s.io/api/core/v1"
 	kdrain "k8s.io/kubectl/pkg/drain"
 )
 
-// podDeleteList mirrors k8s.io/kubectl/pkg/drain.PodDeleteList, whose only
-// field (items []PodDelete) is unexported and which has no exported
-// constructor: upstream fills it only inside GetPodsForDeletion, which needs
-// a clientset. Converting between pointers to two struct types with the same
-// single field is a valid unsafe.Pointer conversion (pattern (1) in the
-// unsafe package documentation). init checks the layout still matches, and
-// TestPodDeleteListLayout checks Pods()/Warnings() read what we wrote, so a
-// kubectl bump that changes the struct fails loudly instead of corrupting
-// memory.
-type podDeleteList struct {
-	items []kdrain.PodDelete
+// List is what the filters decided: every pod of the node with its status,
+// in list order. It is k8s.io/kubectl/pkg/drain.PodDeleteList with its items
+// exported (upstream keeps them private and fills them only inside
+// GetPodsForDeletion, which needs a clientset); Pods and Warnings behave as
+// upstream's.
+type List struct {
+	Items []kdrain.PodDelete
 }
 
-func init() {
-	if unsafe.Sizeof(kdrain.PodDeleteList{}) != unsafe.Sizeof(podDeleteList{}) ||
-		unsafe.Alignof(kdrain.PodDeleteList{}) != unsafe.Alignof(podDeleteList{}) {
-		panic("internal/drain: k8s.io/kubectl/pkg/drain.PodDeleteList layout changed; update podDeleteList")
-	}
-}
-
-func newPodDeleteList(items []kdrain.PodDelete) *kdrain.PodDeleteList {
-	return (*kdrain.PodDeleteList)(unsafe.Pointer(&podDeleteList{items: items}))
-}
-
-// Items returns every pod of the list with its filter status (deleted,
-// skipped, warned or refused), in list order. Upstream keeps them private;
-// the twin needs them to report why a pod was not evicted. The slice is the
-// list's own: do not modify it.
-func Items(l *kdrain.PodDeleteList) []kdrain.PodDelete {
+// Pods returns the pods to evict or delete, as upstream's Pods() does.
+func (l *List) Pods() []corev1.Pod {
+	pods := []corev1.Pod{}
 	if l == nil {
-		return nil
+		return pods
 	}
-	return (*podDeleteList)(unsafe.Pointer(l)).items
+	for _, i := range l.Items {
+		if i.Status.Delete {
+			pods = append(pods, i.Pod)
+		}
+	}
+	return pods
+}
+
+// Warnings is upstream's Warnings() with messages in order of first
+// appearance instead of map order: "msg: ns/a, ns/b; msg2: ns/c".
+func (l *List) Warnings() string {
+	if l == nil {
+		return ""
+	}
+	return StableWarnings(l.Items)
 }

@@ -52,12 +52,14 @@ func (k *Karpenter) disrupt() {
 // and marked-for-deletion nodes count and are subtracted.
 func (k *Karpenter) budgetMapping(reason karpv1.DisruptionReason) map[string]int {
 	numNodes, disrupting := map[string]int{}, map[string]int{}
-	for _, c := range k.claims {
+	for _, c := range k.NodeClaims() {
 		if c.Initialized.IsZero() || c.terminating {
 			continue
 		}
-		node := k.kube.Node(c.Node)
-		if node == nil || node.Labels[karpv1.NodeInitializedLabelKey] != "true" {
+		// Initialized is when the twin set karpenter.sh/initialized=true on
+		// the node; it never removes it.
+		node := k.nodeOf(c)
+		if node == nil {
 			continue
 		}
 		numNodes[c.NodePool]++
@@ -98,36 +100,40 @@ func (k *Karpenter) BudgetBlocks() []string {
 	return out
 }
 
-// candidates lists NodeClaims a method may disrupt (types.go NewCandidate,
-// statenode.go ValidateNodeDisruptable/ValidatePodsDisruptable).
-func (k *Karpenter) candidates(should func(*NodeClaim, []*corev1.Pod) bool, class string) []*candidate {
-	var out []*candidate
+// eligible lists the NodeClaims that pass the node-level candidate checks
+// (types.go NewCandidate, statenode.go ValidateNodeDisruptable) and the
+// method's own test, in name order. Pod-level blockers are checked later,
+// only for the candidates a method reaches (podsBlock).
+func (k *Karpenter) eligible(should func(*NodeClaim) bool) []*NodeClaim {
+	var out []*NodeClaim
 	for _, c := range k.NodeClaims() {
-		if c.command != nil || c.deleting || c.markedForDeletion || c.Initialized.IsZero() {
+		if c.command != nil || c.deleting || c.markedForDeletion || c.Initialized.IsZero() || !should(c) {
 			continue
 		}
-		node := k.kube.Node(c.Node)
-		p := k.pools[c.NodePool]
-		if node == nil || p == nil || node.Labels[karpv1.NodeInitializedLabelKey] != "true" {
-			continue
-		}
-		pods := k.reschedulablePods(c.Node)
-		if !should(c, pods) {
+		node := k.nodeOf(c)
+		if node == nil || k.pools[c.NodePool] == nil {
 			continue
 		}
 		if node.Annotations[DoNotDisrupt] == "true" {
 			k.noteCandidateBlocked(c, "", "", fmt.Sprintf("node has %q annotation", DoNotDisrupt))
 			continue
 		}
-		if class == gracefulClass || c.TerminationGracePeriod == nil {
-			if k.podsBlock(c, pods) {
-				continue
-			}
-		}
-		k.clearCandidateBlocks(c)
-		out = append(out, &candidate{claim: c, pool: p, pods: pods})
+		out = append(out, c)
 	}
 	return out
+}
+
+// candidate checks a NodeClaim's pods (ValidatePodsDisruptable) and returns
+// it as a candidate, or nil when a pod blocks it. Graceful methods are
+// always blocked by PDBs and do-not-disrupt pods; the eventual class (Drift)
+// is not when the NodeClaim has a terminationGracePeriod (semantics.md §A.4).
+func (k *Karpenter) candidate(c *NodeClaim, class string) *candidate {
+	pods := k.reschedulablePods(c.Node)
+	if (class == gracefulClass || c.TerminationGracePeriod == nil) && k.podsBlock(c, pods) {
+		return nil
+	}
+	k.clearCandidateBlocks(c)
+	return &candidate{claim: c, pool: k.pools[c.NodePool], pods: pods}
 }
 
 // podsBlock reports whether a pod on the node blocks its disruption: an
@@ -187,40 +193,56 @@ func isMirrorPod(p *corev1.Pod) bool {
 // they drifted, empty ones first; the first within budget whose pods can be
 // rescheduled becomes a one-candidate command.
 func (k *Karpenter) drift() bool {
-	cands := k.candidates(func(c *NodeClaim, _ []*corev1.Pod) bool { return c.Drifted != "" }, eventualClass)
-	if len(cands) == 0 {
+	mapping := k.budgetMapping(karpv1.DisruptionReasonDrifted)
+	if !anyAllowed(mapping) {
 		return false
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].claim.DriftedSince.Before(cands[j].claim.DriftedSince) })
-	var empty, nonEmpty []*candidate
-	for _, c := range cands {
-		if len(c.pods) == 0 {
-			empty = append(empty, c)
-		} else {
-			nonEmpty = append(nonEmpty, c)
+	claims := k.eligible(func(c *NodeClaim) bool { return c.Drifted != "" })
+	sort.SliceStable(claims, func(i, j int) bool {
+		a, b := claims[i], claims[j]
+		if !a.DriftedSince.Equal(b.DriftedSince) {
+			return a.DriftedSince.Before(b.DriftedSince)
 		}
-	}
-	mapping := k.budgetMapping(karpv1.DisruptionReasonDrifted)
-	for _, c := range append(empty, nonEmpty...) {
-		if mapping[c.pool.obj.Name] == 0 {
+		return k.kube.ActivePods(a.Node) == 0 && k.kube.ActivePods(b.Node) > 0
+	})
+	for _, claim := range claims {
+		if mapping[claim.NodePool] == 0 {
+			continue
+		}
+		c := k.candidate(claim, eventualClass)
+		if c == nil {
 			continue
 		}
 		res := k.simulate(c)
 		if !res.allScheduled() {
-			for p, why := range res.failed {
-				k.noteCandidateBlocked(c.claim, p.Namespace+"/"+p.Name, "", "pod cannot be rescheduled: "+why)
+			for _, p := range sortedPods(res.failed) {
+				k.noteCandidateBlocked(c.claim, p.Namespace+"/"+p.Name, "", "pod cannot be rescheduled: "+res.failed[p])
 				break
 			}
 			continue
 		}
-		k.startCommand(&command{reason: "drifted", candidates: []*candidate{c}, replacements: res.claims})
+		k.startCommand(&command{reason: "drifted", candidates: []*candidate{c}, replacements: res.claims, plan: res})
 		return true
+	}
+	return false
+}
+
+func anyAllowed(mapping map[string]int) bool {
+	for _, v := range mapping {
+		if v > 0 {
+			return true
+		}
 	}
 	return false
 }
 
 // simulate is SimulateScheduling for one candidate: its pods, the pending
 // pods and the pods of deleting nodes, onto every other active node.
+//
+// Pods of deleting nodes that an earlier command already planned a place
+// for are nominated there (see nominations.go): the capacity they will take
+// is reserved and they are not packed again, as Karpenter's cluster state
+// keeps nominated pods on their target nodes.
 func (k *Karpenter) simulate(c *candidate) packResult {
 	exclude := map[string]bool{c.claim.Node: true}
 	pods := append([]*corev1.Pod(nil), c.pods...)
@@ -232,7 +254,14 @@ func (k *Karpenter) simulate(c *candidate) packResult {
 	for _, other := range k.NodeClaims() {
 		if other != c.claim && (other.deleting || other.markedForDeletion) && other.Node != "" {
 			exclude[other.Node] = true
-			pods = append(pods, k.reschedulablePods(other.Node)...)
+			if k.nominatedOn[other.Node] >= k.kube.ActivePods(other.Node) {
+				continue // every pod there already has a planned place
+			}
+			for _, p := range k.reschedulablePods(other.Node) {
+				if _, ok := k.nominations[p.Namespace+"/"+p.Name]; !ok {
+					pods = append(pods, p)
+				}
+			}
 		}
 	}
 	return k.pack(pods, k.existingCapacity(exclude))
@@ -244,25 +273,32 @@ func (k *Karpenter) simulate(c *candidate) packResult {
 // re-validated after 15 s.
 func (k *Karpenter) emptiness() bool {
 	now := k.eng.Now()
-	cands := k.candidates(func(c *NodeClaim, pods []*corev1.Pod) bool {
+	claims := k.eligible(func(c *NodeClaim) bool {
 		p := k.pools[c.NodePool]
-		if len(pods) > 0 || p.obj.Spec.Disruption.ConsolidateAfter.Duration == nil {
+		if p == nil {
+			return false
+		}
+		after := p.obj.Spec.Disruption.ConsolidateAfter.Duration
+		if after == nil || k.kube.ActivePods(c.Node) > 0 || p.obj.Spec.Disruption.ConsolidationPolicy == karpv1.ConsolidationPolicy("") {
 			return false
 		}
 		last := k.kube.LastPodEvent(c.Node)
 		if c.Initialized.After(last) {
 			last = c.Initialized
 		}
-		return !now.Before(last.Add(*p.obj.Spec.Disruption.ConsolidateAfter.Duration))
-	}, gracefulClass)
-	if len(cands) == 0 {
+		return !now.Before(last.Add(*after))
+	})
+	if len(claims) == 0 {
 		return false
 	}
 	mapping := k.budgetMapping(karpv1.DisruptionReasonEmpty)
 	var chosen []*candidate
-	for _, c := range cands {
-		if mapping[c.pool.obj.Name] > 0 {
-			mapping[c.pool.obj.Name]--
+	for _, claim := range claims {
+		if mapping[claim.NodePool] == 0 {
+			continue
+		}
+		if c := k.candidate(claim, gracefulClass); c != nil {
+			mapping[claim.NodePool]--
 			chosen = append(chosen, c)
 		}
 	}
@@ -296,8 +332,7 @@ func (k *Karpenter) noteCandidateBlocked(c *NodeClaim, pod, pdb, msg string) {
 	b, ok := k.blocked[key]
 	if !ok {
 		b = &Blocked{Node: c.Node, Pod: pod, PDB: pdb, Since: k.eng.Now(), Outcome: "disruption-blocked", Message: msg}
-		k.blocked[key] = b
-		k.blockOrder = append(k.blockOrder, key)
+		k.addBlocked(key, b)
 		k.log(Event{Type: "Warning", Code: "DisruptionBlocked", Message: "cannot disrupt nodeclaim: " + msg, NodePool: c.NodePool, NodeClaim: c.Name, Node: c.Node})
 	}
 	b.Until = time.Time{}
@@ -306,8 +341,8 @@ func (k *Karpenter) noteCandidateBlocked(c *NodeClaim, pod, pdb, msg string) {
 // clearCandidateBlocks closes candidate-level blocks once the node is a
 // candidate again.
 func (k *Karpenter) clearCandidateBlocks(c *NodeClaim) {
-	for _, key := range k.blockOrder {
-		if b := k.blocked[key]; b.Node == c.Node && b.Outcome == "disruption-blocked" && b.Until.IsZero() {
+	for _, b := range k.blockedByNode[c.Node] {
+		if b.Outcome == "disruption-blocked" && b.Until.IsZero() {
 			b.Until = k.eng.Now()
 			b.Outcome = "unblocked"
 		}

@@ -112,26 +112,36 @@ type Karpenter struct {
 	cloud *ec2.Cloud
 	opts  Options
 
-	pools   map[string]*pool
-	classes map[string]*nodeClass
-	claims  map[string]*NodeClaim
-	byNode  map[string]*NodeClaim
+	pools        map[string]*pool
+	classes      map[string]*nodeClass
+	claims       map[string]*NodeClaim
+	sortedClaims []*NodeClaim // NodeClaims() cache; nil when stale
+	byNode       map[string]*NodeClaim
 
 	version string // the control-plane minor Karpenter last discovered
 
-	batch      batcher
-	queue      []*command
-	disrupting *sim.Trigger
-	emit       func(Event)
-	stats      map[string]*PoolStats
-	blocked    map[string]*Blocked
-	blockOrder []string
+	batch         batcher
+	queue         []*command
+	disrupting    *sim.Trigger
+	emit          func(Event)
+	stats         map[string]*PoolStats
+	blocked       map[string]*Blocked
+	blockOrder    []string
+	blockedByNode map[string][]*Blocked
 	// unschedulable is the provisioner's last reason per pending pod.
 	unschedulable map[string]string
 	// budgetBlocks holds, per NodePool/reason, why budgets stop disruption.
 	budgetBlocks map[string]string
 	// validating is true while an emptiness command waits its 15 s.
 	validating bool
+	// nominations (nominations.go): per pod, where a command plans it to go.
+	nominations map[string]*nomination
+	reservedOn  map[string]kube.Resources
+	nominatedOn map[string]int
+	// simNodes and simPtrs are existingCapacity's reused buffers.
+	simNodes  []simNode
+	simPtrs   []*simNode
+	typeFacts map[string]*typeFacts
 }
 
 // PoolStats is what a rehearsal reports per NodePool.
@@ -173,8 +183,14 @@ func New(eng *sim.Engine, kc *kube.Cluster, cloud *ec2.Cloud, opts Options) *Kar
 		stats:   map[string]*PoolStats{},
 		blocked: map[string]*Blocked{},
 
+		blockedByNode: map[string][]*Blocked{},
+
 		unschedulable: map[string]string{},
 		budgetBlocks:  map[string]string{},
+		nominations:   map[string]*nomination{},
+		reservedOn:    map[string]kube.Resources{},
+		nominatedOn:   map[string]int{},
+		typeFacts:     map[string]*typeFacts{},
 	}
 	k.version = opts.ControlPlaneVersion()
 	k.batch.k = k
@@ -273,14 +289,17 @@ func (k *Karpenter) NodePools() []string {
 	return out
 }
 
-// NodeClaims returns every NodeClaim, sorted by name.
+// NodeClaims returns every NodeClaim, sorted by name. The slice is shared
+// until the next NodeClaim is created or removed: do not modify it.
 func (k *Karpenter) NodeClaims() []*NodeClaim {
-	out := make([]*NodeClaim, 0, len(k.claims))
-	for _, c := range k.claims {
-		out = append(out, c)
+	if k.sortedClaims == nil {
+		k.sortedClaims = make([]*NodeClaim, 0, len(k.claims))
+		for _, c := range k.claims {
+			k.sortedClaims = append(k.sortedClaims, c)
+		}
+		sort.Slice(k.sortedClaims, func(i, j int) bool { return k.sortedClaims[i].Name < k.sortedClaims[j].Name })
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return k.sortedClaims
 }
 
 // NodeClaimForNode returns the NodeClaim of a node, or nil.
@@ -341,4 +360,10 @@ func (k *Karpenter) noteDisrupting(c *NodeClaim, on bool) {
 	} else {
 		delete(s.disruptingNow, c.Name)
 	}
+}
+
+func (k *Karpenter) addBlocked(key string, b *Blocked) {
+	k.blocked[key] = b
+	k.blockOrder = append(k.blockOrder, key)
+	k.blockedByNode[b.Node] = append(k.blockedByNode[b.Node], b)
 }

@@ -26,6 +26,10 @@ type pool struct {
 	taints       []corev1.Taint
 	startup      []corev1.Taint
 	hash         string // NodePool.Hash(), stamped on NodeClaims (semantics.md §A.3)
+	// overhead caches the DaemonSets' requests on a node of this pool.
+	overhead    kube.Resources
+	overheadGen uint64
+	overheadSet bool
 }
 
 func newPool(np *karpv1.NodePool) (*pool, error) {
@@ -95,13 +99,39 @@ type NodeClaim struct {
 	disruptionReason  string
 	command           *command
 	evictions         map[string]*evictionState
+	// proto is what the node will look like, for in-flight capacity.
+	proto *corev1.Node
+	// node is the Node object once registered; the cluster keeps one
+	// object per node until it is removed.
+	node *corev1.Node
 }
+
+// nodeOf returns a NodeClaim's Node, or nil before registration and after
+// removal.
+func (k *Karpenter) nodeOf(c *NodeClaim) *corev1.Node { return c.node }
 
 func (c *NodeClaim) String() string { return c.Name }
 
 // launchedType is "node/type/capacity" as Karpenter prints a candidate.
 func (c *NodeClaim) launchedType() string {
 	return fmt.Sprintf("%s/%s/%s", c.Node, c.InstanceType.Name, c.CapacityType)
+}
+
+// typeFacts are per-instance-type values the simulation needs often.
+type typeFacts struct {
+	requirements scheduling.Requirements
+	allocatable  kube.Resources
+}
+
+// facts returns an instance type's requirements and allocatable, computed
+// once per type.
+func (k *Karpenter) facts(it catalog.InstanceType) *typeFacts {
+	f, ok := k.typeFacts[it.Name]
+	if !ok {
+		f = &typeFacts{requirements: instanceTypeRequirements(it, k.cloud.Zones()), allocatable: kube.FromList(it.Allocatable())}
+		k.typeFacts[it.Name] = f
+	}
+	return f
 }
 
 // instanceTypeRequirements are the labels an instance type offers, as the
@@ -217,6 +247,7 @@ func (k *Karpenter) createNodeClaim(sc *simClaim) *NodeClaim {
 		claim.TerminationGracePeriod = &v
 	}
 	k.claims[claim.Name] = claim
+	k.sortedClaims = nil
 	k.stats[np.Name].Launched++
 	k.scheduleExpiry(claim)
 	k.log(Event{Code: "NodeClaimCreated", Message: "created nodeclaim", NodePool: np.Name, NodeClaim: claim.Name,
@@ -249,6 +280,7 @@ func (k *Karpenter) launch(claim *NodeClaim) {
 		}
 		k.log(Event{Type: "Warning", Code: "LaunchFailed", Message: "failed launching nodeclaim: " + msg, NodePool: claim.NodePool, NodeClaim: claim.Name})
 		delete(k.claims, claim.Name)
+		k.sortedClaims = nil
 		return
 	}
 	claim.InstanceType, claim.Zone, claim.CapacityType, claim.AMI = o.it, o.zone, o.capacityType, ami
@@ -296,6 +328,7 @@ func (k *Karpenter) register(claim *NodeClaim) {
 		return
 	}
 	claim.Registered = k.eng.Now()
+	claim.node = k.kube.Node(claim.Node)
 	k.log(Event{Code: "NodeClaimRegistered", Message: "registered nodeclaim", NodePool: claim.NodePool, NodeClaim: claim.Name, Node: claim.Node})
 	k.eng.After(k.opts.Timings.Initialize, func() { k.initialize(claim) })
 }
@@ -437,7 +470,9 @@ func (k *Karpenter) Adopt(poolName, instanceType, zone, capacityType, amiID stri
 	if err := k.kube.AddNode(node, true); err != nil {
 		return nil, err
 	}
+	claim.node = k.kube.Node(claim.Node)
 	k.claims[claim.Name] = claim
+	k.sortedClaims = nil
 	k.byNode[claim.Node] = claim
 	k.scheduleExpiry(claim)
 	k.evaluateDriftOf(claim)

@@ -22,6 +22,9 @@ type command struct {
 	replacements []*simClaim
 	launched     []*NodeClaim
 	created      time.Time
+	// plan is the simulation that justified the command; its candidates'
+	// pods are nominated to the places it found for them.
+	plan packResult
 }
 
 func (k *Karpenter) startCommand(cmd *command) {
@@ -40,6 +43,7 @@ func (k *Karpenter) startCommand(cmd *command) {
 		c.claim.markedForDeletion = true
 		k.noteDisrupting(c.claim, true)
 	}
+	k.nominate(cmd)
 	k.queue = append(k.queue, cmd)
 	k.eng.After(queueRetryDuration, k.commandProgress)
 	k.commandProgress()
@@ -91,6 +95,7 @@ func (k *Karpenter) commandProgress() {
 }
 
 func (k *Karpenter) failCommand(cmd *command, lost bool) {
+	k.releaseCommand(cmd)
 	why := "replacement nodeclaims were not initialized within 10m"
 	if lost {
 		why = "a replacement nodeclaim was lost"

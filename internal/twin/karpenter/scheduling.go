@@ -51,15 +51,26 @@ func (r packResult) allScheduled() bool { return len(r.failed) == 0 }
 // existingCapacity lists nodes and in-flight NodeClaims that can take pods,
 // leaving out the excluded ones and any node being disrupted or deleted.
 func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
-	var out []*simNode
+	// The simulation's nodes live in buffers reused from call to call: a
+	// disruption wave simulates once per command.
+	k.simNodes = k.simNodes[:0]
+	add := func(n simNode) { k.simNodes = append(k.simNodes, n) }
 	for _, n := range k.kube.Nodes() {
 		if exclude[n.Name] || kube.HasTaint(n, DisruptedTaintKey) {
 			continue
 		}
-		if c := k.byNode[n.Name]; c != nil && (c.deleting || c.markedForDeletion) {
-			continue
+		key := n.Name
+		if c := k.byNode[n.Name]; c != nil {
+			if c.deleting || c.markedForDeletion {
+				continue
+			}
+			key = "nodeclaim/" + c.Name
 		}
-		out = append(out, &simNode{name: n.Name, labels: n, free: k.kube.NodeFree(n.Name)})
+		free := k.kube.NodeFree(n.Name)
+		if r, ok := k.reservedOn[key]; ok {
+			free = free.Sub(r)
+		}
+		add(simNode{name: n.Name, labels: n, free: free})
 	}
 	// In-flight NodeClaims: launched or not, not yet a node.
 	for _, c := range k.NodeClaims() {
@@ -70,11 +81,28 @@ func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
 		if p == nil || len(c.options) == 0 {
 			continue
 		}
-		proto := k.prototypeNode(p, c.labels)
-		free := smallestAllocatable(c.options).Sub(k.kube.DaemonSetOverhead(proto))
-		out = append(out, &simNode{name: "nodeclaim/" + c.Name, labels: proto, free: free})
+		if c.proto == nil {
+			c.proto = k.prototypeNode(p, c.labels)
+		}
+		proto := c.proto
+		free := k.smallestAllocatable(c.options).Sub(k.daemonOverhead(p, proto)).Sub(k.reservedOn["nodeclaim/"+c.Name])
+		add(simNode{name: "nodeclaim/" + c.Name, labels: proto, free: free})
 	}
-	return out
+	k.simPtrs = k.simPtrs[:0]
+	for i := range k.simNodes {
+		k.simPtrs = append(k.simPtrs, &k.simNodes[i])
+	}
+	return k.simPtrs
+}
+
+// daemonOverhead is what the DaemonSets would request on a node of the
+// pool, cached per pool until the DaemonSets change.
+func (k *Karpenter) daemonOverhead(p *pool, proto *corev1.Node) kube.Resources {
+	gen := k.kube.DaemonSetGeneration()
+	if p.overheadGen != gen || !p.overheadSet {
+		p.overhead, p.overheadGen, p.overheadSet = k.kube.DaemonSetOverhead(proto), gen, true
+	}
+	return p.overhead
 }
 
 // prototypeNode is what a NodePool's node will look like, for taint and
@@ -93,10 +121,10 @@ func (k *Karpenter) prototypeNode(p *pool, extra map[string]string) *corev1.Node
 	return n
 }
 
-func smallestAllocatable(its []catalog.InstanceType) kube.Resources {
+func (k *Karpenter) smallestAllocatable(its []catalog.InstanceType) kube.Resources {
 	var out kube.Resources
 	for i, it := range its {
-		a := kube.FromList(it.Allocatable())
+		a := k.facts(it).allocatable
 		if i == 0 {
 			out = a
 			continue
@@ -117,26 +145,40 @@ func smallestAllocatable(its []catalog.InstanceType) kube.Resources {
 // pack simulates scheduling pods onto existing capacity and new NodeClaims.
 func (k *Karpenter) pack(pods []*corev1.Pod, existing []*simNode) packResult {
 	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}}
-	sorted := append([]*corev1.Pod(nil), pods...)
-	reqs := make(map[*corev1.Pod]kube.Resources, len(sorted))
-	for _, p := range sorted {
-		reqs[p] = kube.PodRequests(p)
+	type item struct {
+		pod *corev1.Pod
+		req kube.Resources
 	}
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := reqs[sorted[i]], reqs[sorted[j]]
-		if a.MilliCPU != b.MilliCPU {
-			return a.MilliCPU > b.MilliCPU
+	sorted := make([]item, len(pods))
+	for i, p := range pods {
+		sorted[i] = item{p, k.kube.RequestsOf(p)}
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if a.req.MilliCPU != b.req.MilliCPU {
+			return a.req.MilliCPU > b.req.MilliCPU
 		}
-		if a.Memory != b.Memory {
-			return a.Memory > b.Memory
+		if a.req.Memory != b.req.Memory {
+			return a.req.Memory > b.req.Memory
 		}
-		return sorted[i].Namespace+"/"+sorted[i].Name < sorted[j].Namespace+"/"+sorted[j].Name
+		if a.pod.Namespace != b.pod.Namespace {
+			return a.pod.Namespace < b.pod.Namespace
+		}
+		return a.pod.Name < b.pod.Name
 	})
-	for _, pod := range sorted {
-		req := reqs[pod]
-		if n := k.placeExisting(pod, req, existing); n != nil {
+	// Existing capacity is tried most free CPU first, so a pod's search
+	// stops at the first node too small for it.
+	byFree := existing
+	sort.SliceStable(byFree, func(i, j int) bool { return byFree[i].free.MilliCPU > byFree[j].free.MilliCPU })
+	for _, it := range sorted {
+		pod, req := it.pod, it.req
+		if i := k.placeExisting(pod, req, byFree); i >= 0 {
+			n := byFree[i]
 			n.free = n.free.Sub(req)
 			res.existing[n.name] = append(res.existing[n.name], pod)
+			for ; i+1 < len(byFree) && byFree[i+1].free.MilliCPU > n.free.MilliCPU; i++ {
+				byFree[i], byFree[i+1] = byFree[i+1], byFree[i]
+			}
 			continue
 		}
 		if k.placeOpenClaim(pod, req, res.claims) {
@@ -152,12 +194,22 @@ func (k *Karpenter) pack(pods []*corev1.Pod, existing []*simNode) packResult {
 	return res
 }
 
-func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []*simNode) *simNode {
-	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
-	zones := k.kube.VolumeZones(pod)
-	for _, n := range nodes {
-		if ok, _ := req.Fits(n.free); !ok {
+// placeExisting returns the index of the first node, in most-free-CPU
+// order, that can take the pod, or -1.
+func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []*simNode) int {
+	var affinity *nodeaffinity.RequiredNodeAffinity
+	var zones []string
+	for i, n := range nodes {
+		if n.free.MilliCPU < req.MilliCPU {
+			break
+		}
+		if !req.FitsIn(n.free) {
 			continue
+		}
+		if affinity == nil {
+			a := nodeaffinity.GetRequiredNodeAffinity(pod)
+			affinity = &a
+			zones = k.kube.VolumeZones(pod)
 		}
 		if !toleratesForScheduling(pod, n.labels.Spec.Taints) {
 			continue
@@ -168,9 +220,9 @@ func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []*
 		if !zoneAllowed(zones, n.labels.Labels[corev1.LabelTopologyZone]) {
 			continue
 		}
-		return n
+		return i
 	}
-	return nil
+	return -1
 }
 
 // toleratesForScheduling ignores the taints Karpenter knows to be transient
@@ -242,7 +294,7 @@ func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim,
 		}
 		merged := scheduling.NewRequirements(p.requirements.Values()...)
 		merged.Add(podReqs.Values()...)
-		overhead := k.kube.DaemonSetOverhead(k.prototypeNode(p, nil))
+		overhead := k.daemonOverhead(p, k.prototypeNode(p, nil))
 		opts := k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req)
 		if len(opts) == 0 {
 			why = append(why, fmt.Sprintf("incompatible with nodepool %q, daemonset overhead={%s}, no instance type satisfied resources {%s} and requirements %s",
@@ -263,10 +315,11 @@ func (k *Karpenter) fittingTypes(candidates []catalog.InstanceType, reqs schedul
 	var out []catalog.InstanceType
 	need := used.Add(overhead)
 	for _, it := range candidates {
-		if ok, _ := need.Fits(kube.FromList(it.Allocatable())); !ok {
+		f := k.facts(it)
+		if !need.FitsIn(f.allocatable) {
 			continue
 		}
-		if instanceTypeRequirements(it, k.cloud.Zones()).Intersects(reqs) != nil {
+		if f.requirements.Intersects(reqs) != nil {
 			continue
 		}
 		out = append(out, it)

@@ -102,6 +102,7 @@ func (k *Karpenter) terminate(c *NodeClaim, first bool) {
 		return
 	}
 	_ = k.kube.RemoveNode(c.Node, "node deleted by Karpenter")
+	c.node = nil
 	k.log(Event{Code: "NodeDeleted", Message: "deleted node", Reason: c.disruptionReason, NodePool: c.NodePool, NodeClaim: c.Name, Node: c.Node})
 	k.removeNodeClaim(c)
 }
@@ -115,10 +116,12 @@ func (k *Karpenter) removeNodeClaim(c *NodeClaim) {
 		return
 	}
 	delete(k.claims, c.Name)
+	k.sortedClaims = nil
 	if c.Node != "" {
 		delete(k.byNode, c.Node)
 	}
 	k.noteDisrupting(c, false)
+	k.releaseNode(c)
 	if c.disruptionReason != "" && !c.Initialized.IsZero() {
 		k.stats[c.NodePool].Replaced++
 	}
@@ -221,6 +224,7 @@ func (k *Karpenter) evict(c *NodeClaim, p *corev1.Pod) {
 	err := k.kube.Evict(p.Namespace, p.Name)
 	switch {
 	case err == nil || apierrors.IsNotFound(err):
+		k.release(key)
 		if es.blocked != nil && es.blocked.Until.IsZero() {
 			es.blocked.Until, es.blocked.Outcome = now, "evicted"
 		}
@@ -247,9 +251,7 @@ func (k *Karpenter) recordBlocked(c *NodeClaim, p *corev1.Pod, err error) *Block
 		PDB:   pdbNames(k.kube.PDBsForPod(p.Namespace, p.Name)),
 		Since: k.eng.Now(), Outcome: "blocked", Message: eviction.BlockingMessage(err),
 	}
-	key := fmt.Sprintf("%s|%s|%d", c.Node, b.Pod, len(k.blockOrder))
-	k.blocked[key] = b
-	k.blockOrder = append(k.blockOrder, key)
+	k.addBlocked(fmt.Sprintf("%s|%s|%d", c.Node, b.Pod, len(k.blockOrder)), b)
 	k.log(Event{Type: "Warning", Code: "FailedDraining", Message: fmt.Sprintf("failed to evict pod %s: %s", b.Pod, b.Message),
 		Reason: c.disruptionReason, NodePool: c.NodePool, NodeClaim: c.Name, Node: c.Node})
 	return b
@@ -283,6 +285,7 @@ func (k *Karpenter) forceDelete(c *NodeClaim, pods []*corev1.Pod) {
 		k.log(Event{Type: "Warning", Code: "PodForceDeleted", Message: fmt.Sprintf("deleting pod %s: terminationGracePeriod %s of nodeclaim expires at %s", key, c.TerminationGracePeriod, deadline.UTC().Format(time.RFC3339)),
 			Reason: c.disruptionReason, NodePool: c.NodePool, NodeClaim: c.Name, Node: c.Node})
 		_ = k.kube.DeletePod(p.Namespace, p.Name, &grace, true)
+		k.release(key)
 	}
 }
 

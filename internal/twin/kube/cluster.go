@@ -65,7 +65,8 @@ type Cluster struct {
 
 	namespaces     map[string]*corev1.Namespace
 	nodes          map[string]*nodeState
-	nodeNames      []string // sorted
+	nodeNames      []string     // sorted
+	nodeList       []*nodeState // in nodeNames order
 	pods           map[string]*podState
 	pending        map[string]*podState
 	workloads      map[string]*workload // by kind/namespace/name
@@ -90,6 +91,13 @@ type Cluster struct {
 	killed []KilledPod
 
 	notReady, terminating int // pods in those states, for Quiet
+
+	// The DaemonSet controller revisits only nodes that changed.
+	dsDirty      map[string]bool
+	dsAllDirty   bool
+	dsGeneration uint64
+
+	feasibleBuf []*nodeState // findNode's reused buffer
 }
 
 // Event is something worth a line in a rehearsal's timeline.
@@ -130,6 +138,7 @@ func New(eng *sim.Engine, opts Options) *Cluster {
 		pvs:            map[string]*corev1.PersistentVolume{},
 		storageClasses: map[string]*storagev1.StorageClass{},
 		log:            func(Event) {},
+		dsDirty:        map[string]bool{},
 	}
 	c.scheduler = eng.NewTrigger(c.schedule)
 	c.daemonSets = eng.NewTrigger(c.reconcileDaemonSets)

@@ -15,11 +15,21 @@ type nodeState struct {
 	used         Resources
 	pods         map[string]*podState
 	lastPodEvent time.Time
+	// active counts bound pods that are not DaemonSet pods and not
+	// terminating: what would have to move if the node went away.
+	active int
+	// zoneName caches the zone label; static caches the scheduler's
+	// node-only filters per workload (index workload.idx), until the node
+	// changes.
+	zoneName string
+	static   []int8
+	// scratch is a per-pass counter the scheduler's scoring uses.
+	scratch int
 }
 
 func (n *nodeState) free() Resources { return n.alloc.Sub(n.used) }
 
-func (n *nodeState) zone() string { return n.node.Labels[corev1.LabelTopologyZone] }
+func (n *nodeState) zone() string { return n.zoneName }
 
 // AddNode registers a node, as a kubelet does. A node that is not Ready gets
 // the node.kubernetes.io/not-ready:NoSchedule taint the node lifecycle
@@ -41,6 +51,9 @@ func (c *Cluster) AddNode(node *corev1.Node, ready bool) error {
 	c.nodeNames = append(c.nodeNames, "")
 	copy(c.nodeNames[i+1:], c.nodeNames[i:])
 	c.nodeNames[i] = n.Name
+	c.nodeList = append(c.nodeList, nil)
+	copy(c.nodeList[i+1:], c.nodeList[i:])
+	c.nodeList[i] = ns
 	c.setReady(ns, ready)
 	c.nodeChanged(n.Name)
 	return nil
@@ -127,12 +140,18 @@ func (c *Cluster) RemoveNode(name, reason string) error {
 	delete(c.nodes, name)
 	i := sort.SearchStrings(c.nodeNames, name)
 	c.nodeNames = append(c.nodeNames[:i], c.nodeNames[i+1:]...)
+	c.nodeList = append(c.nodeList[:i], c.nodeList[i+1:]...)
 	c.nodeChanged(name)
 	return nil
 }
 
 func (c *Cluster) nodeChanged(name string) {
+	if ns, ok := c.nodes[name]; ok {
+		ns.zoneName = ns.node.Labels[corev1.LabelTopologyZone]
+		ns.static = ns.static[:0]
+	}
 	c.scheduler.Fire()
+	c.dsDirty[name] = true
 	c.daemonSets.Fire()
 	for _, h := range c.nodeHook {
 		h(name)
@@ -149,9 +168,9 @@ func (c *Cluster) Node(name string) *corev1.Node {
 
 // Nodes returns every node, sorted by name.
 func (c *Cluster) Nodes() []*corev1.Node {
-	out := make([]*corev1.Node, len(c.nodeNames))
-	for i, n := range c.nodeNames {
-		out[i] = c.nodes[n].node
+	out := make([]*corev1.Node, len(c.nodeList))
+	for i, ns := range c.nodeList {
+		out[i] = ns.node
 	}
 	return out
 }
@@ -163,6 +182,15 @@ func (c *Cluster) NodeFree(name string) Resources {
 		return ns.free()
 	}
 	return Resources{}
+}
+
+// ActivePods counts the pods bound to a node that would need a new home if
+// it went away: not DaemonSet pods, not terminating.
+func (c *Cluster) ActivePods(name string) int {
+	if ns, ok := c.nodes[name]; ok {
+		return ns.active
+	}
+	return 0
 }
 
 // LastPodEvent is the last time a pod was bound to or left the node — the

@@ -22,10 +22,15 @@ type podState struct {
 	ready    bool
 	deleting bool
 	timers   []*sim.Event
-	// unschedulable is the scheduler's last FitError message, if any.
-	unschedulable string
+	// unschedulable is true when the last scheduling pass found no node;
+	// fitError is its message when the pass had one at hand (else it is
+	// worked out on demand).
+	unschedulable bool
+	fitError      string
 	// pdbs are the PDBs whose selector picks the pod, sorted by name.
 	pdbs []*pdbState
+	// hasClaims is true when the pod mounts a PersistentVolumeClaim.
+	hasClaims bool
 }
 
 // createPod stores a new, unscheduled pod.
@@ -42,9 +47,9 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload) *podState {
 	if pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
 	}
-	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, req: PodRequests(pod), owner: owner}
+	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, req: PodRequests(pod), owner: owner, hasClaims: len(podClaims(pod)) > 0}
 	c.pods[ps.key] = ps
-	c.count(catGone, catNotReady)
+	c.recount(ps, catGone, catNotReady)
 	c.indexPodInPDBs(ps)
 	if owner != nil {
 		owner.pods[ps.key] = ps
@@ -64,11 +69,14 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload) *podState {
 func (c *Cluster) bind(ps *podState, ns *nodeState) {
 	delete(c.pending, ps.key)
 	ps.node = ns
-	ps.unschedulable = ""
+	ps.unschedulable, ps.fitError = false, ""
 	ps.pod.Spec.NodeName = ns.node.Name
 	setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionTrue, "", "", c.now())
 	ns.pods[ps.key] = ps
 	ns.used = ns.used.Add(ps.req)
+	if movable(ps) {
+		ns.active++
+	}
 	ns.lastPodEvent = c.eng.Now()
 	c.bindVolumes(ps, ns)
 	c.podChanged(ns.node.Name)
@@ -121,7 +129,7 @@ func (c *Cluster) setPodReady(ps *podState, ready bool) {
 	}
 	before := category(ps)
 	ps.ready = ready
-	c.count(before, category(ps))
+	c.recount(ps, before, category(ps))
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
@@ -151,8 +159,11 @@ func (c *Cluster) deletePod(ps *podState, grace int64) {
 	}
 	wasReady := ps.ready && !ps.deleting
 	before := category(ps)
+	if ps.node != nil && movable(ps) {
+		ps.node.active--
+	}
 	ps.deleting = true
-	c.count(before, category(ps))
+	c.recount(ps, before, category(ps))
 	now := c.now()
 	ps.pod.DeletionTimestamp = &now
 	ps.pod.DeletionGracePeriodSeconds = &grace
@@ -168,6 +179,9 @@ func (c *Cluster) deletePod(ps *podState, grace int64) {
 		c.podReadinessChanged(ps)
 	}
 	if ps.owner != nil {
+		if ps.owner.kind == "DaemonSet" {
+			c.dsDirty[ps.node.node.Name] = true
+		}
 		ps.owner.kick()
 	}
 	exit := c.opts.Timings.PodShutdown
@@ -187,12 +201,16 @@ func (c *Cluster) removePod(ps *podState) {
 	}
 	ps.timers = nil
 	wasReady := ps.ready && !ps.deleting
-	c.count(category(ps), catGone)
+	wasDeleting := ps.deleting
+	c.recount(ps, category(ps), catGone)
 	ps.deleting = true
 	ps.ready = false
 	delete(c.pods, ps.key)
 	delete(c.pending, ps.key)
 	if ns := ps.node; ns != nil {
+		if !wasDeleting && !isDaemonSetPod(ps.pod) {
+			ns.active--
+		}
 		delete(ns.pods, ps.key)
 		ns.used = ns.used.Sub(ps.req)
 		ns.lastPodEvent = c.eng.Now()
@@ -200,6 +218,9 @@ func (c *Cluster) removePod(ps *podState) {
 		c.podChanged(ns.node.Name)
 	}
 	if ps.owner != nil {
+		if ps.owner.kind == "DaemonSet" && ps.node != nil {
+			c.dsDirty[ps.node.node.Name] = true
+		}
 		delete(ps.owner.pods, ps.key)
 		if wasReady {
 			ps.owner.avail.observe(c.eng.Now(), ps.owner.readyCount())
@@ -279,12 +300,17 @@ func (c *Cluster) PendingPods() []*corev1.Pod {
 	return out
 }
 
-// Unschedulable returns the scheduler's last reason for a pending pod.
+// Unschedulable returns why a pending pod fits no node, as kube-scheduler's
+// FitError says it ("0/3 nodes are available: ..."), or "".
 func (c *Cluster) Unschedulable(namespace, name string) string {
-	if ps, ok := c.pods[key(namespace, name)]; ok {
-		return ps.unschedulable
+	ps, ok := c.pods[key(namespace, name)]
+	if !ok || !ps.unschedulable {
+		return ""
 	}
-	return ""
+	if ps.fitError != "" {
+		return ps.fitError
+	}
+	return c.fitErrorOf(ps)
 }
 
 // PodOwner returns "Kind/name" of the workload that owns a pod, or "".
@@ -398,6 +424,20 @@ func category(ps *podState) int {
 	return catNotReady
 }
 
+// recount moves a pod between categories, keeping the cluster's counters
+// and its workload's ready count.
+func (c *Cluster) recount(ps *podState, from, to int) {
+	c.count(from, to)
+	if ps.owner != nil {
+		if from == catReady {
+			ps.owner.ready--
+		}
+		if to == catReady {
+			ps.owner.ready++
+		}
+	}
+}
+
 func (c *Cluster) count(from, to int) {
 	switch from {
 	case catNotReady:
@@ -442,3 +482,6 @@ func (c *Cluster) StartPodsNow(node string, since time.Time) {
 		}
 	}
 }
+
+// movable reports whether a pod counts in its node's active pods.
+func movable(ps *podState) bool { return !ps.deleting && !isDaemonSetPod(ps.pod) }

@@ -25,9 +25,17 @@ func (r Resources) Sub(o Resources) Resources {
 	return Resources{r.MilliCPU - o.MilliCPU, r.Memory - o.Memory, r.Pods - o.Pods}
 }
 
-// Fits reports whether r fits within capacity, and if not, which resources
+// FitsIn reports whether r fits within free.
+func (r Resources) FitsIn(free Resources) bool {
+	return r.MilliCPU <= free.MilliCPU && r.Memory <= free.Memory && r.Pods <= free.Pods
+}
+
+// Fits reports whether r fits within free, and if not, which resources
 // are short, named as kube-scheduler names them.
 func (r Resources) Fits(free Resources) (bool, []string) {
+	if r.FitsIn(free) {
+		return true, nil
+	}
 	var short []string
 	if r.MilliCPU > free.MilliCPU {
 		short = append(short, "Insufficient cpu")
@@ -61,4 +69,12 @@ func PodRequests(pod *corev1.Pod) Resources {
 	r := FromList(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
 	r.Pods = 1
 	return r
+}
+
+// RequestsOf returns a stored pod's requests without recomputing them.
+func (c *Cluster) RequestsOf(pod *corev1.Pod) Resources {
+	if ps, ok := c.pods[key(pod.Namespace, pod.Name)]; ok && ps.pod == pod {
+		return ps.req
+	}
+	return PodRequests(pod)
 }

@@ -49,10 +49,10 @@ func (c *Cluster) schedule() {
 	for _, ps := range c.pendingInOrder() {
 		node, msg := c.findNode(ps)
 		if node == nil {
-			if ps.unschedulable != msg {
-				ps.unschedulable = msg
-				setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, msg, c.now())
+			if !ps.unschedulable {
+				setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, "", c.now())
 			}
+			ps.unschedulable, ps.fitError = true, msg
 			unschedulable = true
 			continue
 		}
@@ -74,27 +74,111 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 	if msg := c.volumePrefilter(ps.pod); msg != "" {
 		return nil, fmt.Sprintf("0/%d nodes are available: %s.", total, msg)
 	}
-	want := numFeasibleNodesToFind(total)
 	affinity := nodeaffinity.GetRequiredNodeAffinity(ps.pod)
-	var feasible []*nodeState
-	reasons := map[string]int{}
+	// NodeAffinity's PreFilter: a pod pinned to one node by a matchFields
+	// metadata.name term (a daemon pod) is only checked against that node.
+	if target := daemonPodNode(ps.pod); target != "" {
+		if ns, ok := c.nodes[target]; ok {
+			if rs := c.filter(ps, ns, affinity); len(rs) > 0 {
+				return nil, fitError(total, map[string]int{rs[0]: 1, "node(s) didn't match Pod's node affinity/selector": total - 1})
+			}
+			return ns, ""
+		}
+		return nil, fitError(total, map[string]int{"node(s) didn't match Pod's node affinity/selector": total})
+	}
+	want := numFeasibleNodesToFind(total)
+	feasible := c.feasibleBuf[:0]
+	defer func() { c.feasibleBuf = feasible[:0] }()
 	processed := 0
 	for i := 0; i < total && len(feasible) < want; i++ {
-		ns := c.nodes[c.nodeNames[(c.nextStart+i)%total]]
+		ns := c.nodeList[(c.nextStart+i)%total]
 		processed++
-		if rs := c.filter(ps, ns, affinity); len(rs) > 0 {
-			for _, r := range rs {
-				reasons[r]++
-			}
-			continue
+		if c.feasible(ps, ns, affinity) {
+			feasible = append(feasible, ns)
 		}
-		feasible = append(feasible, ns)
 	}
 	c.nextStart = (c.nextStart + processed) % total
 	if len(feasible) == 0 {
-		return nil, fitError(total, reasons)
+		return nil, "" // the FitError is worked out when someone asks (fitErrorOf)
 	}
 	return c.pickBest(ps, feasible), ""
+}
+
+// fitErrorOf names why a pending pod fits no node now, running the filters
+// in plugin order on every node, as kube-scheduler's FitError does.
+func (c *Cluster) fitErrorOf(ps *podState) string {
+	total := len(c.nodeList)
+	if total == 0 {
+		return "no nodes available to schedule pods"
+	}
+	if msg := c.volumePrefilter(ps.pod); msg != "" {
+		return fmt.Sprintf("0/%d nodes are available: %s.", total, msg)
+	}
+	affinity := nodeaffinity.GetRequiredNodeAffinity(ps.pod)
+	reasons := map[string]int{}
+	for _, ns := range c.nodeList {
+		for _, r := range c.filter(ps, ns, affinity) {
+			reasons[r]++
+		}
+	}
+	if len(reasons) == 0 {
+		return ""
+	}
+	return fitError(total, reasons)
+}
+
+// feasible is filter's verdict without its reasons, cheapest checks first.
+// The node-only checks (NodeUnschedulable, TaintToleration, NodeAffinity)
+// depend on the pod template and the node's spec and labels, so their result
+// is cached per workload on the node until the node changes.
+func (c *Cluster) feasible(ps *podState, ns *nodeState, affinity nodeaffinity.RequiredNodeAffinity) bool {
+	if !ps.req.FitsIn(ns.free()) {
+		return false
+	}
+	if w := ps.owner; w != nil && w.kind != "Pod" {
+		if w.idx >= len(ns.static) {
+			ns.static = append(ns.static, make([]int8, w.idx+1-len(ns.static))...)
+		}
+		switch ns.static[w.idx] {
+		case staticUnknown:
+			if c.staticFilter(ps, ns, affinity) == "" {
+				ns.static[w.idx] = staticFits
+			} else {
+				ns.static[w.idx] = staticFails
+				return false
+			}
+		case staticFails:
+			return false
+		}
+	} else if c.staticFilter(ps, ns, affinity) != "" {
+		return false
+	}
+	return !ps.hasClaims || c.volumeFits(ps.pod, ns) == ""
+}
+
+const (
+	staticUnknown int8 = iota
+	staticFits
+	staticFails
+)
+
+// staticFilter runs the filters that look only at the pod and the node's
+// spec and labels, and names the first that fails.
+func (c *Cluster) staticFilter(ps *podState, ns *nodeState, affinity nodeaffinity.RequiredNodeAffinity) string {
+	node := ns.node
+	// NodeUnschedulable
+	if node.Spec.Unschedulable && !tolerates(ps.pod.Spec.Tolerations, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
+		return "node(s) were unschedulable"
+	}
+	// TaintToleration
+	if t, bad := untoleratedTaint(node.Spec.Taints, ps.pod.Spec.Tolerations); bad {
+		return fmt.Sprintf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value)
+	}
+	// NodeAffinity (nodeSelector, required affinity, matchFields)
+	if ok, _ := affinity.Match(node); !ok {
+		return "node(s) didn't match Pod's node affinity/selector"
+	}
+	return ""
 }
 
 // Feasible reports whether a pod could run on a node right now and, if not,
@@ -109,28 +193,18 @@ func (c *Cluster) Feasible(pod *corev1.Pod, node string) (bool, []string) {
 	return len(rs) == 0, rs
 }
 
+// filter runs kube-scheduler's filters in plugin order and returns the
+// first failing plugin's reasons (NodeResourcesFit may name several).
 func (c *Cluster) filter(ps *podState, ns *nodeState, affinity nodeaffinity.RequiredNodeAffinity) []string {
-	node := ns.node
-	// NodeUnschedulable
-	if node.Spec.Unschedulable && !tolerates(ps.pod.Spec.Tolerations, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
-		return []string{"node(s) were unschedulable"}
-	}
-	// TaintToleration
-	if t, bad := schedcorev1.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, ps.pod.Spec.Tolerations, func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, false); bad {
-		return []string{fmt.Sprintf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value)}
-	}
-	// NodeAffinity (nodeSelector, required affinity, matchFields)
-	if ok, _ := affinity.Match(node); !ok {
-		return []string{"node(s) didn't match Pod's node affinity/selector"}
+	if r := c.staticFilter(ps, ns, affinity); r != "" {
+		return []string{r}
 	}
 	// NodeResourcesFit
 	if ok, short := ps.req.Fits(ns.free()); !ok {
 		return short
 	}
 	// VolumeBinding / VolumeZone
-	if r := c.volumeFits(ps.pod, node); r != "" {
+	if r := c.volumeFits(ps.pod, ns); r != "" {
 		return []string{r}
 	}
 	return nil
@@ -143,10 +217,24 @@ func tolerates(tolerations []corev1.Toleration, taint corev1.Taint) bool {
 // Tolerates reports whether a pod tolerates every NoSchedule and NoExecute
 // taint in taints.
 func Tolerates(pod *corev1.Pod, taints []corev1.Taint) (corev1.Taint, bool) {
-	t, bad := schedcorev1.FindMatchingUntoleratedTaint(klog.Background(), taints, pod.Spec.Tolerations, func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, false)
+	t, bad := untoleratedTaint(taints, pod.Spec.Tolerations)
 	return t, !bad
+}
+
+// untoleratedTaint is component-helpers' FindMatchingUntoleratedTaint for
+// the NoSchedule and NoExecute effects the scheduler filters on, without
+// the filtered copy it allocates.
+func untoleratedTaint(taints []corev1.Taint, tolerations []corev1.Toleration) (corev1.Taint, bool) {
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		if !schedcorev1.TolerationsTolerateTaint(klog.Background(), tolerations, t, false) {
+			return *t, true
+		}
+	}
+	return corev1.Taint{}, false
 }
 
 // fitError formats kube-scheduler's FitError:
@@ -166,23 +254,35 @@ func (c *Cluster) pickBest(ps *podState, feasible []*nodeState) *nodeState {
 	if len(feasible) == 1 {
 		return feasible[0]
 	}
-	var hostCount, zoneCount map[string]int
-	if ps.owner != nil && ps.owner.kind != "DaemonSet" {
-		hostCount, zoneCount = map[string]int{}, map[string]int{}
+	// Count the workload's replicas per node (in each node's scratch
+	// counter, reset below) and per zone.
+	spread := ps.owner != nil && ps.owner.kind != "DaemonSet"
+	var zoneCount map[string]int
+	var touched []*nodeState
+	if spread {
+		zoneCount = map[string]int{}
 		for _, other := range ps.owner.pods {
 			if other.node != nil && !other.deleting {
-				hostCount[other.node.node.Name]++
-				zoneCount[other.node.zone()]++
+				if other.node.scratch == 0 {
+					touched = append(touched, other.node)
+				}
+				other.node.scratch++
+				zoneCount[other.node.zoneName]++
 			}
 		}
+		defer func() {
+			for _, ns := range touched {
+				ns.scratch = 0
+			}
+		}()
 	}
 	best, bestScore, ties := (*nodeState)(nil), int64(-1), 0
 	for _, ns := range feasible {
 		score := leastAllocated(ps.req, ns) + balancedAllocation(ps.req, ns)
-		if hostCount != nil {
+		if spread {
 			// Default topology spreading (hostname maxSkew 3, zone maxSkew 5,
 			// ScheduleAnyway): fewer replicas of the same workload scores higher.
-			score += 2 * (100 - min64(100, int64(20*hostCount[ns.node.Name]+10*zoneCount[ns.zone()])))
+			score += 2 * (100 - min64(100, int64(20*ns.scratch+10*zoneCount[ns.zoneName])))
 		}
 		switch {
 		case score > bestScore:

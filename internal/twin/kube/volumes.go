@@ -137,8 +137,8 @@ func (c *Cluster) volumePrefilter(p *corev1.Pod) string {
 	return ""
 }
 
-func (c *Cluster) volumeFits(p *corev1.Pod, node *corev1.Node) string {
-	zone := node.Labels[corev1.LabelTopologyZone]
+func (c *Cluster) volumeFits(p *corev1.Pod, ns *nodeState) string {
+	zone := ns.zoneName
 	for _, name := range podClaims(p) {
 		st := c.pvcs[key(p.Namespace, name)]
 		if st.zone != "" {

@@ -14,9 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/dump"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	schedcorev1 "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
 
 	"github.com/ladder-eks/ladder/internal/sim"
 )
@@ -34,6 +32,7 @@ type workload struct {
 	selector  labels.Selector
 	replicas  int32
 	pods      map[string]*podState
+	ready     int // pods Ready and not terminating
 	avail     availability
 	trigger   *sim.Trigger
 
@@ -42,20 +41,19 @@ type workload struct {
 	// StatefulSet: OrderedReady creates ordinal i only after 0..i-1 are Ready.
 	orderedReady bool
 	claims       []corev1.PersistentVolumeClaim
+	// DaemonSet: the template's tolerations plus the controller's own, and
+	// the pod each node runs.
+	daemonTolerations []corev1.Toleration
+	daemonPods        map[string]*podState
+	daemonNodes       map[string]bool // nodes the daemon should run on
+	// idx indexes per-node caches of the scheduler.
+	idx int
 }
 
 func (w *workload) key() string { return w.kind + "/" + w.namespace + "/" + w.name }
 func (w *workload) kick()       { w.trigger.Fire() }
 
-func (w *workload) readyCount() int {
-	n := 0
-	for _, ps := range w.pods {
-		if ps.ready && !ps.deleting {
-			n++
-		}
-	}
-	return n
-}
+func (w *workload) readyCount() int { return w.ready }
 
 func (w *workload) activePods() []*podState {
 	out := make([]*podState, 0, len(w.pods))
@@ -75,6 +73,7 @@ func (c *Cluster) addWorkload(w *workload) {
 	w.obj.SetCreationTimestamp(c.now())
 	w.trigger = c.eng.NewTrigger(func() { c.reconcileWorkload(w) })
 	c.workloads[w.key()] = w
+	w.idx = len(c.workloadOrder)
 	c.workloadOrder = append(c.workloadOrder, w)
 	if c.tracking {
 		w.avail.start(c.eng.Now(), 0)
@@ -87,7 +86,7 @@ func (c *Cluster) reconcileWorkload(w *workload) {
 	case "Deployment", "StatefulSet", "Pod":
 		c.reconcileReplicas(w)
 	case "DaemonSet":
-		c.daemonSets.Fire()
+		c.daemonSets.Fire() // pods lost on a node mark it dirty (podGone)
 	}
 	w.avail.setDesired(w.replicas)
 	w.avail.observe(c.eng.Now(), w.readyCount())
@@ -179,7 +178,10 @@ func (c *Cluster) applyDaemonSet(d *appsv1.DaemonSet) error {
 	if _, ok := c.workloads["DaemonSet/"+d.Namespace+"/"+d.Name]; ok {
 		return fmt.Errorf("DaemonSet %s/%s: updating a DaemonSet is not modelled by the twin yet", d.Namespace, d.Name)
 	}
-	w := &workload{kind: "DaemonSet", namespace: d.Namespace, name: d.Name, obj: d, template: d.Spec.Template, selector: sel}
+	w := &workload{kind: "DaemonSet", namespace: d.Namespace, name: d.Name, obj: d, template: d.Spec.Template, selector: sel,
+		daemonTolerations: daemonTolerations(d.Spec.Template.Spec.Tolerations), daemonPods: map[string]*podState{}, daemonNodes: map[string]bool{}}
+	c.dsAllDirty = true
+	c.dsGeneration++
 	c.addWorkload(w)
 	return nil
 }
@@ -329,27 +331,48 @@ func (c *Cluster) newStatefulSetPod(w *workload, ord int) *corev1.Pod {
 
 // reconcileDaemonSets is the DaemonSet controller: one pod on every node the
 // pod should run on (node selector/affinity match, NoSchedule and NoExecute
-// taints tolerated, with the tolerations the controller adds itself).
+// taints tolerated, with the tolerations the controller adds itself). It
+// looks again only at nodes that changed since its last pass.
 func (c *Cluster) reconcileDaemonSets() {
+	dirty := c.dsDirty
+	all := c.dsAllDirty
+	c.dsDirty, c.dsAllDirty = map[string]bool{}, false
+	var names []string
+	if all {
+		names = c.nodeNames
+	} else {
+		for n := range dirty {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	}
 	for _, w := range c.workloadOrder {
 		if w.kind != "DaemonSet" {
 			continue
 		}
-		onNode := map[string]bool{}
-		for _, ps := range w.pods {
-			if !ps.deleting {
-				onNode[daemonPodNode(ps.pod)] = true
+		for _, name := range names {
+			if ps := w.daemonPods[name]; ps != nil {
+				if _, alive := c.pods[ps.key]; !alive || ps.deleting {
+					delete(w.daemonPods, name)
+				}
+			}
+			ns, ok := c.nodes[name]
+			run := ok && c.daemonShouldRun(w, ns.node)
+			if run {
+				w.daemonNodes[name] = true
+			} else {
+				delete(w.daemonNodes, name)
+			}
+			if run && w.daemonPods[name] == nil {
+				w.daemonPods[name] = c.createPod(c.newDaemonSetPod(w, name), w)
 			}
 		}
-		desired := int32(0)
-		for _, name := range c.nodeNames {
-			node := c.nodes[name].node
-			if !c.daemonShouldRun(w, node) {
-				continue
-			}
-			desired++
-			if !onNode[name] {
-				c.createPod(c.newDaemonSetPod(w, name), w)
+		// desired is the nodes the pod should run on, plus those where it
+		// still runs though it should not any more (a new NoSchedule taint).
+		desired := int32(len(w.daemonNodes))
+		for name := range w.daemonPods {
+			if !w.daemonNodes[name] {
+				desired++
 			}
 		}
 		w.replicas = desired
@@ -362,10 +385,11 @@ func (c *Cluster) daemonShouldRun(w *workload, node *corev1.Node) bool {
 	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: w.template.Spec}).Match(node); !ok {
 		return false
 	}
-	tolerations := daemonTolerations(w.template.Spec.Tolerations)
-	_, untolerated := schedcorev1.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, tolerations, func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, false)
+	tolerations := w.daemonTolerations
+	if tolerations == nil {
+		tolerations = daemonTolerations(w.template.Spec.Tolerations)
+	}
+	_, untolerated := untoleratedTaint(node.Spec.Taints, tolerations)
 	return !untolerated
 }
 
@@ -430,6 +454,10 @@ func (c *Cluster) DaemonSetExists(namespace, name string) bool {
 	_, ok := c.workloads["DaemonSet/"+namespace+"/"+name]
 	return ok
 }
+
+// DaemonSetGeneration changes whenever a DaemonSet is added, so callers
+// can cache DaemonSetOverhead.
+func (c *Cluster) DaemonSetGeneration() uint64 { return c.dsGeneration }
 
 // DaemonSetOverhead is what the DaemonSets that would run on a node with
 // these labels and taints request — what Karpenter adds to a new node's
