@@ -3,6 +3,7 @@ package karpenter
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -192,19 +193,29 @@ func isMirrorPod(p *corev1.Pod) bool {
 // drift is the Drift method (drift.go): drifted candidates ordered by when
 // they drifted, empty ones first; the first within budget whose pods can be
 // rescheduled becomes a one-candidate command.
+//
+// Upstream returns after one command and requeues the controller at once;
+// the next pass finds the same candidates minus the one just taken, with one
+// more node disrupting. The twin runs those passes in one loop at the same
+// virtual instant: each further command sees the budget lowered by the
+// commands before it and simulates against the cluster they left.
 func (k *Karpenter) drift() bool {
 	mapping := k.budgetMapping(karpv1.DisruptionReasonDrifted)
 	if !anyAllowed(mapping) {
 		return false
 	}
 	claims := k.eligible(func(c *NodeClaim) bool { return c.Drifted != "" })
-	sort.SliceStable(claims, func(i, j int) bool {
-		a, b := claims[i], claims[j]
-		if !a.DriftedSince.Equal(b.DriftedSince) {
-			return a.DriftedSince.Before(b.DriftedSince)
+	sort.SliceStable(claims, func(i, j int) bool { return claims[i].DriftedSince.Before(claims[j].DriftedSince) })
+	var empty, nonEmpty []*NodeClaim
+	for _, c := range claims {
+		if k.kube.ActivePods(c.Node) == 0 {
+			empty = append(empty, c)
+		} else {
+			nonEmpty = append(nonEmpty, c)
 		}
-		return k.kube.ActivePods(a.Node) == 0 && k.kube.ActivePods(b.Node) > 0
-	})
+	}
+	claims = append(empty, nonEmpty...)
+	started := false
 	for _, claim := range claims {
 		if mapping[claim.NodePool] == 0 {
 			continue
@@ -216,15 +227,18 @@ func (k *Karpenter) drift() bool {
 		res := k.simulate(c)
 		if !res.allScheduled() {
 			for _, p := range sortedPods(res.failed) {
-				k.noteCandidateBlocked(c.claim, p.Namespace+"/"+p.Name, "", "pod cannot be rescheduled: "+res.failed[p])
-				break
+				if !res.pending[p] {
+					k.noteCandidateBlocked(c.claim, p.Namespace+"/"+p.Name, "", "pod cannot be rescheduled: "+res.failed[p])
+					break
+				}
 			}
 			continue
 		}
 		k.startCommand(&command{reason: "drifted", candidates: []*candidate{c}, replacements: res.claims, plan: res})
-		return true
+		mapping[claim.NodePool]-- // the candidate is now marked for deletion: one more disrupting
+		started = true
 	}
-	return false
+	return started
 }
 
 func anyAllowed(mapping map[string]int) bool {
@@ -246,9 +260,11 @@ func anyAllowed(mapping map[string]int) bool {
 func (k *Karpenter) simulate(c *candidate) packResult {
 	exclude := map[string]bool{c.claim.Node: true}
 	pods := append([]*corev1.Pod(nil), c.pods...)
+	pending := map[*corev1.Pod]bool{}
 	for _, p := range k.kube.PendingPods() {
 		if !isDaemonSetPod(p) {
 			pods = append(pods, p)
+			pending[p] = true
 		}
 	}
 	for _, other := range k.NodeClaims() {
@@ -264,7 +280,42 @@ func (k *Karpenter) simulate(c *candidate) packResult {
 			}
 		}
 	}
-	return k.pack(pods, k.existingCapacity(exclude))
+	res := k.pack(pods, k.existingCapacity(exclude))
+	res.pending = pending
+	// A decision must not rely on nodes still initializing: a pod placed on
+	// one is an error, unless it comes from a node already being deleted
+	// (SimulateScheduling's UninitializedNodeError).
+	deleting := map[*corev1.Pod]bool{}
+	for _, other := range k.NodeClaims() {
+		if other != c.claim && (other.deleting || other.markedForDeletion) && other.Node != "" {
+			for _, p := range k.reschedulablePods(other.Node) {
+				deleting[p] = true
+			}
+		}
+	}
+	for name, placed := range res.existing {
+		if k.initializedCapacity(name) {
+			continue
+		}
+		for _, p := range placed {
+			if !deleting[p] {
+				res.failed[p] = fmt.Sprintf("would schedule against uninitialized nodeclaim %s", strings.TrimPrefix(name, "nodeclaim/"))
+			}
+		}
+	}
+	return res
+}
+
+// initializedCapacity reports whether a simulation place is an initialized
+// node (not an in-flight NodeClaim, not a node still initializing).
+func (k *Karpenter) initializedCapacity(name string) bool {
+	if strings.HasPrefix(name, "nodeclaim/") {
+		return false
+	}
+	if c := k.byNode[name]; c != nil {
+		return !c.Initialized.IsZero()
+	}
+	return true
 }
 
 // emptiness is the Emptiness method: nodes with no reschedulable pods whose
@@ -335,7 +386,7 @@ func (k *Karpenter) noteCandidateBlocked(c *NodeClaim, pod, pdb, msg string) {
 		k.addBlocked(key, b)
 		k.log(Event{Type: "Warning", Code: "DisruptionBlocked", Message: "cannot disrupt nodeclaim: " + msg, NodePool: c.NodePool, NodeClaim: c.Name, Node: c.Node})
 	}
-	b.Until = time.Time{}
+	b.Until, b.Outcome, b.Message = time.Time{}, "disruption-blocked", msg
 }
 
 // clearCandidateBlocks closes candidate-level blocks once the node is a

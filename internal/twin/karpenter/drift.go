@@ -68,7 +68,7 @@ func (k *Karpenter) driftReason(c *NodeClaim) string {
 	}
 	// AMI drift: the image the instance runs is not the one the
 	// EC2NodeClass now maps this instance type to.
-	if want, ok := class.amiFor(c.InstanceType.Arch); ok && want.ID != c.AMI.ID {
+	if want, ok := class.amiFor(c.InstanceType.Arch); !ok || want.ID != c.AMI.ID {
 		return DriftAMI
 	}
 	return ""

@@ -281,6 +281,8 @@ func (k *Karpenter) launch(claim *NodeClaim) {
 		k.log(Event{Type: "Warning", Code: "LaunchFailed", Message: "failed launching nodeclaim: " + msg, NodePool: claim.NodePool, NodeClaim: claim.Name})
 		delete(k.claims, claim.Name)
 		k.sortedClaims = nil
+		k.commandProgress() // a command waiting for this replacement fails now
+		k.batch.trigger()
 		return
 	}
 	claim.InstanceType, claim.Zone, claim.CapacityType, claim.AMI = o.it, o.zone, o.capacityType, ami

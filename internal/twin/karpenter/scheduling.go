@@ -44,9 +44,20 @@ type packResult struct {
 	existing map[string][]*corev1.Pod
 	claims   []*simClaim
 	failed   map[*corev1.Pod]string
+	// pending marks pods that were pending before the simulation: their
+	// failures do not block a disruption (AllNonPendingPodsScheduled).
+	pending map[*corev1.Pod]bool
 }
 
-func (r packResult) allScheduled() bool { return len(r.failed) == 0 }
+// allScheduled is Results.AllNonPendingPodsScheduled.
+func (r packResult) allScheduled() bool {
+	for p := range r.failed {
+		if !r.pending[p] {
+			return false
+		}
+	}
+	return true
+}
 
 // existingCapacity lists nodes and in-flight NodeClaims that can take pods,
 // leaving out the excluded ones and any node being disrupted or deleted.
@@ -266,7 +277,7 @@ func (k *Karpenter) placeOpenClaim(pod *corev1.Pod, req kube.Resources, claims [
 		}
 		merged := scheduling.NewRequirements(c.requirements.Values()...)
 		merged.Add(podReqs.Values()...)
-		opts := k.fittingTypes(c.options, merged, c.overhead, c.used.Add(req))
+		opts := k.launchable(c.pool, k.fittingTypes(c.options, merged, c.overhead, c.used.Add(req)))
 		if len(opts) == 0 {
 			continue
 		}
@@ -285,7 +296,7 @@ func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim,
 	var why []string
 	for _, p := range k.poolsByWeight() {
 		if err := scheduling.Taints(p.taints).ToleratesPod(pod); err != nil {
-			why = append(why, fmt.Sprintf("incompatible with nodepool %q, did not tolerate taint %s", p.obj.Name, firstError(err)))
+			why = append(why, fmt.Sprintf("incompatible with nodepool %q, %s", p.obj.Name, firstError(err)))
 			continue
 		}
 		if err := p.requirements.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels); err != nil {
@@ -295,7 +306,7 @@ func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim,
 		merged := scheduling.NewRequirements(p.requirements.Values()...)
 		merged.Add(podReqs.Values()...)
 		overhead := k.daemonOverhead(p, k.prototypeNode(p, nil))
-		opts := k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req)
+		opts := k.launchable(p, k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req))
 		if len(opts) == 0 {
 			why = append(why, fmt.Sprintf("incompatible with nodepool %q, daemonset overhead={%s}, no instance type satisfied resources {%s} and requirements %s",
 				p.obj.Name, overhead, req, requirementsString(merged)))
@@ -339,6 +350,29 @@ func (k *Karpenter) fittingTypes(candidates []catalog.InstanceType, reqs schedul
 	sortByPrice(out, caps)
 	if len(out) > maxInstanceTypes {
 		out = out[:maxInstanceTypes]
+	}
+	return out
+}
+
+// launchable keeps the instance types a pool can actually launch now: its
+// EC2NodeClass has an AMI for their architecture (the AWS provider only
+// offers types amifamily.MapToInstanceTypes maps to an image), and their
+// capacity fits what is left of spec.limits.
+func (k *Karpenter) launchable(p *pool, its []catalog.InstanceType) []catalog.InstanceType {
+	class := k.classes[p.obj.Spec.Template.Spec.NodeClassRef.Name]
+	remaining, limited := k.remainingLimits(p)
+	out := its[:0:0]
+	for _, it := range its {
+		if class == nil {
+			continue
+		}
+		if _, ok := class.amiFor(it.Arch); !ok {
+			continue
+		}
+		if limited && !fitsLimits(it, remaining) {
+			continue
+		}
+		out = append(out, it)
 	}
 	return out
 }

@@ -145,17 +145,13 @@ func (k *Karpenter) drain(c *NodeClaim) int {
 	if c.terminationTime != nil {
 		k.forceDelete(c, pods)
 	}
-	var waiting []*corev1.Pod
-	for _, p := range pods {
-		if p.DeletionTimestamp == nil {
-			waiting = append(waiting, p)
-		}
-	}
-	// Evict one priority group at a time: non-critical non-daemon, non-critical
-	// daemon, critical non-daemon, critical daemon.
+	// Evict one priority group at a time — non-critical non-daemon,
+	// non-critical daemon, critical non-daemon, critical daemon — and move to
+	// the next only when every pod of the group is gone, terminating ones
+	// included (terminator.go groups all pods waiting eviction).
 	for group := 0; group < 4; group++ {
 		var batch []*corev1.Pod
-		for _, p := range waiting {
+		for _, p := range pods {
 			if drainGroup(p) == group {
 				batch = append(batch, p)
 			}
@@ -164,8 +160,8 @@ func (k *Karpenter) drain(c *NodeClaim) int {
 			continue
 		}
 		for _, p := range batch {
-			if doNotDisrupt(p, k.eng.Now()) {
-				continue // waits for TGP
+			if p.DeletionTimestamp != nil || doNotDisrupt(p, k.eng.Now()) {
+				continue // already going, or waiting for the terminationGracePeriod
 			}
 			k.evict(c, p)
 		}
