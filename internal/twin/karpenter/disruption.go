@@ -216,6 +216,7 @@ func (k *Karpenter) drift() bool {
 	}
 	claims = append(empty, nonEmpty...)
 	started := false
+	var base *simBase
 	for _, claim := range claims {
 		if mapping[claim.NodePool] == 0 {
 			continue
@@ -224,19 +225,25 @@ func (k *Karpenter) drift() bool {
 		if c == nil {
 			continue
 		}
-		res := k.simulate(c)
+		if base == nil {
+			base = k.newSimBase()
+		}
+		res := k.simulate(base, c)
 		if !res.allScheduled() {
-			for _, p := range sortedPods(res.failed) {
+			var blocked []*corev1.Pod
+			for p := range res.failed {
 				if !res.pending[p] {
-					k.noteCandidateBlocked(c.claim, p.Namespace+"/"+p.Name, "", "pod cannot be rescheduled: "+res.failed[p])
-					break
+					blocked = append(blocked, p)
 				}
 			}
+			sortPods(blocked)
+			k.noteCandidateBlocked(c.claim, blocked[0].Namespace+"/"+blocked[0].Name, "", "pod cannot be rescheduled: "+res.failed[blocked[0]])
 			continue
 		}
 		k.startCommand(&command{reason: "drifted", candidates: []*candidate{c}, replacements: res.claims, plan: res})
 		mapping[claim.NodePool]-- // the candidate is now marked for deletion: one more disrupting
 		started = true
+		base = nil // the command changed the cluster
 	}
 	return started
 }
@@ -250,25 +257,48 @@ func anyAllowed(mapping map[string]int) bool {
 	return false
 }
 
-// simulate is SimulateScheduling for one candidate: its pods, the pending
-// pods and the pods of deleting nodes, onto every other active node.
+// simBase is what every scheduling simulation of one disruption pass
+// shares: the existing capacity (nodes being deleted left out), the pending
+// pods, and the pods of deleting nodes nobody planned a place for. A pass
+// simulates candidate after candidate against it; it is rebuilt only after a
+// command starts, the one thing in a pass that changes the cluster.
+//
+// Packing is greedy and in a fixed order, so a pod's place depends only on
+// the pods packed before it. The base pods are packed once on their own; a
+// candidate's simulation replays that run up to the first point where it
+// can differ — the candidate's first pod, or the first base pod that went to
+// the candidate's own node — and packs the rest. The result is the same as
+// packing everything from scratch.
+type simBase struct {
+	capacity []simNode
+	index    map[string]int // node name → position in capacity
+	items    []podItem      // base pods in packing order
+	pending  map[*corev1.Pod]bool
+	deleting map[*corev1.Pod]bool
+	// assign[i] is the capacity index base item i took when the base was
+	// packed alone; it is valid for items[:placed].
+	assign []int
+	placed int
+}
+
+// newSimBase gathers a pass's shared simulation state.
 //
 // Pods of deleting nodes that an earlier command already planned a place
 // for are nominated there (see nominations.go): the capacity they will take
 // is reserved and they are not packed again, as Karpenter's cluster state
 // keeps nominated pods on their target nodes.
-func (k *Karpenter) simulate(c *candidate) packResult {
-	exclude := map[string]bool{c.claim.Node: true}
-	pods := append([]*corev1.Pod(nil), c.pods...)
-	pending := map[*corev1.Pod]bool{}
+func (k *Karpenter) newSimBase() *simBase {
+	b := &simBase{index: map[string]int{}, pending: map[*corev1.Pod]bool{}, deleting: map[*corev1.Pod]bool{}}
+	exclude := map[string]bool{}
+	var pods []*corev1.Pod
 	for _, p := range k.kube.PendingPods() {
 		if !isDaemonSetPod(p) {
 			pods = append(pods, p)
-			pending[p] = true
+			b.pending[p] = true
 		}
 	}
 	for _, other := range k.NodeClaims() {
-		if other != c.claim && (other.deleting || other.markedForDeletion) && other.Node != "" {
+		if (other.deleting || other.markedForDeletion) && other.Node != "" {
 			exclude[other.Node] = true
 			if k.nominatedOn[other.Node] >= k.kube.ActivePods(other.Node) {
 				continue // every pod there already has a planned place
@@ -276,33 +306,73 @@ func (k *Karpenter) simulate(c *candidate) packResult {
 			for _, p := range k.reschedulablePods(other.Node) {
 				if _, ok := k.nominations[p.Namespace+"/"+p.Name]; !ok {
 					pods = append(pods, p)
+					b.deleting[p] = true
 				}
 			}
 		}
 	}
-	res := k.pack(pods, k.existingCapacity(exclude))
-	res.pending = pending
-	// A decision must not rely on nodes still initializing: a pod placed on
-	// one is an error, unless it comes from a node already being deleted
-	// (SimulateScheduling's UninitializedNodeError).
-	deleting := map[*corev1.Pod]bool{}
-	for _, other := range k.NodeClaims() {
-		if other != c.claim && (other.deleting || other.markedForDeletion) && other.Node != "" {
-			for _, p := range k.reschedulablePods(other.Node) {
-				deleting[p] = true
-			}
+	for _, n := range k.existingCapacity(exclude) {
+		b.capacity = append(b.capacity, *n)
+	}
+	sortCapacity(b.capacity)
+	for i := range b.capacity {
+		b.index[b.capacity[i].name] = i
+	}
+	b.items = k.podItems(pods)
+	nodes := append([]simNode(nil), b.capacity...)
+	idx := newFirstFit(nodes)
+	b.assign = make([]int, len(b.items))
+	b.placed = len(b.items)
+	for i, it := range b.items {
+		j := k.placeExisting(it.pod, it.req, nodes, idx)
+		if j < 0 {
+			b.placed = i // from here on the run opens NodeClaims: not replayed
+			break
+		}
+		nodes[j].free = nodes[j].free.Sub(it.req)
+		idx.update(nodes, j)
+		b.assign[i] = j
+	}
+	return b
+}
+
+// simulate is SimulateScheduling for one candidate: its pods, the pending
+// pods and the unplanned pods of deleting nodes, onto every other active
+// node and new NodeClaims. It stops early once the candidate cannot be
+// disrupted: a pod of its own that fits nowhere, or one that would land on
+// capacity still initializing — a decision never relies on it, unless the
+// pod comes from a node already being deleted (UninitializedNodeError).
+func (k *Karpenter) simulate(b *simBase, c *candidate) packResult {
+	cand := k.podItems(c.pods)
+	excluded := -1
+	if i, ok := b.index[c.claim.Node]; ok {
+		excluded = i
+	}
+	prefix := b.placed
+	if len(cand) > 0 {
+		// Base items packed before the candidate's first pod.
+		if n := sort.Search(len(b.items), func(i int) bool { return cand[0].less(b.items[i]) }); n < prefix {
+			prefix = n
 		}
 	}
-	for name, placed := range res.existing {
-		if k.initializedCapacity(name) {
-			continue
-		}
-		for _, p := range placed {
-			if !deleting[p] {
-				res.failed[p] = fmt.Sprintf("would schedule against uninitialized nodeclaim %s", strings.TrimPrefix(name, "nodeclaim/"))
-			}
+	for i := 0; i < prefix; i++ {
+		if b.assign[i] == excluded {
+			prefix = i
+			break
 		}
 	}
+	k.simNodes = append(k.simNodes[:0], b.capacity...)
+	nodes := k.simNodes
+	if excluded >= 0 {
+		nodes[excluded].excluded = true
+	}
+	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}, pending: b.pending}
+	for i := 0; i < prefix; i++ {
+		n := &nodes[b.assign[i]]
+		n.free = n.free.Sub(b.items[i].req)
+		res.existing[n.name] = append(res.existing[n.name], b.items[i].pod)
+	}
+	k.packInto(&res, mergeItems(cand, b.items[prefix:]), nodes, b)
 	return res
 }
 

@@ -52,7 +52,13 @@ func (k *Karpenter) provision() {
 	if len(pods) == 0 || len(k.pools) == 0 {
 		return
 	}
-	res := k.pack(pods, k.existingCapacity(nil))
+	capacity := k.existingCapacity(nil)
+	nodes := make([]simNode, len(capacity))
+	for i, n := range capacity {
+		nodes[i] = *n
+	}
+	sortCapacity(nodes)
+	res := k.pack(pods, nodes)
 	if len(res.claims) > 0 {
 		k.log(Event{Code: "ProvisionablePods", Message: "found provisionable pod(s)", Fields: []string{podList(pods)}})
 		n := 0
@@ -81,10 +87,18 @@ func sortedPods(m map[*corev1.Pod]string) []*corev1.Pod {
 	for p := range m {
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
-	})
+	sortPods(out)
 	return out
+}
+
+// sortPods orders pods by namespace, then name.
+func sortPods(pods []*corev1.Pod) {
+	sort.Slice(pods, func(i, j int) bool {
+		if pods[i].Namespace != pods[j].Namespace {
+			return pods[i].Namespace < pods[j].Namespace
+		}
+		return pods[i].Name < pods[j].Name
+	})
 }
 
 func podList(pods []*corev1.Pod) string {

@@ -25,9 +25,23 @@ import (
 
 // simNode is existing capacity.
 type simNode struct {
-	name   string
-	labels *corev1.Node // labels and taints used for feasibility
-	free   kube.Resources
+	name        string
+	labels      *corev1.Node // labels and taints used for feasibility
+	free        kube.Resources
+	initialized bool
+	excluded    bool // the candidate being simulated away
+}
+
+// sortCapacity orders existing capacity as Karpenter's scheduler tries it:
+// initialized nodes first, then those still initializing, each by name
+// (scheduler.go NewScheduler).
+func sortCapacity(nodes []simNode) {
+	sort.SliceStable(nodes, func(i, j int) bool {
+		if nodes[i].initialized != nodes[j].initialized {
+			return nodes[i].initialized
+		}
+		return nodes[i].name < nodes[j].name
+	})
 }
 
 // simClaim is a NodeClaim being planned.
@@ -81,7 +95,7 @@ func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
 		if r, ok := k.reservedOn[key]; ok {
 			free = free.Sub(r)
 		}
-		add(simNode{name: n.Name, labels: n, free: free})
+		add(simNode{name: n.Name, labels: n, free: free, initialized: k.initializedCapacity(n.Name)})
 	}
 	// In-flight NodeClaims: launched or not, not yet a node.
 	for _, c := range k.NodeClaims() {
@@ -154,41 +168,82 @@ func (k *Karpenter) smallestAllocatable(its []catalog.InstanceType) kube.Resourc
 }
 
 // pack simulates scheduling pods onto existing capacity and new NodeClaims.
-func (k *Karpenter) pack(pods []*corev1.Pod, existing []*simNode) packResult {
-	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}}
-	type item struct {
-		pod *corev1.Pod
-		req kube.Resources
+// podItem is a pod with its requests, in the order pods are packed.
+type podItem struct {
+	pod *corev1.Pod
+	req kube.Resources
+}
+
+// less is the packing order: CPU, then memory, descending
+// (byCPUAndMemoryDescending), then namespace/name for determinism.
+func (a podItem) less(b podItem) bool {
+	if a.req.MilliCPU != b.req.MilliCPU {
+		return a.req.MilliCPU > b.req.MilliCPU
 	}
-	sorted := make([]item, len(pods))
+	if a.req.Memory != b.req.Memory {
+		return a.req.Memory > b.req.Memory
+	}
+	if a.pod.Namespace != b.pod.Namespace {
+		return a.pod.Namespace < b.pod.Namespace
+	}
+	return a.pod.Name < b.pod.Name
+}
+
+// podItems returns pods with their requests, in packing order.
+func (k *Karpenter) podItems(pods []*corev1.Pod) []podItem {
+	items := make([]podItem, len(pods))
 	for i, p := range pods {
-		sorted[i] = item{p, k.kube.RequestsOf(p)}
+		items[i] = podItem{p, k.kube.RequestsOf(p)}
 	}
-	sort.Slice(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if a.req.MilliCPU != b.req.MilliCPU {
-			return a.req.MilliCPU > b.req.MilliCPU
+	sort.Slice(items, func(i, j int) bool { return items[i].less(items[j]) })
+	return items
+}
+
+// mergeItems merges two lists already in packing order.
+func mergeItems(a, b []podItem) []podItem {
+	out := make([]podItem, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if b[0].less(a[0]) {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
 		}
-		if a.req.Memory != b.req.Memory {
-			return a.req.Memory > b.req.Memory
-		}
-		if a.pod.Namespace != b.pod.Namespace {
-			return a.pod.Namespace < b.pod.Namespace
-		}
-		return a.pod.Name < b.pod.Name
-	})
-	// Existing capacity is tried most free CPU first, so a pod's search
-	// stops at the first node too small for it.
-	byFree := existing
-	sort.SliceStable(byFree, func(i, j int) bool { return byFree[i].free.MilliCPU > byFree[j].free.MilliCPU })
+	}
+	return append(append(out, a...), b...)
+}
+
+func (k *Karpenter) pack(pods []*corev1.Pod, existing []simNode) packResult {
+	return k.packItems(k.podItems(pods), existing)
+}
+
+// packItems packs pods already in packing order.
+func (k *Karpenter) packItems(sorted []podItem, existing []simNode) packResult {
+	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}}
+	k.packInto(&res, sorted, existing, nil)
+	return res
+}
+
+// packInto packs pods in order into res. With a disruption's simBase it
+// applies SimulateScheduling's rule that a decision may not rely on
+// capacity still initializing, and stops at the first pod that blocks the
+// decision (a pod neither pending nor from a deleting node that fits nowhere
+// or lands on such capacity).
+func (k *Karpenter) packInto(res *packResult, sorted []podItem, existing []simNode, decide *simBase) {
+	blocks := func(p *corev1.Pod) bool { return decide != nil && !decide.pending[p] && !decide.deleting[p] }
+	// existing is in the scheduler's order (sortCapacity); a pod takes the
+	// first node that fits (scheduler.go addToExistingNode). Blocks of nodes
+	// remember their largest free CPU so the search skips full stretches.
+	idx := newFirstFit(existing)
 	for _, it := range sorted {
 		pod, req := it.pod, it.req
-		if i := k.placeExisting(pod, req, byFree); i >= 0 {
-			n := byFree[i]
+		if i := k.placeExisting(pod, req, existing, idx); i >= 0 {
+			n := &existing[i]
 			n.free = n.free.Sub(req)
+			idx.update(existing, i)
 			res.existing[n.name] = append(res.existing[n.name], pod)
-			for ; i+1 < len(byFree) && byFree[i+1].free.MilliCPU > n.free.MilliCPU; i++ {
-				byFree[i], byFree[i+1] = byFree[i+1], byFree[i]
+			if !n.initialized && blocks(pod) {
+				res.failed[pod] = fmt.Sprintf("would schedule against uninitialized nodeclaim %s", strings.TrimPrefix(n.name, "nodeclaim/"))
+				return
 			}
 			continue
 		}
@@ -198,23 +253,52 @@ func (k *Karpenter) pack(pods []*corev1.Pod, existing []*simNode) packResult {
 		claim, why := k.newSimClaim(pod, req)
 		if claim == nil {
 			res.failed[pod] = why
+			if blocks(pod) {
+				return
+			}
 			continue
 		}
 		res.claims = append(res.claims, claim)
 	}
-	return res
 }
 
-// placeExisting returns the index of the first node, in most-free-CPU
-// order, that can take the pod, or -1.
-func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []*simNode) int {
+// firstFit indexes simulation nodes in blocks by their largest free CPU.
+type firstFit struct {
+	maxCPU []int64
+}
+
+const firstFitBlock = 32
+
+func newFirstFit(nodes []simNode) *firstFit {
+	f := &firstFit{maxCPU: make([]int64, (len(nodes)+firstFitBlock-1)/firstFitBlock)}
+	for b := range f.maxCPU {
+		f.recompute(nodes, b)
+	}
+	return f
+}
+
+func (f *firstFit) recompute(nodes []simNode, b int) {
+	max := int64(-1)
+	for i := b * firstFitBlock; i < len(nodes) && i < (b+1)*firstFitBlock; i++ {
+		if !nodes[i].excluded && nodes[i].free.MilliCPU > max {
+			max = nodes[i].free.MilliCPU
+		}
+	}
+	f.maxCPU[b] = max
+}
+
+func (f *firstFit) update(nodes []simNode, i int) { f.recompute(nodes, i/firstFitBlock) }
+
+func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []simNode, idx *firstFit) int {
 	var affinity *nodeaffinity.RequiredNodeAffinity
 	var zones []string
-	for i, n := range nodes {
-		if n.free.MilliCPU < req.MilliCPU {
-			break
+	for i := 0; i < len(nodes); i++ {
+		if i%firstFitBlock == 0 && idx.maxCPU[i/firstFitBlock] < req.MilliCPU {
+			i += firstFitBlock - 1 // nothing in this block has the CPU
+			continue
 		}
-		if !req.FitsIn(n.free) {
+		n := &nodes[i]
+		if n.excluded || !req.FitsIn(n.free) {
 			continue
 		}
 		if affinity == nil {
