@@ -42,9 +42,12 @@ var pdbResource = schema.GroupResource{Group: policyv1.GroupName, Resource: "pod
 type Request struct {
 	Pod *corev1.Pod
 	// PDBs are all PDBs of the pod's namespace, with their current status.
-	PDBs   []*policyv1.PodDisruptionBudget
-	DryRun bool
-	Now    time.Time
+	PDBs []*policyv1.PodDisruptionBudget
+	// Selected says PDBs are exactly the PDBs whose selector picks the pod
+	// (the caller indexes them), so they are not matched again.
+	Selected bool
+	DryRun   bool
+	Now      time.Time
 }
 
 // Result is the decision of the eviction subresource.
@@ -91,7 +94,10 @@ func Evict(req Request) Result {
 		}
 	}
 
-	pdbs := MatchingPDBs(pod, req.PDBs)
+	pdbs := req.PDBs
+	if !req.Selected {
+		pdbs = MatchingPDBs(pod, req.PDBs)
+	}
 	if len(pdbs) > 1 {
 		// semantics.md §D.1, §F pitfall 7: 500, not 429. The handler returns
 		// this Status object; the client decodes it into a StatusError.

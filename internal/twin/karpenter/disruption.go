@@ -240,10 +240,13 @@ func (k *Karpenter) drift() bool {
 			k.noteCandidateBlocked(c.claim, blocked[0].Namespace+"/"+blocked[0].Name, "", "pod cannot be rescheduled: "+res.failed[blocked[0]])
 			continue
 		}
-		k.startCommand(&command{reason: "drifted", candidates: []*candidate{c}, replacements: res.claims, plan: res})
+		cmd := &command{reason: "drifted", candidates: []*candidate{c}, replacements: res.claims, plan: res}
+		k.startCommand(cmd)
 		mapping[claim.NodePool]-- // the candidate is now marked for deletion: one more disrupting
 		started = true
-		base = nil // the command changed the cluster
+		if !k.updateSimBase(base, cmd) {
+			base = nil // rebuilt for the next candidate
+		}
 	}
 	return started
 }
@@ -334,6 +337,57 @@ func (k *Karpenter) newSimBase() *simBase {
 		b.assign[i] = j
 	}
 	return b
+}
+
+// updateSimBase brings a pass's base up to date after a command started:
+// its candidate leaves the capacity, its pods' nominations reserve room on
+// their targets, and its replacements join as capacity still initializing.
+// It reports false when the base must be rebuilt instead (base pods were
+// packed against the old capacity).
+func (k *Karpenter) updateSimBase(b *simBase, cmd *command) bool {
+	if len(b.items) > 0 {
+		return false
+	}
+	for _, c := range cmd.candidates {
+		if i, ok := b.index[c.claim.Node]; ok {
+			b.capacity[i].excluded = true
+		}
+		for _, p := range c.pods {
+			n, ok := k.nominations[p.Namespace+"/"+p.Name]
+			if !ok || n.cmd != cmd {
+				continue
+			}
+			name := n.target
+			if c := k.claims[strings.TrimPrefix(name, "nodeclaim/")]; c != nil && c.Node != "" && k.kube.Node(c.Node) != nil {
+				name = c.Node // a registered NodeClaim is simulated as its node
+			}
+			if i, ok := b.index[name]; ok {
+				b.capacity[i].free = b.capacity[i].free.Sub(n.req)
+			}
+		}
+	}
+	for _, r := range cmd.launched {
+		if _, ok := k.claims[r.Name]; !ok {
+			continue
+		}
+		p := k.pools[r.NodePool]
+		if r.proto == nil {
+			r.proto = k.prototypeNode(p, r.labels)
+		}
+		free := k.smallestAllocatable(r.options).Sub(k.daemonOverhead(p, r.proto)).Sub(k.reservedOn["nodeclaim/"+r.Name])
+		b.capacity = append(b.capacity, simNode{name: "nodeclaim/" + r.Name, labels: r.proto, free: free})
+	}
+	// Keep the uninitialized tail in name order, and the index with it.
+	first := len(b.capacity)
+	for first > 0 && !b.capacity[first-1].initialized {
+		first--
+	}
+	tail := b.capacity[first:]
+	sort.SliceStable(tail, func(i, j int) bool { return tail[i].name < tail[j].name })
+	for i := first; i < len(b.capacity); i++ {
+		b.index[b.capacity[i].name] = i
+	}
+	return true
 }
 
 // simulate is SimulateScheduling for one candidate: its pods, the pending

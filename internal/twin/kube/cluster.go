@@ -98,6 +98,7 @@ type Cluster struct {
 	dsGeneration uint64
 
 	feasibleBuf []*nodeState // findNode's reused buffer
+	signatures  map[string]int
 }
 
 // Event is something worth a line in a rehearsal's timeline.
@@ -139,6 +140,7 @@ func New(eng *sim.Engine, opts Options) *Cluster {
 		storageClasses: map[string]*storagev1.StorageClass{},
 		log:            func(Event) {},
 		dsDirty:        map[string]bool{},
+		signatures:     map[string]int{},
 	}
 	c.scheduler = eng.NewTrigger(c.schedule)
 	c.daemonSets = eng.NewTrigger(c.reconcileDaemonSets)

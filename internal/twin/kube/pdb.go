@@ -2,6 +2,7 @@ package kube
 
 import (
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -22,6 +23,9 @@ type pdbState struct {
 	sel   labels.Selector // nil when the selector matches nothing
 	pods  map[string]*podState
 	dirty bool
+	// recheck is when an entry of status.disruptedPods expires (the
+	// controller's 2-minute DeletionTimeout), forcing a recomputation.
+	recheck *time.Time
 }
 
 func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
@@ -116,14 +120,18 @@ func (c *Cluster) scale(pod *corev1.Pod) (types.UID, int32, bool) {
 // sync recomputes a PDB's status when something it depends on changed, or
 // when DisruptedPods entries may have expired.
 func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
-	if !st.dirty && len(st.pdb.Status.DisruptedPods) == 0 && st.pdb.Status.ObservedGeneration == st.pdb.Generation {
+	now := c.eng.Now()
+	expired := st.recheck != nil && !now.Before(*st.recheck)
+	if !st.dirty && !expired && st.pdb.Status.ObservedGeneration == st.pdb.Generation {
 		return st.pdb
 	}
 	pods := make([]*corev1.Pod, 0, len(st.pods))
 	for _, k := range sortedKeys(st.pods) {
 		pods = append(pods, st.pods[k].pod)
 	}
-	st.pdb.Status = eviction.ComputeStatus(st.pdb, pods, c.scale, c.eng.Now())
+	res := eviction.Sync(st.pdb, pods, c.scale, now)
+	st.pdb.Status = res.Status
+	st.recheck = res.RecheckAt
 	st.dirty = false
 	return st.pdb
 }
@@ -170,7 +178,7 @@ func (c *Cluster) Evict(namespace, name string) error {
 	for i, st := range states {
 		pdbs[i] = c.sync(st)
 	}
-	res := eviction.Evict(eviction.Request{Pod: ps.pod, PDBs: pdbs, Now: c.eng.Now()})
+	res := eviction.Evict(eviction.Request{Pod: ps.pod, PDBs: pdbs, Selected: true, Now: c.eng.Now()})
 	if res.Err != nil {
 		return res.Err
 	}
@@ -178,6 +186,11 @@ func (c *Cluster) Evict(namespace, name string) error {
 		for _, st := range states {
 			if st.pdb.Name == res.UpdatedPDB.Name {
 				st.pdb.Status = res.UpdatedPDB.Status
+				// The new disruptedPods entry expires after DeletionTimeout.
+				at := c.eng.Now().Add(eviction.DeletionTimeout)
+				if st.recheck == nil || at.Before(*st.recheck) {
+					st.recheck = &at
+				}
 			}
 		}
 	}
@@ -213,7 +226,7 @@ func (c *Cluster) DisruptionAllowed(namespace, name string) error {
 	for i, st := range states {
 		pdbs[i] = c.sync(st)
 	}
-	if res := eviction.Evict(eviction.Request{Pod: ps.pod, PDBs: pdbs, DryRun: true, Now: c.eng.Now()}); res.Err != nil {
+	if res := eviction.Evict(eviction.Request{Pod: ps.pod, PDBs: pdbs, Selected: true, DryRun: true, Now: c.eng.Now()}); res.Err != nil {
 		return res.Err
 	}
 	return nil

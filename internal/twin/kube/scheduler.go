@@ -129,22 +129,25 @@ func (c *Cluster) fitErrorOf(ps *podState) string {
 
 // feasible is filter's verdict without its reasons, cheapest checks first.
 // The node-only checks (NodeUnschedulable, TaintToleration, NodeAffinity)
-// depend on the pod template and the node's spec and labels, so their result
-// is cached per workload on the node until the node changes.
+// depend only on the pod's tolerations, node selector and required node
+// affinity and on the node's spec and labels, so their result is cached on
+// the node, per distinct set of those pod fields (workload.sig), until the
+// node changes.
 func (c *Cluster) feasible(ps *podState, ns *nodeState, affinity nodeaffinity.RequiredNodeAffinity) bool {
 	if !ps.req.FitsIn(ns.free()) {
 		return false
 	}
 	if w := ps.owner; w != nil && w.kind != "Pod" {
-		if w.idx >= len(ns.static) {
-			ns.static = append(ns.static, make([]int8, w.idx+1-len(ns.static))...)
+		sig := w.sig
+		if sig >= len(ns.static) {
+			ns.static = append(ns.static, make([]int8, sig+1-len(ns.static))...)
 		}
-		switch ns.static[w.idx] {
+		switch ns.static[sig] {
 		case staticUnknown:
 			if c.staticFilter(ps, ns, affinity) == "" {
-				ns.static[w.idx] = staticFits
+				ns.static[sig] = staticFits
 			} else {
-				ns.static[w.idx] = staticFails
+				ns.static[sig] = staticFails
 				return false
 			}
 		case staticFails:

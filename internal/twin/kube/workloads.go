@@ -46,8 +46,10 @@ type workload struct {
 	daemonTolerations []corev1.Toleration
 	daemonPods        map[string]*podState
 	daemonNodes       map[string]bool // nodes the daemon should run on
-	// idx indexes per-node caches of the scheduler.
+	// idx is the workload's position in creation order; sig numbers its
+	// distinct scheduling constraints (schedulingSignature).
 	idx int
+	sig int
 }
 
 func (w *workload) key() string { return w.kind + "/" + w.namespace + "/" + w.name }
@@ -74,6 +76,7 @@ func (c *Cluster) addWorkload(w *workload) {
 	w.trigger = c.eng.NewTrigger(func() { c.reconcileWorkload(w) })
 	c.workloads[w.key()] = w
 	w.idx = len(c.workloadOrder)
+	w.sig = c.signature(&w.template.Spec)
 	c.workloadOrder = append(c.workloadOrder, w)
 	if c.tracking {
 		w.avail.start(c.eng.Now(), 0)
@@ -603,4 +606,25 @@ func (c *Cluster) Workloads() []WorkloadStatus {
 		})
 	}
 	return out
+}
+
+// signature numbers the distinct combinations of the pod fields the
+// scheduler's node-only filters read: tolerations, node selector and
+// required node affinity.
+func (c *Cluster) signature(spec *corev1.PodSpec) int {
+	var required *corev1.NodeSelector
+	if spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
+		required = spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	key := dump.ForHash(struct {
+		T []corev1.Toleration
+		S map[string]string
+		A *corev1.NodeSelector
+	}{spec.Tolerations, spec.NodeSelector, required})
+	if n, ok := c.signatures[key]; ok {
+		return n
+	}
+	n := len(c.signatures)
+	c.signatures[key] = n
+	return n
 }
