@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
-	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
@@ -482,55 +480,14 @@ func builtinFiles(name string) ([]sourceFile, []string, error) {
 		ref(a.Apply)
 	}
 
-	byFile := map[string][]manifest.Object{}
-	lines := map[string]bool{}
-	add := func(objs []manifest.Object) {
-		for _, o := range objs {
-			key := o.Source.String()
-			if lines[key] {
-				continue
-			}
-			lines[key] = true
-			byFile[o.Source.File] = append(byFile[o.Source.File], o)
-		}
-	}
-	add(sc.Objects)
-	actions := make([]int, 0, len(sc.ActionObjects))
-	for i := range sc.ActionObjects {
-		actions = append(actions, i)
-	}
-	sort.Ints(actions)
-	for _, i := range actions {
-		add(sc.ActionObjects[i])
-	}
 	for _, r := range refs {
-		objs := byFile[sc.Path+"/"+r]
-		sort.SliceStable(objs, func(i, j int) bool { return objs[i].Source.Line < objs[j].Source.Line })
-		var b bytes.Buffer
-		for i, o := range objs {
-			if i > 0 {
-				b.WriteString("---\n")
-			}
-			doc := o.Document()
-			b.Write(doc)
-			if len(doc) > 0 && doc[len(doc)-1] != '\n' {
-				b.WriteString("\n")
-			}
+		data, err := scenario.BuiltinFile(name, r)
+		if err != nil {
+			return nil, nil, err
 		}
-		files = append(files, sourceFile{path: r, data: b.Bytes()})
+		files = append(files, sourceFile{path: r, data: data})
 	}
-
-	var notes []string
-	if len(sc.Ignored) > 0 {
-		var kinds []string
-		for k, n := range sc.Ignored {
-			kinds = append(kinds, k+"×"+strconv.Itoa(n))
-		}
-		sort.Strings(kinds)
-		notes = append(notes, fmt.Sprintf("manifests of kinds the twin does not model are left out (%s); they do not change a rehearsal",
-			strings.Join(kinds, ", ")))
-	}
-	return files, notes, nil
+	return files, nil, nil
 }
 
 // writeFiles writes files under dir, refusing to overwrite or to leave it.

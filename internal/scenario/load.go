@@ -46,6 +46,24 @@ func BuiltinSource(name string) ([]byte, error) {
 	return b, nil
 }
 
+// BuiltinDir is a built-in scenario's directory: its scenario.yaml and the
+// manifest files it names.
+func BuiltinDir(name string) (fs.FS, error) {
+	if _, err := BuiltinSource(name); err != nil {
+		return nil, err
+	}
+	return fs.Sub(builtinFS, "builtin/"+name)
+}
+
+// BuiltinFile reads one file of a built-in scenario, as written.
+func BuiltinFile(name, file string) ([]byte, error) {
+	dir, err := BuiltinDir(name)
+	if err != nil {
+		return nil, err
+	}
+	return fs.ReadFile(dir, path.Clean(file))
+}
+
 // Resolve loads NAME (a built-in scenario) or FILE (a path).
 func Resolve(nameOrFile string) (*Scenario, error) {
 	if nameOrFile == "" {
@@ -69,8 +87,8 @@ func LoadBuiltin(name string) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	sub, _ := fs.Sub(builtinFS, "builtin/"+name)
-	return Parse("builtin:"+name, data, sub)
+	dir, _ := BuiltinDir(name)
+	return Parse("builtin:"+name, data, dir)
 }
 
 // LoadFile loads a scenario file; manifest files are read relative to it.

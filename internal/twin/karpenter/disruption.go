@@ -426,7 +426,7 @@ func (k *Karpenter) simulate(b *simBase, c *candidate) packResult {
 		n.free = n.free.Sub(b.items[i].req)
 		res.existing[n.name] = append(res.existing[n.name], b.items[i].pod)
 	}
-	k.packInto(&res, mergeItems(cand, b.items[prefix:]), nodes, b)
+	k.packInto(&res, &mergedItems{a: cand, b: b.items[prefix:]}, nodes, b)
 	return res
 }
 

@@ -199,17 +199,39 @@ func (k *Karpenter) podItems(pods []*corev1.Pod) []podItem {
 	return items
 }
 
-// mergeItems merges two lists already in packing order.
-func mergeItems(a, b []podItem) []podItem {
-	out := make([]podItem, 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		if b[0].less(a[0]) {
-			out, b = append(out, b[0]), b[1:]
-		} else {
-			out, a = append(out, a[0]), a[1:]
-		}
+// podSeq yields pods in packing order.
+type podSeq interface {
+	next() (podItem, bool)
+}
+
+// sliceItems is a podSeq over a slice.
+type sliceItems []podItem
+
+func (s *sliceItems) next() (podItem, bool) {
+	if len(*s) == 0 {
+		return podItem{}, false
 	}
-	return append(append(out, a...), b...)
+	it := (*s)[0]
+	*s = (*s)[1:]
+	return it, true
+}
+
+// mergedItems yields two lists already in packing order as one, without
+// building it (a simulation usually stops long before the end).
+type mergedItems struct{ a, b []podItem }
+
+func (m *mergedItems) next() (podItem, bool) {
+	switch {
+	case len(m.a) == 0 && len(m.b) == 0:
+		return podItem{}, false
+	case len(m.a) == 0 || (len(m.b) > 0 && m.b[0].less(m.a[0])):
+		it := m.b[0]
+		m.b = m.b[1:]
+		return it, true
+	}
+	it := m.a[0]
+	m.a = m.a[1:]
+	return it, true
 }
 
 func (k *Karpenter) pack(pods []*corev1.Pod, existing []simNode) packResult {
@@ -219,7 +241,8 @@ func (k *Karpenter) pack(pods []*corev1.Pod, existing []simNode) packResult {
 // packItems packs pods already in packing order.
 func (k *Karpenter) packItems(sorted []podItem, existing []simNode) packResult {
 	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}}
-	k.packInto(&res, sorted, existing, nil)
+	seq := sliceItems(sorted)
+	k.packInto(&res, &seq, existing, nil)
 	return res
 }
 
@@ -228,13 +251,17 @@ func (k *Karpenter) packItems(sorted []podItem, existing []simNode) packResult {
 // capacity still initializing, and stops at the first pod that blocks the
 // decision (a pod neither pending nor from a deleting node that fits nowhere
 // or lands on such capacity).
-func (k *Karpenter) packInto(res *packResult, sorted []podItem, existing []simNode, decide *simBase) {
+func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode, decide *simBase) {
 	blocks := func(p *corev1.Pod) bool { return decide != nil && !decide.pending[p] && !decide.deleting[p] }
 	// existing is in the scheduler's order (sortCapacity); a pod takes the
 	// first node that fits (scheduler.go addToExistingNode). Blocks of nodes
 	// remember their largest free CPU so the search skips full stretches.
 	idx := newFirstFit(existing)
-	for _, it := range sorted {
+	for {
+		it, ok := sorted.next()
+		if !ok {
+			break
+		}
 		pod, req := it.pod, it.req
 		if i := k.placeExisting(pod, req, existing, idx); i >= 0 {
 			n := &existing[i]

@@ -107,16 +107,6 @@ func sortedPDBs(list []*pdbState) []*pdbState {
 	return list
 }
 
-// scale is the disruption controller's view of a pod's controller: the
-// Deployment (not the ReplicaSet) or StatefulSet and its spec.replicas.
-func (c *Cluster) scale(pod *corev1.Pod) (types.UID, int32, bool) {
-	ps, ok := c.pods[key(pod.Namespace, pod.Name)]
-	if !ok || ps.owner == nil || ps.owner.kind == "Pod" {
-		return "", 0, false
-	}
-	return ps.owner.uid, ps.owner.replicas, true
-}
-
 // sync recomputes a PDB's status when something it depends on changed, or
 // when DisruptedPods entries may have expired.
 func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
@@ -126,10 +116,22 @@ func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
 		return st.pdb
 	}
 	pods := make([]*corev1.Pod, 0, len(st.pods))
+	owners := make(map[*corev1.Pod]*workload, len(st.pods))
 	for _, k := range sortedKeys(st.pods) {
-		pods = append(pods, st.pods[k].pod)
+		ps := st.pods[k]
+		pods = append(pods, ps.pod)
+		owners[ps.pod] = ps.owner
 	}
-	res := eviction.Sync(st.pdb, pods, c.scale, now)
+	// The disruption controller's scale lookup: the Deployment (not the
+	// ReplicaSet) or StatefulSet and its spec.replicas.
+	scale := func(pod *corev1.Pod) (types.UID, int32, bool) {
+		w := owners[pod]
+		if w == nil || w.kind == "Pod" {
+			return "", 0, false
+		}
+		return w.uid, w.replicas, true
+	}
+	res := eviction.Sync(st.pdb, pods, scale, now)
 	st.pdb.Status = res.Status
 	st.recheck = res.RecheckAt
 	st.dirty = false

@@ -47,7 +47,16 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload) *podState {
 	if pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
 	}
-	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, req: PodRequests(pod), owner: owner, hasClaims: len(podClaims(pod)) > 0}
+	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, owner: owner, hasClaims: len(podClaims(pod)) > 0}
+	if owner != nil && owner.kind != "DaemonSet" {
+		// Pods of one template request the same: computed once per workload.
+		if !owner.reqSet {
+			owner.req, owner.reqSet = PodRequests(pod), true
+		}
+		ps.req = owner.req
+	} else {
+		ps.req = PodRequests(pod)
+	}
 	c.pods[ps.key] = ps
 	c.recount(ps, catGone, catNotReady)
 	c.indexPodInPDBs(ps)

@@ -50,6 +50,9 @@ type workload struct {
 	// distinct scheduling constraints (schedulingSignature).
 	idx int
 	sig int
+	// req is what each of the workload's pods requests.
+	req    Resources
+	reqSet bool
 }
 
 func (w *workload) key() string { return w.kind + "/" + w.namespace + "/" + w.name }
