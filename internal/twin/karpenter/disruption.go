@@ -221,10 +221,11 @@ func (k *Karpenter) drift() bool {
 		if mapping[claim.NodePool] == 0 {
 			continue
 		}
-		c := k.candidate(claim, eventualClass)
-		if c == nil {
-			continue
-		}
+		// The scheduling simulation runs before the pod-level checks
+		// (PDBs, do-not-disrupt): a candidate must pass both and either
+		// failing skips it, so the order changes no decision, and the
+		// simulation is the cheaper test in a pass where many fail.
+		c := &candidate{claim: claim, pool: k.pools[claim.NodePool], pods: k.reschedulablePods(claim.Node)}
 		if base == nil {
 			base = k.newSimBase()
 		}
@@ -238,6 +239,9 @@ func (k *Karpenter) drift() bool {
 			}
 			sortPods(blocked)
 			k.noteCandidateBlocked(c.claim, blocked[0].Namespace+"/"+blocked[0].Name, "", "pod cannot be rescheduled: "+res.failed[blocked[0]])
+			continue
+		}
+		if k.candidate(claim, eventualClass) == nil {
 			continue
 		}
 		cmd := &command{reason: "drifted", candidates: []*candidate{c}, replacements: res.claims, plan: res}
