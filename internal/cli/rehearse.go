@@ -47,11 +47,18 @@ Built-in scenarios: ` + builtinList() + `
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
-				return fmt.Errorf("-o %s: use text or json", output)
+				return fmt.Errorf("-o %q: use text or json", output)
 			}
 			sc, err := scenario.Resolve(name)
 			if err != nil {
 				return err
+			}
+			warnings, err := sc.Validate()
+			if err != nil {
+				return err
+			}
+			for _, w := range warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
 			opts := rehearse.Options{TimeLimit: timeLimit}
 			if cmd.Flags().Changed("seed") {

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -83,4 +84,52 @@ func splitPath(path string) []string {
 		}
 	}
 	return append(parts, path[start:])
+}
+
+// Locate finds, in doc, the first field whose path matches path once list
+// indices are ignored ("spec.actions.scale.replicas" finds
+// "spec.actions[2].scale.replicas"), or, when path is empty, the first
+// scalar whose value is value. It returns the full path and its 1-based
+// line, or "" and 0.
+func Locate(doc []byte, path, value string) (string, int) {
+	var root yaml3.Node
+	if err := yaml3.Unmarshal(doc, &root); err != nil || len(root.Content) == 0 {
+		return "", 0
+	}
+	var found string
+	var line int
+	var walk func(n *yaml3.Node, full, bare string) bool
+	walk = func(n *yaml3.Node, full, bare string) bool {
+		switch n.Kind {
+		case yaml3.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				f, b := k.Value, k.Value
+				if full != "" {
+					f, b = full+"."+k.Value, bare+"."+k.Value
+				}
+				if path != "" && b == path {
+					found, line = f, k.Line
+					return true
+				}
+				if walk(v, f, b) {
+					return true
+				}
+			}
+		case yaml3.SequenceNode:
+			for i, c := range n.Content {
+				if walk(c, fmt.Sprintf("%s[%d]", full, i), bare) {
+					return true
+				}
+			}
+		case yaml3.ScalarNode:
+			if path == "" && value != "" && n.Value == value {
+				found, line = full, n.Line
+				return true
+			}
+		}
+		return false
+	}
+	walk(root.Content[0], "", "")
+	return found, line
 }

@@ -100,7 +100,61 @@ func LoadFile(file string) (*Scenario, error) {
 	return Parse(file, data, os.DirFS(filepath.Dir(file)))
 }
 
-var goFieldRE = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type (\S+)`)
+var (
+	goFieldRE  = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type (\S+)`)
+	yamlLineRE = regexp.MustCompile(`line (\d+)`)
+	quotedRE   = regexp.MustCompile(`"([^"]*)"`)
+)
+
+// decodeError turns a JSON decoding error into a one-line error naming the
+// field and its line: a type error names the field (the index-free path the
+// decoder reports is resolved against the YAML), a value a field's own
+// decoder refused (a duration, a time) is found by its value.
+func (sc *Scenario) decodeError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	field := ""
+	var fe kjson.FieldError
+	if errors.As(err, &fe) {
+		field = fe.FieldPath()
+	}
+	if m := goFieldRE.FindStringSubmatch(msg); m != nil {
+		field = m[1]
+		msg = "wrong type: expected " + describeGoType(m[2])
+		if got := regexp.MustCompile(`cannot unmarshal (\S+) into`).FindStringSubmatch(err.Error()); got != nil {
+			msg += ", got " + got[1]
+		}
+	}
+	if field != "" {
+		if full, _ := manifest.Locate(sc.raw, field, ""); full != "" {
+			field = full
+		}
+	} else if m := quotedRE.FindStringSubmatch(msg); m != nil {
+		field, _ = manifest.Locate(sc.raw, "", m[1])
+		if strings.HasPrefix(msg, "parsing time") {
+			msg = fmt.Sprintf("%q is not a time (use RFC 3339 in UTC, e.g. \"2026-03-30T10:00:00Z\")", m[1])
+		}
+	}
+	if strings.Contains(msg, "cannot unmarshal") && field == "" {
+		msg = "the document is not a scenario (want apiVersion, kind, metadata and spec)"
+	}
+	return sc.errorf(field, "%s", msg)
+}
+
+func describeGoType(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map"), strings.Contains(t, "."):
+		return "a map"
+	}
+	return t
+}
 
 // Parse decodes a scenario document strictly and the manifests it names.
 // Every problem is reported, one line each, with the file and line.
@@ -108,23 +162,16 @@ func Parse(name string, data []byte, dir fs.FS) (*Scenario, error) {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		msg := strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")), " ")
-		return nil, fmt.Errorf("%s: malformed YAML: %s", name, msg)
+		loc := name
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			loc = name + ":" + m[1]
+		}
+		return nil, fmt.Errorf("%s: malformed YAML: %s (fix the YAML syntax)", loc, strings.TrimPrefix(msg, "yaml: "))
 	}
 	sc := &Scenario{Path: name, raw: data, Ignored: map[string]int{}}
 	strictErrs, err := kjson.UnmarshalStrict(js, sc)
 	if err != nil {
-		field := ""
-		var fe kjson.FieldError
-		if errors.As(err, &fe) {
-			field = fe.FieldPath()
-		} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
-			field = m[1]
-		}
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		if m := goFieldRE.FindStringSubmatch(msg); m != nil {
-			msg = "wrong type: expected " + m[2]
-		}
-		return nil, sc.errorf(field, "%s", msg)
+		return nil, sc.decodeError(err)
 	}
 	var errs []error
 	for _, se := range strictErrs {
@@ -192,7 +239,7 @@ func (sc *Scenario) loadSource(src Source, field string, dir fs.FS) ([]manifest.
 		}
 		data, err := fs.ReadFile(dir, path.Clean(filepath.ToSlash(src.File)))
 		if err != nil {
-			return nil, sc.errorf(field+".file", "cannot read %s: %v", src.File, errors.Unwrap(err))
+			return nil, sc.errorf(field+".file", "cannot read %s: %v (paths are relative to the scenario file's directory)", src.File, errors.Unwrap(err))
 		}
 		return manifest.Decode(sc.displayPath(src.File), data)
 	case src.Inline != "":

@@ -413,8 +413,19 @@ func (v *validator) nodeGroups() {
 			}
 		}
 	}
-	for name := range pools {
-		if !usedPools[name] {
+	badType := false
+	for _, g := range v.sc.Spec.NodeGroups {
+		switch g.Type {
+		case Karpenter, Managed, SelfManaged, Fargate:
+		default:
+			badType = true
+		}
+		if g.Type == Fargate {
+			v.warnings = append(v.warnings, fmt.Sprintf("%s: node group %q: Fargate profiles are validated, but `ladder rehearse` does not rehearse them yet and refuses the scenario", v.sc.Path, g.Name))
+		}
+	}
+	for _, name := range sortedKeys(pools) {
+		if !usedPools[name] && !badType {
 			v.warnings = append(v.warnings, fmt.Sprintf("%s: NodePool %q has no node group; add {name: %s, type: karpenter, karpenter: {nodePool: %s}} to spec.nodeGroups to report it", v.sc.Path, name, name, name))
 		}
 	}
@@ -452,7 +463,7 @@ func (v *validator) existingNode(f string, n ExistingNode, zones map[string]bool
 		v.fail(f+".instanceType", "%q is not in the instance-type catalog (add it under spec.instanceTypes, or use one of %s)", n.InstanceType, v.someTypes())
 	}
 	if !zones[n.Zone] {
-		v.fail(f+".zone", "%q is not one of the cluster's zones %v", n.Zone, v.sc.Spec.Cluster.Zones)
+		v.fail(f+".zone", "%q is not one of the cluster's zones (%s)", n.Zone, strings.Join(v.sc.Spec.Cluster.Zones, ", "))
 	}
 	switch n.CapacityType {
 	case "", karpv1.CapacityTypeSpot, karpv1.CapacityTypeOnDemand:
@@ -481,6 +492,7 @@ func (v *validator) someTypes() string {
 
 func (v *validator) actions() {
 	version, _ := kubeversion.Parse(v.sc.Spec.Cluster.Version)
+	knownVersion := checkVersion(v.sc.Spec.Cluster.Version) == nil
 	for i, a := range v.sc.Spec.Actions {
 		f := fmt.Sprintf("spec.actions[%d]", i)
 		n := 0
@@ -499,7 +511,7 @@ func (v *validator) actions() {
 			if s.Kind != "Deployment" && s.Kind != "StatefulSet" {
 				v.fail(f+".scale.kind", "%q is not Deployment or StatefulSet", s.Kind)
 			} else if _, ok := v.sc.Find(s.Kind, nsOrDefault(s.Namespace), s.Name); !ok {
-				v.fail(f+".scale.name", "%s %s/%s is not in the scenario's manifests", s.Kind, nsOrDefault(s.Namespace), s.Name)
+				v.fail(f+".scale.name", "%s %s/%s is not in the scenario's manifests (%s)", s.Kind, nsOrDefault(s.Namespace), s.Name, v.existing(s.Kind))
 			}
 			if s.Replicas < 0 {
 				v.fail(f+".scale.replicas", "cannot be negative")
@@ -532,7 +544,7 @@ func (v *validator) actions() {
 				continue
 			}
 			target, _ := kubeversion.Parse(to)
-			if target.Sub(version) != 1 {
+			if knownVersion && target.Sub(version) != 1 {
 				v.fail(f+".upgradeControlPlane.version", "%s is not one minor after %s: EKS updates one minor version at a time (add a step per version)", target, version)
 			}
 			version = target
@@ -622,5 +634,28 @@ func (sc *Scenario) ExtraAMIs() []catalog.AMI {
 		}
 		out = append(out, catalog.AMI{ID: a.ID, Name: a.Name, Family: family, Arch: arch, KubernetesMinor: minor, KubeletVersion: kubelet})
 	}
+	return out
+}
+
+// existing lists the names of a kind among the manifests, for hints.
+func (v *validator) existing(kind string) string {
+	var names []string
+	for _, o := range v.sc.Objects {
+		if o.GVK.Kind == kind {
+			names = append(names, qualified(o.Object.GetNamespace(), o.Object.GetName()))
+		}
+	}
+	if len(names) == 0 {
+		return "there is none"
+	}
+	return "there are: " + strings.Join(names, ", ")
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }
