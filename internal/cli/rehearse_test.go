@@ -339,7 +339,7 @@ func TestRehearseBadInput(t *testing.T) {
 			`error: "nosuch" is neither a built-in scenario (` + builtinList() + ") nor a file\n"},
 		{"a missing scenario file", []string{"rehearse", "--scenario", "/nonexistent/scenario.yaml"},
 			"error: reading scenario: open /nonexistent/scenario.yaml: no such file or directory\n"},
-		{"-o yaml", []string{"rehearse", "-o", "yaml"}, "error: -o yaml: use text or json\n"},
+		{"-o yaml", []string{"rehearse", "-o", "yaml"}, "error: -o \"yaml\": use text or json\n"},
 		{"a stray argument", []string{"rehearse", "karpenter-drift"}, `error: unknown command "karpenter-drift" for "ladder rehearse"` + "\n"},
 		{"a bad --seed", []string{"rehearse", "--seed", "-1"}, `error: invalid argument "-1" for "--seed" flag: strconv.ParseUint: parsing "-1": invalid syntax` + "\n"},
 	}
