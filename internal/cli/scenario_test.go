@@ -424,7 +424,7 @@ func TestScenarioValidateBadInput(t *testing.T) {
 			edit:  edit{"scenario.yaml", "    - wait: {settled: true}\n", "    - wait: {settled: true}\n      upgradeControlPlane: {version: \"1.31\"}\n"},
 			at:    "    - wait: {settled: true}",
 			field: "spec.actions[1]:",
-			hint:  "set exactly one of scale, apply, patch, upgradeControlPlane, wait"},
+			hint:  "set exactly one of scale, apply, patch, upgradeControlPlane, drain, wait"},
 		{name: "a field of the wrong type in the scenario",
 			edit:  edit{"scenario.yaml", "seed: 1", "seed: one"},
 			at:    "seed: one",

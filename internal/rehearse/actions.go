@@ -3,16 +3,20 @@ package rehearse
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 // play runs the script: each action at or after its time, in order, then
@@ -107,6 +111,8 @@ func (r *run) do(i int, a scenario.Action) error {
 			return fmt.Errorf("the control-plane update did not finish within the time limit")
 		}
 		r.event("Normal", "ControlPlaneUpdated", fmt.Sprintf("control plane updated to %s (status ACTIVE; endpoint and OIDC issuer unchanged)", target))
+	case a.Drain != nil:
+		return r.drain(a)
 	case a.Wait != nil:
 		if a.Wait.For != nil {
 			r.eng.RunUntil(r.eng.Now().Add(a.Wait.For.Duration))
@@ -154,4 +160,46 @@ func (r *run) patch(p *scenario.PatchAction) error {
 		return err
 	}
 	return r.apply(objs[0])
+}
+
+// drain is kubectl drain on one node or every node a selector matches, one
+// after the other, as kubectl drain -l does.
+func (r *run) drain(a scenario.Action) error {
+	d := a.Drain
+	var nodes []string
+	if d.Node != "" {
+		if r.kube.Node(d.Node) == nil {
+			return fmt.Errorf("node %q not found", d.Node)
+		}
+		nodes = []string{d.Node}
+	} else {
+		sel, err := labels.Parse(d.Selector)
+		if err != nil {
+			return err
+		}
+		for _, n := range r.kube.Nodes() {
+			if sel.Matches(labels.Set(n.Labels)) {
+				nodes = append(nodes, n.Name)
+			}
+		}
+		if len(nodes) == 0 {
+			return fmt.Errorf("no node matches %q", d.Selector)
+		}
+	}
+	opts := kube.DrainOptions{Options: drain.Options{Force: d.Force, IgnoreAllDaemonSets: d.IgnoreDaemonSets, DeleteEmptyDirData: d.DeleteEmptyDirData}, Timeout: d.Timeout.Get(0)}
+	r.event("Normal", "Draining", fmt.Sprintf("%s: kubectl drain %s", describe(a), strings.Join(nodes, " ")))
+	for _, node := range nodes {
+		finished := false
+		var result error
+		if err := r.kube.Drain(node, opts, func(err error) { finished, result = true, err }); err != nil {
+			return err
+		}
+		if !r.runUntil(func() bool { return finished }) {
+			return fmt.Errorf("node/%s: the drain did not finish within the time limit", node)
+		}
+		if result != nil {
+			return result
+		}
+	}
+	return nil
 }

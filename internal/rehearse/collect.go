@@ -87,6 +87,13 @@ func (r *run) report(status string) *report.Report {
 		}
 		rep.Blocked = append(rep.Blocked, report.Blocked{Node: b.Node, Pod: b.Pod, PDB: b.PDB, Seconds: seconds(until.Sub(b.Since)), Outcome: b.Outcome, Message: b.Message})
 	}
+	for _, b := range r.kube.DrainBlocks() {
+		until := b.Until
+		if until.IsZero() {
+			until = now
+		}
+		rep.Blocked = append(rep.Blocked, report.Blocked{Node: b.Node, Pod: b.Pod, PDB: b.PDB, Seconds: seconds(until.Sub(b.Since)), Outcome: b.Outcome, Message: b.Message})
+	}
 	rep.Notes = append(rep.Notes, r.notes...)
 	violations := 0
 	for _, w := range rep.Workloads {

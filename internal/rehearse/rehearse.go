@@ -115,6 +115,7 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 		ControlPlaneVersion: func() string { return r.cp.Version().String() },
 	})
 	r.karp.OnEvent(r.karpenterEvent)
+	r.kube.OnEvent(r.kubeEvent)
 	for _, g := range sc.Spec.NodeGroups {
 		if g.Karpenter != nil {
 			r.groups[g.Karpenter.NodePool] = g.Name
@@ -234,6 +235,17 @@ func (r *run) karpenterEvent(e karpenter.Event) {
 	r.events = append(r.events, report.Event{
 		T: r.eng.Elapsed().Seconds(), Type: e.Type, Message: e.Message, Node: e.Node, Group: group,
 		Reason: e.Reason, Source: "karpenter", Code: e.Code, Fields: e.Fields,
+	})
+}
+
+func (r *run) kubeEvent(e kube.Event) {
+	group := ""
+	if n := r.kube.Node(e.Node); n != nil {
+		group, _ = r.nodeGroup(n)
+	}
+	r.events = append(r.events, report.Event{
+		T: r.eng.Elapsed().Seconds(), Type: e.Type, Message: e.Message, Node: e.Node, Group: group,
+		Source: "kubernetes", Code: e.Reason,
 	})
 }
 

@@ -106,9 +106,9 @@ type Event struct {
 	T       float64  `json:"t"` // seconds since the start
 	Type    string   `json:"type"`
 	Message string   `json:"message"`
-	Node    string   `json:"node,omitempty"`
-	Group   string   `json:"group,omitempty"`
-	Reason  string   `json:"reason,omitempty"`
+	Node    string   `json:"node"`
+	Group   string   `json:"group"`
+	Reason  string   `json:"reason"`
 	Source  string   `json:"source"` // scenario, karpenter, kubernetes
 	Code    string   `json:"code"`
 	Fields  []string `json:"fields,omitempty"`

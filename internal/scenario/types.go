@@ -230,7 +230,19 @@ type Action struct {
 	Apply               *Source        `json:"apply,omitempty"`
 	Patch               *PatchAction   `json:"patch,omitempty"`
 	UpgradeControlPlane *UpgradeAction `json:"upgradeControlPlane,omitempty"`
+	Drain               *DrainAction   `json:"drain,omitempty"`
 	Wait                *WaitAction    `json:"wait,omitempty"`
+}
+
+// DrainAction is kubectl drain: NODE by name, or every node matching a
+// label selector, one after the other.
+type DrainAction struct {
+	Node               string    `json:"node,omitempty"`
+	Selector           string    `json:"selector,omitempty"`
+	IgnoreDaemonSets   bool      `json:"ignoreDaemonSets,omitempty"`
+	DeleteEmptyDirData bool      `json:"deleteEmptyDirData,omitempty"`
+	Force              bool      `json:"force,omitempty"`
+	Timeout            *Duration `json:"timeout,omitempty"`
 }
 
 // ScaleAction sets a Deployment's or StatefulSet's replicas.
@@ -304,6 +316,8 @@ func (a Action) Verb() string {
 		return "patch"
 	case a.UpgradeControlPlane != nil:
 		return "upgradeControlPlane"
+	case a.Drain != nil:
+		return "drain"
 	case a.Wait != nil:
 		return "wait"
 	}

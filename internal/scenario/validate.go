@@ -496,13 +496,13 @@ func (v *validator) actions() {
 	for i, a := range v.sc.Spec.Actions {
 		f := fmt.Sprintf("spec.actions[%d]", i)
 		n := 0
-		for _, set := range []bool{a.Scale != nil, a.Apply != nil, a.Patch != nil, a.UpgradeControlPlane != nil, a.Wait != nil} {
+		for _, set := range []bool{a.Scale != nil, a.Apply != nil, a.Patch != nil, a.UpgradeControlPlane != nil, a.Drain != nil, a.Wait != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			v.fail(f, "set exactly one of scale, apply, patch, upgradeControlPlane, wait")
+			v.fail(f, "set exactly one of scale, apply, patch, upgradeControlPlane, drain, wait")
 			continue
 		}
 		switch {
@@ -548,6 +548,15 @@ func (v *validator) actions() {
 				v.fail(f+".upgradeControlPlane.version", "%s is not one minor after %s: EKS updates one minor version at a time (add a step per version)", target, version)
 			}
 			version = target
+		case a.Drain != nil:
+			d := a.Drain
+			if (d.Node == "") == (d.Selector == "") {
+				v.fail(f+".drain", "set node (a node name) or selector (a label selector such as eks.amazonaws.com/nodegroup=initial)")
+			} else if d.Selector != "" {
+				if _, err := labels.Parse(d.Selector); err != nil {
+					v.fail(f+".drain.selector", "%v", err)
+				}
+			}
 		case a.Wait != nil:
 			if a.Wait.Settled == (a.Wait.For != nil) {
 				v.fail(f+".wait", "set settled: true or for: DURATION")

@@ -98,6 +98,7 @@ type Cluster struct {
 	dsGeneration uint64
 
 	feasibleBuf []*nodeState // findNode's reused buffer
+	drainBlocks []*DrainBlock
 	signatures  map[string]int
 }
 

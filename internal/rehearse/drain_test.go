@@ -1,0 +1,107 @@
+package rehearse
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ladder-eks/ladder/internal/report"
+	"github.com/ladder-eks/ladder/internal/scenario"
+)
+
+const drainScenario = `apiVersion: ladder.dev/v1alpha1
+kind: Scenario
+metadata: {name: drain}
+spec:
+  start: "2026-03-30T10:00:00Z"
+  timeLimit: 1h
+  cluster: {name: c, version: "1.31", region: us-west-2, zones: [us-west-2a, us-west-2b]}
+  nodeGroups:
+    - name: old
+      type: managed
+      managed: {instanceTypes: [m5.large], desired: 1, zones: [us-west-2a]}
+    - name: new
+      type: managed
+      managed: {instanceTypes: [m5.large], desired: 2}
+  manifests:
+    - inline: |
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web, namespace: default}
+        spec:
+          replicas: REPLICAS
+          selector: {matchLabels: {app: web}}
+          template:
+            metadata: {labels: {app: web}}
+            spec:
+              PIN
+              containers: [{name: web, image: web, resources: {requests: {cpu: 100m}}}]
+        ---
+        apiVersion: policy/v1
+        kind: PodDisruptionBudget
+        metadata: {name: web, namespace: default}
+        spec:
+          minAvailable: 1
+          selector: {matchLabels: {app: web}}
+  actions:
+    - name: move web to the new group
+      patch: {kind: Deployment, namespace: default, name: web, patch: {spec: {replicas: REPLICAS}}}
+    - drain: {selector: eks.amazonaws.com/nodegroup=old, ignoreDaemonSets: true, timeout: 2m}
+`
+
+func rehearseDrain(t *testing.T, replicas string, pinned bool) *report.Report {
+	t.Helper()
+	src := strings.ReplaceAll(drainScenario, "REPLICAS", replicas)
+	pin := ""
+	if pinned {
+		pin = "nodeSelector: {eks.amazonaws.com/nodegroup: old}"
+	}
+	src = strings.ReplaceAll(src, "PIN", pin)
+	sc, err := scenario.Parse("drain.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestDrainActionHonoursPDBs: kubectl drain through the Eviction API. With
+// minAvailable 1 of a single replica every eviction gets a 429, retried
+// every 5 s, and the drain fails at its --timeout naming the pod and the PDB.
+// With two replicas free to move, the drain finishes and web never drops
+// below its PDB.
+func TestDrainActionHonoursPDBs(t *testing.T) {
+	rep := rehearseDrain(t, "1", true)
+	if rep.Status != report.Failed || !strings.Contains(rep.Failure, "drain did not complete within 2m0s") {
+		t.Fatalf("status %s, failure %q; want failed at the drain timeout", rep.Status, rep.Failure)
+	}
+	if len(rep.Blocked) != 1 || rep.Blocked[0].PDB != "default/web" || rep.Blocked[0].Seconds != 120 {
+		t.Fatalf("blocked %+v, want web's pod blocked by default/web for 120s", rep.Blocked)
+	}
+	retries := 0
+	for _, e := range rep.Events {
+		if e.Code == "EvictionBlocked" {
+			retries++
+		}
+	}
+	if retries != 24 { // at 0s, 5s, …, 115s; the timeout comes first at 120s
+		t.Errorf("evictions refused %d times in 2m, want 24 (every 5 s)", retries)
+	}
+
+	rep = rehearseDrain(t, "2", false)
+	if rep.Status != report.Succeeded {
+		t.Fatalf("status %s (%s %v), want succeeded", rep.Status, rep.Failure, rep.Stuck)
+	}
+	for _, w := range rep.Workloads {
+		if w.Name == "web" && (w.Ready != 2 || w.MinReady < 1 || w.PDBViolations != 0) {
+			t.Errorf("web %+v, want 2 ready, never below the PDB's 1", w)
+		}
+	}
+	for _, n := range rep.Nodes {
+		if n.Group == "old" && n.Schedulable {
+			t.Errorf("drained node %s is still schedulable", n.Name)
+		}
+	}
+}
