@@ -232,9 +232,17 @@ func (r *run) karpenterEvent(e karpenter.Event) {
 	if group == "" {
 		group = e.NodePool
 	}
+	// Karpenter logs the objects it acts on as NodePool=… NodeClaim=….
+	var fields []string
+	if e.NodePool != "" {
+		fields = append(fields, "NodePool="+e.NodePool)
+	}
+	if e.NodeClaim != "" {
+		fields = append(fields, "NodeClaim="+e.NodeClaim)
+	}
 	r.events = append(r.events, report.Event{
 		T: r.eng.Elapsed().Seconds(), Type: e.Type, Message: e.Message, Node: e.Node, Group: group,
-		Reason: e.Reason, Source: "karpenter", Code: e.Code, Fields: e.Fields,
+		Reason: e.Reason, Source: "karpenter", Code: e.Code, Fields: append(fields, e.Fields...),
 	})
 }
 

@@ -179,7 +179,19 @@ func (v *validator) manifests() {
 			v.nodeClass(o, obj)
 		}
 	}
-	for _, o := range v.sc.Objects {
+	all := append([]manifest.Object(nil), v.sc.Objects...)
+	for i := range v.sc.Spec.Actions {
+		all = append(all, v.sc.ActionObjects[i]...)
+	}
+	for _, o := range all {
+		if _, ok := o.Object.(*corev1.Namespace); ok {
+			namespaces[o.Object.GetName()] = true
+		}
+		if nc, ok := o.Object.(*awsv1.EC2NodeClass); ok {
+			classes[nc.Name] = true
+		}
+	}
+	for _, o := range all {
 		if ns := o.Object.GetNamespace(); ns != "" && !namespaces[ns] {
 			v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is not created by any manifest", ns), "add a Namespace manifest")
 		}
