@@ -340,12 +340,14 @@ func cleanJSONError(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "json: ")
 	if m := regexp.MustCompile(`cannot unmarshal (\S+) into Go struct field \S+ of type (\S+)`).FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("expected %s, got %s", goTypeName(m[2]), m[1])
+		return fmt.Sprintf("expected %s, got %s", DescribeGoType(m[2]), m[1])
 	}
 	return msg
 }
 
-func goTypeName(t string) string {
+// DescribeGoType names a Go type as a YAML author thinks of it: "int32" is
+// "an integer", "[]string" "a list".
+func DescribeGoType(t string) string {
 	switch {
 	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
 		return "an integer"

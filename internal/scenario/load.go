@@ -119,7 +119,7 @@ func (sc *Scenario) decodeError(err error) error {
 	}
 	if m := goFieldRE.FindStringSubmatch(msg); m != nil {
 		field = m[1]
-		msg = "wrong type: expected " + describeGoType(m[2])
+		msg = "wrong type: expected " + manifest.DescribeGoType(m[2])
 		if got := regexp.MustCompile(`cannot unmarshal (\S+) into`).FindStringSubmatch(err.Error()); got != nil {
 			msg += ", got " + got[1]
 		}
@@ -140,21 +140,6 @@ func (sc *Scenario) decodeError(err error) error {
 	return sc.errorf(field, "%s", msg)
 }
 
-func describeGoType(t string) string {
-	switch {
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
-		return "an integer"
-	case t == "string":
-		return "a string"
-	case t == "bool":
-		return "true or false"
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	case strings.HasPrefix(t, "map"), strings.Contains(t, "."):
-		return "a map"
-	}
-	return t
-}
 
 // Parse decodes a scenario document strictly and the manifests it names.
 // Every problem is reported, one line each, with the file and line.
