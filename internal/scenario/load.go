@@ -140,7 +140,6 @@ func (sc *Scenario) decodeError(err error) error {
 	return sc.errorf(field, "%s", msg)
 }
 
-
 // Parse decodes a scenario document strictly and the manifests it names.
 // Every problem is reported, one line each, with the file and line.
 func Parse(name string, data []byte, dir fs.FS) (*Scenario, error) {
