@@ -50,8 +50,6 @@ func TestDriftNodeClassChanges(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if strings.HasPrefix(tc.name, "id to an arm64-only AMI") {
-			}
 			tw := newTwin(t)
 			tw.apply(nodeClass(amiID(ami130)), nodePool())
 			claims := tw.adopt(3, "c4.large", "spot", ami130, 4*time.Hour)

@@ -192,9 +192,6 @@ func (tw *twin) runUntil(limit time.Duration, cond func() bool) bool {
 	return tw.eng.Run(tw.eng.Now().Add(limit), cond) == sim.Done
 }
 
-// since is the virtual time elapsed since t0.
-func (tw *twin) since() time.Duration { return tw.eng.Now().Sub(t0) }
-
 // events returns Karpenter's log lines with the given code.
 func (tw *twin) events(code string) []logLine {
 	var out []logLine

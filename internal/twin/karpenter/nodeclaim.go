@@ -359,7 +359,8 @@ func (k *Karpenter) newNode(claim *NodeClaim, p *pool) *corev1.Node {
 			Capacity:    claim.InstanceType.Capacity(),
 			Allocatable: alloc,
 			NodeInfo: corev1.NodeSystemInfo{
-				KubeletVersion:          claim.AMI.KubeletVersion,
+				KubeletVersion: claim.AMI.KubeletVersion,
+				//lint:ignore SA1019 deprecated upstream, but EKS nodes still report it and kube-proxy skew checks read it
 				KubeProxyVersion:        claim.AMI.KubeletVersion,
 				OSImage:                 osImage(claim.AMI),
 				OperatingSystem:         "linux",

@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/dump"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/utils/dump"
 
 	"github.com/ladder-eks/ladder/internal/sim"
 )
@@ -402,18 +402,14 @@ func (c *Cluster) daemonShouldRun(w *workload, node *corev1.Node) bool {
 // daemonTolerations adds the tolerations the DaemonSet controller adds to
 // every daemon pod (pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations).
 func daemonTolerations(base []corev1.Toleration) []corev1.Toleration {
-	out := append([]corev1.Toleration(nil), base...)
-	for _, t := range []corev1.Toleration{
+	return append(append([]corev1.Toleration(nil), base...), []corev1.Toleration{
 		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
 		{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
 		{Key: corev1.TaintNodeDiskPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 		{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 		{Key: corev1.TaintNodePIDPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 		{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-	} {
-		out = append(out, t)
-	}
-	return out
+	}...)
 }
 
 func (c *Cluster) newDaemonSetPod(w *workload, node string) *corev1.Pod {
