@@ -99,9 +99,13 @@ func (r *run) createStaticNodes(gi int, g scenario.NodeGroup) error {
 			Spec: corev1.NodeSpec{ProviderID: inst.ProviderID, Taints: append([]corev1.Taint(nil), taints...)},
 			Status: corev1.NodeStatus{
 				Capacity: it.Capacity(), Allocatable: it.Allocatable(),
-				NodeInfo: corev1.NodeSystemInfo{KubeletVersion: ami.KubeletVersion, //lint:ignore SA1019 deprecated upstream, but EKS nodes still report it and kube-proxy skew checks read it
+				NodeInfo: corev1.NodeSystemInfo{
+					KubeletVersion: ami.KubeletVersion,
+					//lint:ignore SA1019 deprecated upstream, but EKS nodes still report it and kube-proxy skew checks read it
 					KubeProxyVersion: ami.KubeletVersion,
-					OperatingSystem:  "linux", Architecture: it.Arch},
+					OperatingSystem:  "linux",
+					Architecture:     it.Arch,
+				},
 			},
 		}
 		if err := r.kube.AddNode(node, true); err != nil {
