@@ -415,7 +415,7 @@ default   2      0           Underutilized  2
 
 func TestBudgetsReadsStdin(t *testing.T) {
 	var out, errOut bytes.Buffer
-	root := newRootCommand(&out, &errOut)
+	root, _ := newRootCommand(&out, &errOut)
 	root.SetIn(strings.NewReader(seedNodePool))
 	root.SetArgs([]string{"budgets", "-f", "-", "--nodes", "10", "--at", "2024-01-01T00:00:00Z"})
 	if err := root.Execute(); err != nil {
@@ -432,7 +432,7 @@ default   10     0           Underutilized  10
 
 	// Errors from stdin name it.
 	out.Reset()
-	root = newRootCommand(&out, &errOut)
+	root, _ = newRootCommand(&out, &errOut)
 	root.SetIn(strings.NewReader(strings.Replace(seedNodePool, `nodes: "100%"`, `nodes: "150%"`, 1)))
 	root.SetArgs([]string{"budgets", "-f", "-", "--nodes", "10"})
 	err := root.Execute()

@@ -24,9 +24,12 @@ func withExit(code int, err error) error { return &exitError{code: code, err: er
 
 // Main runs the ladder command line and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	root := newRootCommand(stdout, stderr)
+	root, finish := newRootCommand(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
+	if perr := finish(); perr != nil && err == nil {
+		err = perr
+	}
 	if err == nil {
 		return 0
 	}
@@ -41,7 +44,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
-func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+func newRootCommand(stdout, stderr io.Writer) (*cobra.Command, func() error) {
 	root := &cobra.Command{
 		Use:   "ladder",
 		Short: "Upgrade Kubernetes clusters one minor version at a time, rehearsed first",
@@ -57,6 +60,7 @@ seconds and reports what the real one would do.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	finish := addProfileFlags(root)
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.AddCommand(
 		newRehearseCommand(),
@@ -64,5 +68,5 @@ seconds and reports what the real one would do.`,
 		newScenarioCommand(),
 		newVersionCommand(),
 	)
-	return root
+	return root, finish
 }

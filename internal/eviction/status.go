@@ -82,7 +82,14 @@ func Sync(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod, scale ScaleFunc
 			selected = append(selected, p)
 		}
 	}
+	return SyncSelected(pdb, selected, scale, now)
+}
 
+// SyncSelected is Sync for pods the caller has already matched to the PDB
+// (same namespace, selector matches), as the disruption controller's pod
+// informer index hands them over. The PDB's selector must be valid: an
+// invalid one is Sync's fail-safe path.
+func SyncSelected(pdb *policyv1.PodDisruptionBudget, selected []*corev1.Pod, scale ScaleFunc, now time.Time) SyncResult {
 	expectedCount, desiredHealthy, unmanaged, err := expectedPodCount(pdb, selected, scale)
 	if err != nil {
 		res := failSafe(pdb, err, now)
@@ -147,15 +154,40 @@ func expectedPodCount(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod, sca
 // "unmanaged" and skipped (current upstream; older releases failed the
 // sync). A pod whose controllerRef names a controller that cannot be found
 // is a sync error ("found no controllers for pod"), which leads to failSafe.
+// ControllerOf is metav1.GetControllerOf without the copy: the owner reference
+// with controller=true, or nil. It is read on every PDB sync, for every pod.
+func ControllerOf(pod *corev1.Pod) *metav1.OwnerReference {
+	for i := range pod.OwnerReferences {
+		if r := &pod.OwnerReferences[i]; r.Controller != nil && *r.Controller {
+			return r
+		}
+	}
+	return nil
+}
+
 func expectedScale(pods []*corev1.Pod, scale ScaleFunc) (expectedCount int32, unmanaged []string, err error) {
-	controllerScale := map[types.UID]int32{}
+	// controllerScale maps controller UID to scale, as upstream's map does;
+	// a PDB rarely spans more than one or two controllers, so a slice.
+	type scaleOf struct {
+		uid      types.UID
+		replicas int32
+	}
+	var controllerScale []scaleOf
+	find := func(uid types.UID) int {
+		for i, s := range controllerScale {
+			if s.uid == uid {
+				return i
+			}
+		}
+		return -1
+	}
 	for _, pod := range pods {
-		ref := metav1.GetControllerOf(pod)
+		ref := ControllerOf(pod)
 		if ref == nil {
 			unmanaged = append(unmanaged, pod.Name)
 			continue
 		}
-		if _, found := controllerScale[ref.UID]; found {
+		if find(ref.UID) >= 0 {
 			continue
 		}
 		var (
@@ -170,10 +202,14 @@ func expectedScale(pods []*corev1.Pod, scale ScaleFunc) (expectedCount int32, un
 			err = fmt.Errorf("found no controllers for pod %q", pod.Name)
 			return
 		}
-		controllerScale[uid] = replicas
+		if i := find(uid); i >= 0 {
+			controllerScale[i].replicas = replicas
+		} else {
+			controllerScale = append(controllerScale, scaleOf{uid, replicas})
+		}
 	}
-	for _, n := range controllerScale {
-		expectedCount += n
+	for _, s := range controllerScale {
+		expectedCount += s.replicas
 	}
 	return
 }

@@ -10,7 +10,7 @@ import (
 
 // benchScenario generates a synthetic cluster whose every node drifts under
 // a 10% budget (ladder scenario generate --nodes N --pods-per-node K).
-func benchScenario(b *testing.B, nodes, podsPerNode int) *scenario.Scenario {
+func benchScenario(b testing.TB, nodes, podsPerNode int) *scenario.Scenario {
 	b.Helper()
 	data, err := scenario.Generate(scenario.GenerateOptions{Nodes: nodes, PodsPerNode: podsPerNode, Seed: 1})
 	if err != nil {

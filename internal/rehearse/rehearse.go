@@ -224,7 +224,7 @@ func (r *run) settled() bool {
 	if !r.kube.Quiet() || r.cp.Updating() {
 		return false
 	}
-	return !r.karp.Busy() && len(r.karp.Drifted()) == 0
+	return !r.karp.Busy() && !r.karp.AnyDrifted()
 }
 
 func (r *run) karpenterEvent(e karpenter.Event) {

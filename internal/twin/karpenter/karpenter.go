@@ -338,6 +338,9 @@ func (k *Karpenter) Busy() bool {
 
 // Drifted lists NodeClaims that are drifted and not yet being replaced.
 func (k *Karpenter) Drifted() []*NodeClaim {
+	if !k.AnyDrifted() {
+		return nil
+	}
 	var out []*NodeClaim
 	for _, c := range k.NodeClaims() {
 		if c.Drifted != "" && !c.deleting {
@@ -345,6 +348,17 @@ func (k *Karpenter) Drifted() []*NodeClaim {
 		}
 	}
 	return out
+}
+
+// AnyDrifted reports whether some NodeClaim is drifted and not yet being
+// deleted, without building the list.
+func (k *Karpenter) AnyDrifted() bool {
+	for _, c := range k.claims {
+		if c.Drifted != "" && !c.deleting {
+			return true
+		}
+	}
+	return false
 }
 
 func (k *Karpenter) noteDisrupting(c *NodeClaim, on bool) {

@@ -383,12 +383,19 @@ func (k *Karpenter) placeOpenClaim(pod *corev1.Pod, req kube.Resources, claims [
 		if scheduling.Taints(c.pool.taints).ToleratesPod(pod) != nil {
 			continue
 		}
-		if c.requirements.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels) != nil {
-			continue
+		merged := c.requirements
+		var opts []catalog.InstanceType
+		if absorbs(c.requirements, podReqs) {
+			// The pod narrows nothing: only resources decide.
+			opts = k.launchable(c.pool, k.fittingResources(c.options, c.overhead, c.used.Add(req)))
+		} else {
+			if c.requirements.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels) != nil {
+				continue
+			}
+			merged = scheduling.NewRequirements(c.requirements.Values()...)
+			merged.Add(podReqs.Values()...)
+			opts = k.launchable(c.pool, k.fittingTypes(c.options, merged, c.overhead, c.used.Add(req)))
 		}
-		merged := scheduling.NewRequirements(c.requirements.Values()...)
-		merged.Add(podReqs.Values()...)
-		opts := k.launchable(c.pool, k.fittingTypes(c.options, merged, c.overhead, c.used.Add(req)))
 		if len(opts) == 0 {
 			continue
 		}
@@ -429,6 +436,43 @@ func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim,
 		return nil, "no NodePool exists"
 	}
 	return nil, strings.Join(why, "; ")
+}
+
+// absorbs reports whether intersecting claim with pod would leave claim
+// unchanged: every key the pod constrains is already a concrete set on the
+// claim, inside what the pod allows. Such a pod is compatible with the claim
+// and changes neither its requirements nor its instance-type options, so the
+// merge (a copy of every requirement) can be skipped. Anything else, including
+// minValues, takes the full path.
+func absorbs(claim, pod scheduling.Requirements) bool {
+	for key, pr := range pod {
+		if pr.MinValues != nil {
+			return false
+		}
+		cr, ok := claim[key]
+		if !ok || cr.Operator() != corev1.NodeSelectorOpIn {
+			return false
+		}
+		for _, v := range cr.Values() {
+			if !pr.Has(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fittingResources keeps the candidates, already filtered by requirements and
+// ordered by price, that fit used plus the daemonset overhead.
+func (k *Karpenter) fittingResources(candidates []catalog.InstanceType, overhead, used kube.Resources) []catalog.InstanceType {
+	var out []catalog.InstanceType
+	need := used.Add(overhead)
+	for _, it := range candidates {
+		if need.FitsIn(k.facts(it).allocatable) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // fittingTypes are the instance types compatible with reqs that fit used

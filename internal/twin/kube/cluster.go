@@ -68,6 +68,10 @@ type Cluster struct {
 	nodeNames      []string     // sorted
 	nodeList       []*nodeState // in nodeNames order
 	pods           map[string]*podState
+	byPod          map[*corev1.Pod]*podState // the same pods, by object
+	zoneNames      []string                  // zones seen on nodes, see zoneIndex
+	zoneScratch    []int                     // pickBest's replicas per zone
+	capacityGen    uint64                    // bumped when a node changes or a pod frees resources
 	pending        map[string]*podState
 	workloads      map[string]*workload // by kind/namespace/name
 	workloadOrder  []*workload          // creation order
@@ -132,6 +136,7 @@ func New(eng *sim.Engine, opts Options) *Cluster {
 		namespaces:     map[string]*corev1.Namespace{},
 		nodes:          map[string]*nodeState{},
 		pods:           map[string]*podState{},
+		byPod:          map[*corev1.Pod]*podState{},
 		pending:        map[string]*podState{},
 		workloads:      map[string]*workload{},
 		pdbs:           map[string]*pdbState{},

@@ -52,8 +52,8 @@ func (c *Cluster) Drain(node string, opts DrainOptions, done func(error)) error 
 	}
 	c.log(Event{Type: "Normal", Reason: "NodeCordoned", Message: "node/" + node + " cordoned", Node: node})
 	var pods []corev1.Pod
-	for _, k := range sortedKeys(ns.pods) {
-		pods = append(pods, *ns.pods[k].pod)
+	for _, ps := range ns.pods.list() {
+		pods = append(pods, *ps.pod)
 	}
 	list, errs := drain.PodsForDeletion(pods, opts.Options, c.DaemonSetExists, c.eng.Now())
 	if len(errs) > 0 {

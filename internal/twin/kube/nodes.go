@@ -13,7 +13,7 @@ type nodeState struct {
 	node         *corev1.Node
 	alloc        Resources
 	used         Resources
-	pods         map[string]*podState
+	pods         podSet
 	lastPodEvent time.Time
 	// active counts bound pods that are not DaemonSet pods and not
 	// terminating: what would have to move if the node went away.
@@ -22,6 +22,7 @@ type nodeState struct {
 	// node-only filters per workload (index workload.idx), until the node
 	// changes.
 	zoneName string
+	zoneIdx  int // index of zoneName in Cluster.zoneNames, for scoring
 	static   []int8
 	// scratch is a per-pass counter the scheduler's scoring uses.
 	scratch int
@@ -45,7 +46,7 @@ func (c *Cluster) AddNode(node *corev1.Node, ready bool) error {
 	if n.UID == "" {
 		n.UID = c.newUID("Node")
 	}
-	ns := &nodeState{node: n, alloc: FromList(n.Status.Allocatable), pods: map[string]*podState{}}
+	ns := &nodeState{node: n, alloc: FromList(n.Status.Allocatable), pods: newPodSet()}
 	c.nodes[n.Name] = ns
 	i := sort.SearchStrings(c.nodeNames, n.Name)
 	c.nodeNames = append(c.nodeNames, "")
@@ -130,8 +131,7 @@ func (c *Cluster) RemoveNode(name, reason string) error {
 	if !ok {
 		return fmt.Errorf("node %q not found", name)
 	}
-	for _, k := range sortedKeys(ns.pods) {
-		ps := ns.pods[k]
+	for _, ps := range append([]*podState(nil), ns.pods.list()...) { // removePod changes the set
 		if ps.ready && !ps.deleting && !isDaemonSetPod(ps.pod) {
 			c.killed = append(c.killed, KilledPod{At: c.eng.Now(), Namespace: ps.pod.Namespace, Name: ps.pod.Name, Node: name, Reason: reason})
 		}
@@ -146,8 +146,10 @@ func (c *Cluster) RemoveNode(name, reason string) error {
 }
 
 func (c *Cluster) nodeChanged(name string) {
+	c.capacityGen++
 	if ns, ok := c.nodes[name]; ok {
 		ns.zoneName = ns.node.Labels[corev1.LabelTopologyZone]
+		ns.zoneIdx = c.zoneIndex(ns.zoneName)
 		ns.static = ns.static[:0]
 	}
 	c.scheduler.Fire()

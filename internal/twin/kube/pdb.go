@@ -21,7 +21,7 @@ import (
 type pdbState struct {
 	pdb   *policyv1.PodDisruptionBudget
 	sel   labels.Selector // nil when the selector matches nothing
-	pods  map[string]*podState
+	pods  podSet
 	dirty bool
 	// recheck is when an entry of status.disruptedPods expires (the
 	// controller's 2-minute DeletionTimeout), forcing a recomputation.
@@ -40,7 +40,7 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 		pdb.UID = c.newUID("PodDisruptionBudget")
 		pdb.CreationTimestamp = c.now()
 	}
-	st = &pdbState{pdb: pdb, pods: map[string]*podState{}, dirty: true}
+	st = &pdbState{pdb: pdb, pods: newPodSet(), dirty: true}
 	// semantics.md §D.1: an invalid or nil selector matches nothing; an
 	// empty one matches every pod of the namespace.
 	if pdb.Spec.Selector != nil {
@@ -49,7 +49,7 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 		}
 	}
 	if old, ok := c.pdbs[k]; ok {
-		for _, ps := range old.pods {
+		for _, ps := range old.pods.m {
 			ps.pdbs = without(ps.pdbs, old)
 		}
 		c.pdbsByNS[pdb.Namespace] = without(c.pdbsByNS[pdb.Namespace], old)
@@ -59,7 +59,7 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 	if st.sel != nil {
 		for _, ps := range c.pods {
 			if ps.pod.Namespace == pdb.Namespace && st.sel.Matches(labels.Set(ps.pod.Labels)) {
-				st.pods[ps.key] = ps
+				st.pods.add(ps)
 				ps.pdbs = sortedPDBs(append(ps.pdbs, st))
 			}
 		}
@@ -70,7 +70,7 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 func (c *Cluster) indexPodInPDBs(ps *podState) {
 	for _, st := range c.pdbsByNS[ps.pod.Namespace] {
 		if st.sel != nil && st.sel.Matches(labels.Set(ps.pod.Labels)) {
-			st.pods[ps.key] = ps
+			st.pods.add(ps)
 			st.dirty = true
 			ps.pdbs = append(ps.pdbs, st)
 		}
@@ -80,7 +80,7 @@ func (c *Cluster) indexPodInPDBs(ps *podState) {
 
 func (c *Cluster) unindexPod(ps *podState) {
 	for _, st := range ps.pdbs {
-		delete(st.pods, ps.key)
+		st.pods.remove(ps)
 		st.dirty = true
 	}
 }
@@ -115,23 +115,26 @@ func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
 	if !st.dirty && !expired && st.pdb.Status.ObservedGeneration == st.pdb.Generation {
 		return st.pdb
 	}
-	pods := make([]*corev1.Pod, 0, len(st.pods))
-	owners := make(map[*corev1.Pod]*workload, len(st.pods))
-	for _, k := range sortedKeys(st.pods) {
-		ps := st.pods[k]
-		pods = append(pods, ps.pod)
-		owners[ps.pod] = ps.owner
+	members := st.pods.list()
+	pods := make([]*corev1.Pod, len(members))
+	for i, ps := range members {
+		pods[i] = ps.pod
 	}
 	// The disruption controller's scale lookup: the Deployment (not the
 	// ReplicaSet) or StatefulSet and its spec.replicas.
 	scale := func(pod *corev1.Pod) (types.UID, int32, bool) {
-		w := owners[pod]
-		if w == nil || w.kind == "Pod" {
+		ps := c.byPod[pod]
+		if ps == nil || ps.owner == nil || ps.owner.kind == "Pod" {
 			return "", 0, false
 		}
-		return w.uid, w.replicas, true
+		return ps.owner.uid, ps.owner.replicas, true
 	}
-	res := eviction.Sync(st.pdb, pods, scale, now)
+	var res eviction.SyncResult
+	if st.sel != nil {
+		res = eviction.SyncSelected(st.pdb, pods, scale, now) // st.pods is the selector's index
+	} else {
+		res = eviction.Sync(st.pdb, pods, scale, now) // nil or invalid selector: nothing, or fail-safe
+	}
 	st.pdb.Status = res.Status
 	st.recheck = res.RecheckAt
 	st.dirty = false

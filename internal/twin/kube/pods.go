@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -58,10 +59,11 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload) *podState {
 		ps.req = PodRequests(pod)
 	}
 	c.pods[ps.key] = ps
+	c.byPod[pod] = ps
 	c.recount(ps, catGone, catNotReady)
 	c.indexPodInPDBs(ps)
 	if owner != nil {
-		owner.pods[ps.key] = ps
+		owner.pods.add(ps)
 	}
 	if pod.Spec.NodeName != "" {
 		if ns, ok := c.nodes[pod.Spec.NodeName]; ok {
@@ -81,7 +83,7 @@ func (c *Cluster) bind(ps *podState, ns *nodeState) {
 	ps.unschedulable, ps.fitError = false, ""
 	ps.pod.Spec.NodeName = ns.node.Name
 	setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionTrue, "", "", c.now())
-	ns.pods[ps.key] = ps
+	ns.pods.add(ps)
 	ns.used = ns.used.Add(ps.req)
 	if movable(ps) {
 		ns.active++
@@ -215,12 +217,14 @@ func (c *Cluster) removePod(ps *podState) {
 	ps.deleting = true
 	ps.ready = false
 	delete(c.pods, ps.key)
+	delete(c.byPod, ps.pod)
 	delete(c.pending, ps.key)
 	if ns := ps.node; ns != nil {
 		if !wasDeleting && !isDaemonSetPod(ps.pod) {
 			ns.active--
 		}
-		delete(ns.pods, ps.key)
+		ns.pods.remove(ps)
+		c.capacityGen++
 		ns.used = ns.used.Sub(ps.req)
 		ns.lastPodEvent = c.eng.Now()
 		c.releaseVolumes(ps)
@@ -230,7 +234,7 @@ func (c *Cluster) removePod(ps *podState) {
 		if ps.owner.kind == "DaemonSet" && ps.node != nil {
 			c.dsDirty[ps.node.node.Name] = true
 		}
-		delete(ps.owner.pods, ps.key)
+		ps.owner.pods.remove(ps)
 		if wasReady {
 			ps.owner.avail.observe(c.eng.Now(), ps.owner.readyCount())
 		}
@@ -282,9 +286,9 @@ func (c *Cluster) PodsOnNode(node string) []*corev1.Pod {
 	if !ok {
 		return nil
 	}
-	out := make([]*corev1.Pod, 0, len(ns.pods))
-	for _, k := range sortedKeys(ns.pods) {
-		out = append(out, ns.pods[k].pod)
+	out := make([]*corev1.Pod, 0, ns.pods.len())
+	for _, ps := range ns.pods.list() {
+		out = append(out, ps.pod)
 	}
 	return out
 }
@@ -374,6 +378,10 @@ func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, s corev1.Conditio
 			return
 		}
 	}
+	if p.Status.Conditions == nil {
+		// A running pod has four: PodScheduled, Initialized, ContainersReady, Ready.
+		p.Status.Conditions = make([]corev1.PodCondition, 0, 4)
+	}
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: s, Reason: reason, Message: msg, LastTransitionTime: now})
 }
 
@@ -411,7 +419,7 @@ func ValidateStartupAnnotation(annotations map[string]string) error {
 }
 
 func isDaemonSetPod(p *corev1.Pod) bool {
-	ref := metav1.GetControllerOf(p)
+	ref := eviction.ControllerOf(p)
 	return ref != nil && ref.Kind == "DaemonSet"
 }
 
@@ -485,8 +493,8 @@ func (c *Cluster) StartPodsNow(node string, since time.Time) {
 	if !ok {
 		return
 	}
-	for _, k := range sortedKeys(ns.pods) {
-		if ps := ns.pods[k]; !ps.deleting {
+	for _, ps := range ns.pods.list() {
+		if !ps.deleting {
 			c.startImmediately(ps, since)
 		}
 	}

@@ -73,7 +73,7 @@ func PodRequests(pod *corev1.Pod) Resources {
 
 // RequestsOf returns a stored pod's requests without recomputing them.
 func (c *Cluster) RequestsOf(pod *corev1.Pod) Resources {
-	if ps, ok := c.pods[key(pod.Namespace, pod.Name)]; ok && ps.pod == pod {
+	if ps, ok := c.byPod[pod]; ok {
 		return ps.req
 	}
 	return PodRequests(pod)

@@ -46,8 +46,36 @@ func numFeasibleNodesToFind(numAllNodes int) int {
 // schedule runs one scheduling pass over every pending pod.
 func (c *Cluster) schedule() {
 	unschedulable := false
+	// Within a pass, binding only takes capacity away. So once a pod of some
+	// workload signature and request fits nowhere, every later pod with the
+	// same signature and request fits nowhere too, until a node changes or a
+	// pod frees its resources (capacityGen). A failed search leaves the
+	// round-robin start where it was, so skipping it changes nothing else.
+	type shape struct {
+		sig int
+		req Resources
+	}
+	var noFit map[shape]bool
+	gen := c.capacityGen
 	for _, ps := range c.pendingInOrder() {
-		node, msg := c.findNode(ps)
+		if c.capacityGen != gen {
+			noFit, gen = nil, c.capacityGen
+		}
+		sh, sameShape := shape{}, false
+		if w := ps.owner; w != nil && w.kind != "Pod" && w.kind != "DaemonSet" && !ps.hasClaims {
+			sh, sameShape = shape{w.sig, ps.req}, true
+		}
+		var node *nodeState
+		var msg string
+		if !sameShape || !noFit[sh] {
+			node, msg = c.findNode(ps)
+			if node == nil && msg == "" && sameShape {
+				if noFit == nil {
+					noFit = map[shape]bool{}
+				}
+				noFit[sh] = true
+			}
+		}
 		if node == nil {
 			if !ps.unschedulable {
 				setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, "", c.now())
@@ -260,22 +288,22 @@ func (c *Cluster) pickBest(ps *podState, feasible []*nodeState) *nodeState {
 	// Count the workload's replicas per node (in each node's scratch
 	// counter, reset below) and per zone.
 	spread := ps.owner != nil && ps.owner.kind != "DaemonSet"
-	var zoneCount map[string]int
+	zoneCount := c.zoneScratch
 	var touched []*nodeState
 	if spread {
-		zoneCount = map[string]int{}
-		for _, other := range ps.owner.pods {
+		for _, other := range ps.owner.pods.m {
 			if other.node != nil && !other.deleting {
 				if other.node.scratch == 0 {
 					touched = append(touched, other.node)
 				}
 				other.node.scratch++
-				zoneCount[other.node.zoneName]++
+				zoneCount[other.node.zoneIdx]++
 			}
 		}
 		defer func() {
 			for _, ns := range touched {
 				ns.scratch = 0
+				zoneCount[ns.zoneIdx] = 0
 			}
 		}()
 	}
@@ -285,7 +313,7 @@ func (c *Cluster) pickBest(ps *podState, feasible []*nodeState) *nodeState {
 		if spread {
 			// Default topology spreading (hostname maxSkew 3, zone maxSkew 5,
 			// ScheduleAnyway): fewer replicas of the same workload scores higher.
-			score += 2 * (100 - min64(100, int64(20*ns.scratch+10*zoneCount[ns.zoneName])))
+			score += 2 * (100 - min64(100, int64(20*ns.scratch+10*zoneCount[ns.zoneIdx])))
 		}
 		switch {
 		case score > bestScore:
@@ -298,6 +326,19 @@ func (c *Cluster) pickBest(ps *podState, feasible []*nodeState) *nodeState {
 		}
 	}
 	return best
+}
+
+// zoneIndex numbers a zone name (the empty name included) for pickBest's
+// per-zone counters.
+func (c *Cluster) zoneIndex(zone string) int {
+	for i, z := range c.zoneNames {
+		if z == zone {
+			return i
+		}
+	}
+	c.zoneNames = append(c.zoneNames, zone)
+	c.zoneScratch = append(c.zoneScratch, 0)
+	return len(c.zoneNames) - 1
 }
 
 // leastAllocated is NodeResourcesFit's default scoring strategy.

@@ -31,7 +31,7 @@ type workload struct {
 	template  corev1.PodTemplateSpec
 	selector  labels.Selector
 	replicas  int32
-	pods      map[string]*podState
+	pods      podSet
 	ready     int // pods Ready and not terminating
 	avail     availability
 	trigger   *sim.Trigger
@@ -61,9 +61,9 @@ func (w *workload) kick()       { w.trigger.Fire() }
 func (w *workload) readyCount() int { return w.ready }
 
 func (w *workload) activePods() []*podState {
-	out := make([]*podState, 0, len(w.pods))
-	for _, k := range sortedKeys(w.pods) {
-		if ps := w.pods[k]; !ps.deleting {
+	out := make([]*podState, 0, w.pods.len())
+	for _, ps := range w.pods.list() {
+		if !ps.deleting {
 			out = append(out, ps)
 		}
 	}
@@ -72,7 +72,7 @@ func (w *workload) activePods() []*podState {
 
 func (c *Cluster) addWorkload(w *workload) {
 	w.c = c
-	w.pods = map[string]*podState{}
+	w.pods = newPodSet()
 	w.uid = c.newUID(w.kind)
 	w.obj.SetUID(w.uid)
 	w.obj.SetCreationTimestamp(c.now())
@@ -262,7 +262,7 @@ func (c *Cluster) reconcileReplicas(w *workload) {
 
 func (c *Cluster) reconcileStatefulSet(w *workload) {
 	byOrdinal := map[int]*podState{}
-	for _, ps := range w.pods {
+	for _, ps := range w.pods.m {
 		var ord int
 		if _, err := fmt.Sscanf(ps.pod.Name[len(w.name)+1:], "%d", &ord); err == nil {
 			byOrdinal[ord] = ps
