@@ -11,7 +11,6 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/disruption"
-	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
@@ -129,46 +128,11 @@ func (k *Karpenter) eligible(should func(*NodeClaim) bool) []*NodeClaim {
 // always blocked by PDBs and do-not-disrupt pods; the eventual class (Drift)
 // is not when the NodeClaim has a terminationGracePeriod (semantics.md §A.4).
 func (k *Karpenter) candidate(c *NodeClaim, class string) *candidate {
-	pods := k.reschedulablePods(c.Node)
-	if (class == gracefulClass || c.TerminationGracePeriod == nil) && k.podsBlock(c, pods) {
+	if (class == gracefulClass || c.TerminationGracePeriod == nil) && k.podsBlock(c, k.kube.PodsOnNode(c.Node)) {
 		return nil
 	}
 	k.clearCandidateBlocks(c)
-	return &candidate{claim: c, pool: k.pools[c.NodePool], pods: pods}
-}
-
-// podsBlock reports whether a pod on the node blocks its disruption: an
-// active karpenter.sh/do-not-disrupt annotation, or a PDB that would refuse
-// the eviction now (429, or 500 for a pod with several PDBs).
-func (k *Karpenter) podsBlock(c *NodeClaim, pods []*corev1.Pod) bool {
-	for _, p := range pods {
-		if doNotDisrupt(p, k.eng.Now()) {
-			k.noteCandidateBlocked(c, p.Namespace+"/"+p.Name, "", fmt.Sprintf("pod %s/%s has %q annotation", p.Namespace, p.Name, DoNotDisrupt))
-			return true
-		}
-		if err := k.kube.DisruptionAllowed(p.Namespace, p.Name); err != nil && (eviction.IsPDBBlock(err) || eviction.IsMultiplePDB(err)) {
-			k.noteCandidateBlocked(c, p.Namespace+"/"+p.Name, pdbNames(k.kube.PDBsForPod(p.Namespace, p.Name)), eviction.BlockingMessage(err))
-			return true
-		}
-	}
-	return false
-}
-
-// doNotDisrupt reports an active karpenter.sh/do-not-disrupt on a pod:
-// "true", or a positive duration measured from the pod's start.
-func doNotDisrupt(p *corev1.Pod, now time.Time) bool {
-	v, ok := p.Annotations[DoNotDisrupt]
-	if !ok {
-		return false
-	}
-	if v == "true" {
-		return true
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 || p.Status.StartTime == nil {
-		return false
-	}
-	return now.Before(p.Status.StartTime.Add(d))
+	return &candidate{claim: c, pool: k.pools[c.NodePool], pods: k.reschedulablePods(c.Node)}
 }
 
 // reschedulablePods are the pods that would need a new home: not
@@ -221,11 +185,13 @@ func (k *Karpenter) drift() bool {
 		if mapping[claim.NodePool] == 0 {
 			continue
 		}
-		// The scheduling simulation runs before the pod-level checks
-		// (PDBs, do-not-disrupt): a candidate must pass both and either
-		// failing skips it, so the order changes no decision, and the
-		// simulation is the cheaper test in a pass where many fail.
-		c := &candidate{claim: claim, pool: k.pools[claim.NodePool], pods: k.reschedulablePods(claim.Node)}
+		// The pod-level checks (PDBs, do-not-disrupt) come first, as in
+		// Karpenter, where GetCandidates drops such nodes before any
+		// command is computed; only then the scheduling simulation.
+		c := k.candidate(claim, eventualClass)
+		if c == nil {
+			continue
+		}
 		if base == nil {
 			base = k.newSimBase()
 		}
@@ -239,9 +205,6 @@ func (k *Karpenter) drift() bool {
 			}
 			sortPods(blocked)
 			k.noteCandidateBlocked(c.claim, blocked[0].Namespace+"/"+blocked[0].Name, "", "pod cannot be rescheduled: "+res.failed[blocked[0]])
-			continue
-		}
-		if k.candidate(claim, eventualClass) == nil {
 			continue
 		}
 		cmd := &command{reason: "drifted", candidates: []*candidate{c}, replacements: res.claims, plan: res}

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	podutil "sigs.k8s.io/karpenter/pkg/utils/pod"
 
 	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -160,7 +161,7 @@ func (k *Karpenter) drain(c *NodeClaim) int {
 			continue
 		}
 		for _, p := range batch {
-			if p.DeletionTimestamp != nil || doNotDisrupt(p, k.eng.Now()) {
+			if p.DeletionTimestamp != nil || podutil.IsDoNotDisruptActive(p, k.clock(), nil) {
 				continue // already going, or waiting for the terminationGracePeriod
 			}
 			k.evict(c, p)

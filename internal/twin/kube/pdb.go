@@ -168,6 +168,23 @@ func (c *Cluster) PDBsForPod(namespace, name string) []*policyv1.PodDisruptionBu
 	return out
 }
 
+// PDBsOf is PDBsForPod for a pod object the store handed out (PodsOnNode,
+// Pods), found without building its key.
+func (c *Cluster) PDBsOf(pod *corev1.Pod) []*policyv1.PodDisruptionBudget {
+	ps, ok := c.byPod[pod]
+	if !ok {
+		return c.PDBsForPod(pod.Namespace, pod.Name)
+	}
+	if len(ps.pdbs) == 0 {
+		return nil
+	}
+	out := make([]*policyv1.PodDisruptionBudget, len(ps.pdbs))
+	for i, st := range ps.pdbs {
+		out[i] = c.sync(st)
+	}
+	return out
+}
+
 // Evict is POST pods/NAME/eviction: the apiserver's rules (semantics.md
 // §D.1, internal/eviction) decide; on success the budget is consumed and the
 // pod deleted gracefully with its own grace period. Errors are the
@@ -217,22 +234,4 @@ func (c *Cluster) countViolation(ps *podState) {
 			return
 		}
 	}
-}
-
-// DisruptionAllowed reports whether evicting the pod now would pass its PDB
-// check, without evicting it (a dry-run eviction).
-func (c *Cluster) DisruptionAllowed(namespace, name string) error {
-	ps, ok := c.pods[key(namespace, name)]
-	if !ok {
-		return apierrors.NewNotFound(corev1.Resource("pods"), name)
-	}
-	states := c.pdbsFor(ps)
-	pdbs := make([]*policyv1.PodDisruptionBudget, len(states))
-	for i, st := range states {
-		pdbs[i] = c.sync(st)
-	}
-	if res := eviction.Evict(eviction.Request{Pod: ps.pod, PDBs: pdbs, Selected: true, DryRun: true, Now: c.eng.Now()}); res.Err != nil {
-		return res.Err
-	}
-	return nil
 }

@@ -108,6 +108,10 @@ func (c *Cluster) startPod(ps *podState) {
 	} else if p := readinessProbe(ps.pod); p != nil {
 		ready += time.Duration(p.InitialDelaySeconds) * time.Second
 	}
+	// The kubelet reports a pod it has admitted as not ready until its
+	// containers are (Ready=False, reason ContainersNotReady).
+	setPodCondition(ps.pod, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", "", c.now())
+	setPodCondition(ps.pod, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", "", c.now())
 	running := attachAt.Add(startup)
 	readyAt := attachAt.Add(ready)
 	ps.timers = append(ps.timers,
