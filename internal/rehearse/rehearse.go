@@ -25,6 +25,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/twin/eks"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
 // Options adjust a rehearsal.
@@ -44,6 +45,7 @@ type run struct {
 	cloud   *ec2.Cloud
 	cp      *eks.ControlPlane
 	karp    *karpenter.Karpenter
+	workers *worker.Pool // managed and self-managed nodes
 	limit   time.Time
 	objects map[string]manifest.Object // applied manifests by kind/namespace/name
 	groups  map[string]string          // NodePool → node group name
@@ -114,6 +116,7 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 		ExtraAMIs:           sc.ExtraAMIs(),
 		ControlPlaneVersion: func() string { return r.cp.Version().String() },
 	})
+	r.workers = worker.New(eng, r.kube, r.cloud, worker.Timings{Launch: kpt.Launch, Register: kpt.Register, Ready: kpt.Initialize, Terminate: kpt.Terminate})
 	r.karp.OnEvent(r.karpenterEvent)
 	r.kube.OnEvent(r.kubeEvent)
 	for _, g := range sc.Spec.NodeGroups {

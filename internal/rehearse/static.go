@@ -6,10 +6,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
 // Labels EKS puts on managed node group nodes (semantics.md §B).
@@ -18,7 +18,6 @@ const (
 	labelNodegroupImage = "eks.amazonaws.com/nodegroup-image"
 	labelCapacityType   = "eks.amazonaws.com/capacityType"
 	labelSelfManaged    = "alpha.eksctl.io/nodegroup-name"
-	annotationImageID   = "ladder.dev/image-id"
 )
 
 // createStaticNodes creates the nodes of a managed or self-managed group
@@ -70,19 +69,7 @@ func (r *run) createStaticNodes(gi int, g scenario.NodeGroup) error {
 	}
 	created := r.eng.Now().Add(-age)
 	for i := 0; i < desired; i++ {
-		zone := zones[i%len(zones)]
-		inst, err := r.cloud.Launch(zone)
-		if err != nil {
-			return err
-		}
-		l := map[string]string{
-			corev1.LabelHostname:           inst.Hostname,
-			corev1.LabelInstanceTypeStable: it.Name,
-			corev1.LabelArchStable:         it.Arch,
-			corev1.LabelOSStable:           "linux",
-			corev1.LabelTopologyZone:       zone,
-			corev1.LabelTopologyRegion:     r.sc.Spec.Cluster.Region,
-		}
+		l := map[string]string{}
 		if groupType == "managed" {
 			l[labelNodegroup] = g.Name
 			l[labelNodegroupImage] = ami.ID
@@ -93,22 +80,8 @@ func (r *run) createStaticNodes(gi int, g scenario.NodeGroup) error {
 		for k, v := range labels {
 			l[k] = v
 		}
-		node := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: inst.Hostname, Labels: l, CreationTimestamp: metav1.NewTime(created),
-				Annotations: map[string]string{annotationImageID: ami.ID}},
-			Spec: corev1.NodeSpec{ProviderID: inst.ProviderID, Taints: append([]corev1.Taint(nil), taints...)},
-			Status: corev1.NodeStatus{
-				Capacity: it.Capacity(), Allocatable: it.Allocatable(),
-				NodeInfo: corev1.NodeSystemInfo{
-					KubeletVersion: ami.KubeletVersion,
-					//lint:ignore SA1019 deprecated upstream, but EKS nodes still report it and kube-proxy skew checks read it
-					KubeProxyVersion: ami.KubeletVersion,
-					OperatingSystem:  "linux",
-					Architecture:     it.Arch,
-				},
-			},
-		}
-		if err := r.kube.AddNode(node, true); err != nil {
+		node, err := r.workers.Existing(worker.Spec{Zone: zones[i%len(zones)], InstanceType: it, AMI: ami, Labels: l, Taints: taints}, created)
+		if err != nil {
 			return err
 		}
 		r.static[node.Name] = g.Name
