@@ -103,7 +103,7 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 		groups:  map[string]string{},
 		static:  map[string]string{},
 	}
-	r.cp = eks.New(eng, kubeversion.MustParse(c.Version), t.ControlPlaneUpdate.Get(eks.DefaultUpdateDuration))
+	r.cp = eks.New(eng, c.Name, c.Region, kubeversion.MustParse(c.Version), t.ControlPlaneUpdate.Get(eks.DefaultUpdateDuration))
 	kpt := karpenter.DefaultTimings
 	kpt.Launch = t.NodeLaunch.Get(kpt.Launch)
 	kpt.Register = t.NodeRegister.Get(kpt.Register)

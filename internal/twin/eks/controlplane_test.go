@@ -11,7 +11,7 @@ import (
 
 func TestUpdateOneMinorAtATime(t *testing.T) {
 	eng := sim.New(time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC), 1)
-	cp := New(eng, kubeversion.MustParse("1.30"), 8*time.Minute)
+	cp := New(eng, "eksworkshop-eksctl", "us-west-2", kubeversion.MustParse("1.30"), 8*time.Minute)
 	if err := cp.Update(kubeversion.MustParse("1.32"), nil); err == nil || !strings.Contains(err.Error(), "one minor version at a time") {
 		t.Fatalf("n+2: err = %v, want the EKS one-minor refusal", err)
 	}
@@ -37,12 +37,97 @@ func TestUpdateOneMinorAtATime(t *testing.T) {
 
 func TestUpdateRefusedWhileManagedGroupsLag(t *testing.T) {
 	eng := sim.New(time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC), 1)
-	cp := New(eng, kubeversion.MustParse("1.31"), 0)
+	cp := New(eng, "eksworkshop-eksctl", "us-west-2", kubeversion.MustParse("1.31"), 0)
 	cp.NodeGroupVersions = func() map[string]kubeversion.Minor {
 		return map[string]kubeversion.Minor{"initial": kubeversion.MustParse("1.30")}
 	}
 	err := cp.Update(kubeversion.MustParse("1.32"), nil)
 	if err == nil || !strings.Contains(err.Error(), "node group initial is at Kubernetes 1.30") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestPreconditionKubeletSkew: with either precondition, every kubelet must
+// stay within the skew policy of the new version: at most three minors
+// behind, two for kubelets older than 1.25 (semantics.md §D.4); the first
+// offending node in name order is named. Relaxed drops only the managed
+// node group rule (§E, user guide).
+func TestPreconditionKubeletSkew(t *testing.T) {
+	cases := []struct {
+		name     string
+		from, to string
+		kubelets map[string]string
+		groups   map[string]string
+		pre      Precondition
+		wantErr  string // substring; "" = accepted
+	}{
+		{name: "1.28 kubelet, 1.30 → 1.31: 3 behind, allowed", from: "1.30", to: "1.31",
+			kubelets: map[string]string{"a": "v1.28.15-eks-1"}},
+		{name: "1.27 kubelet, 1.30 → 1.31: 4 behind", from: "1.30", to: "1.31",
+			kubelets: map[string]string{"b": "v1.30.14-eks-1", "a": "v1.27.16-eks-1"},
+			wantErr:  "node a runs kubelet v1.27.16-eks-1, more than 3 minor versions behind Kubernetes 1.31"},
+		{name: "1.24 kubelet, 1.26 → 1.27: 3 behind but pre-1.25 allows 2", from: "1.26", to: "1.27",
+			kubelets: map[string]string{"old": "v1.24.17-eks-1"},
+			wantErr:  "more than 2 minor versions behind Kubernetes 1.27 (version skew policy): upgrade its node group to 1.25 or later first"},
+		{name: "kubelet newer than the target", from: "1.30", to: "1.31",
+			kubelets: map[string]string{"new": "v1.32.1-eks-1"}, wantErr: "node new runs kubelet v1.32.1-eks-1"},
+		{name: "strict: a managed group one minor behind blocks", from: "1.31", to: "1.32",
+			groups: map[string]string{"zeta": "1.30", "alpha": "1.30"}, kubelets: map[string]string{"n": "v1.30.14-eks-1"},
+			wantErr: "node group alpha is at Kubernetes 1.30"},
+		{name: "relaxed: the same group may trail within the skew", from: "1.31", to: "1.32", pre: Relaxed,
+			groups: map[string]string{"zeta": "1.30", "alpha": "1.30"}, kubelets: map[string]string{"n": "v1.30.14-eks-1"}},
+		{name: "relaxed still enforces the skew", from: "1.32", to: "1.33", pre: Relaxed,
+			groups: map[string]string{"g": "1.29"}, kubelets: map[string]string{"n": "v1.29.15-eks-1"},
+			wantErr: "more than 3 minor versions behind Kubernetes 1.33"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := sim.New(time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC), 1)
+			cp := New(eng, "c", "us-west-2", kubeversion.MustParse(tc.from), 0)
+			cp.Precondition = tc.pre
+			cp.Kubelets = func() map[string]string { return tc.kubelets }
+			if tc.groups != nil {
+				cp.NodeGroupVersions = func() map[string]kubeversion.Minor {
+					out := map[string]kubeversion.Minor{}
+					for k, v := range tc.groups {
+						out[k] = kubeversion.MustParse(v)
+					}
+					return out
+				}
+			}
+			err := cp.Update(kubeversion.MustParse(tc.to), nil)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			case tc.wantErr != "" && cp.Updating():
+				t.Fatalf("refused update left the control plane UPDATING")
+			}
+		})
+	}
+}
+
+// TestUpdateKeepsEndpointAndIssuer: the endpoint and OIDC issuer come from
+// the cluster's id, so an update keeps both (workshop §4.3, §8.2); another
+// cluster gets others.
+func TestUpdateKeepsEndpointAndIssuer(t *testing.T) {
+	eng := sim.New(time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC), 1)
+	cp := New(eng, "eksworkshop-eksctl", "us-west-2", kubeversion.MustParse("1.30"), 0)
+	endpoint, issuer := cp.Endpoint(), cp.OIDCIssuer()
+	if !strings.HasPrefix(endpoint, "https://") || !strings.HasSuffix(endpoint, ".gr7.us-west-2.eks.amazonaws.com") ||
+		!strings.HasPrefix(issuer, "https://oidc.eks.us-west-2.amazonaws.com/id/") || len(issuer) != len("https://oidc.eks.us-west-2.amazonaws.com/id/")+32 {
+		t.Fatalf("endpoint %s, issuer %s", endpoint, issuer)
+	}
+	if err := cp.Update(kubeversion.MustParse("1.31"), nil); err != nil {
+		t.Fatal(err)
+	}
+	eng.Run(eng.Now().Add(time.Hour), nil)
+	if cp.Version().String() != "1.31" || cp.Endpoint() != endpoint || cp.OIDCIssuer() != issuer {
+		t.Errorf("after update: version %s endpoint %s issuer %s; want 1.31 and the same endpoint and issuer", cp.Version(), cp.Endpoint(), cp.OIDCIssuer())
+	}
+	other := New(eng, "other", "us-west-2", kubeversion.MustParse("1.30"), 0)
+	if other.Endpoint() == endpoint || other.OIDCIssuer() == issuer {
+		t.Errorf("another cluster shares the endpoint or issuer")
 	}
 }
