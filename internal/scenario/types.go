@@ -62,9 +62,70 @@ type Spec struct {
 	// AMIs declares images the embedded AMI catalog does not know.
 	AMIs       []AMI       `json:"amis,omitempty"`
 	NodeGroups []NodeGroup `json:"nodeGroups"`
-	Manifests  []Source    `json:"manifests"`
-	Actions    []Action    `json:"actions,omitempty"`
+	// Addons are the cluster's EKS add-ons and the versions they run now.
+	Addons    []Addon  `json:"addons,omitempty"`
+	Manifests []Source `json:"manifests"`
+	// Probe is a health check run every virtual second, like the seed's
+	// `while true; do curl -s $UI_WEB; sleep 1; done`.
+	Probe *Probe `json:"probe,omitempty"`
+	// Upgrade is the playbook `ladder rehearse` runs when the script has no
+	// actions: pre-checks → control plane → add-ons → node groups.
+	Upgrade *Upgrade `json:"upgrade,omitempty"`
+	Actions []Action `json:"actions,omitempty"`
 }
+
+// Addon is an EKS add-on: vpc-cni, coredns, kube-proxy or aws-ebs-csi-driver.
+// Its pods come from the scenario's manifests (the aws-node, kube-proxy and
+// ebs-csi-node DaemonSets, the coredns and ebs-csi-controller Deployments in
+// kube-system); updating it changes their images, which rolls them.
+type Addon struct {
+	Name string `json:"name"`
+	// Version runs now, e.g. v1.30.14-eksbuild.28.
+	Version string `json:"version"`
+	// Versions pins what to update to, by Kubernetes minor ("1.31":
+	// "v1.31.14-eksbuild.20"). Without a pin the embedded, dated table of
+	// latest versions per minor decides.
+	Versions map[string]string `json:"versions,omitempty"`
+}
+
+// Probe is a request path through the cluster: it succeeds in a given
+// second when every workload it requires has a Ready pod.
+type Probe struct {
+	Name     string        `json:"name"`
+	Requires []WorkloadRef `json:"requires"`
+}
+
+// WorkloadRef names a Deployment, StatefulSet or DaemonSet.
+type WorkloadRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// Upgrade is the playbook.
+type Upgrade struct {
+	// To is the target minor (default: the control plane's next); each hop
+	// is one minor, and every node catches up before the next hop.
+	// `ladder rehearse --to` overrides it.
+	To string `json:"to,omitempty"`
+	// Order is the order node groups are upgraded in, after the control
+	// plane and the add-ons; groups not listed follow in spec order.
+	Order []string `json:"order,omitempty"`
+	// Precondition is strict (default: managed node groups at the control
+	// plane's minor, kubelets within the skew policy) or relaxed (only the
+	// skew policy, as the EKS user guide allows).
+	Precondition string `json:"precondition,omitempty"`
+}
+
+// Upgrade strategies, per node group type.
+const (
+	InPlace         = "in-place"         // managed (default): UpdateNodegroupVersion
+	BlueGreen       = "blue-green"       // managed: a new group, drain and delete the old one
+	Drift           = "drift"            // karpenter (default): the EC2NodeClass's AMI changes
+	InstanceRefresh = "instance-refresh" // self-managed (default): new launch template, instance refresh
+	Restart         = "restart"          // fargate (default): rollout restart of the profile's workloads
+	NoUpgrade       = "none"             // leave the group as it is
+)
 
 // Cluster is the EKS cluster.
 type Cluster struct {
@@ -129,6 +190,64 @@ type NodeGroup struct {
 	Managed     *ManagedGroup     `json:"managed,omitempty"`
 	SelfManaged *SelfManagedGroup `json:"selfManaged,omitempty"`
 	Fargate     *FargateProfile   `json:"fargate,omitempty"`
+	// Upgrade says how the playbook upgrades the group.
+	Upgrade *GroupUpgrade `json:"upgrade,omitempty"`
+}
+
+// GroupUpgrade is a node group's upgrade strategy and its settings.
+type GroupUpgrade struct {
+	// Strategy defaults to the group type's usual one (see the constants).
+	Strategy string `json:"strategy,omitempty"`
+	// Force is UpdateNodegroupVersion's force flag (in-place): pods a PDB
+	// holds are deleted after the 15-minute eviction timeout.
+	Force bool `json:"force,omitempty"`
+	// Green is the new group of a blue-green upgrade; unset fields copy the
+	// blue group.
+	Green *GreenGroup `json:"green,omitempty"`
+	// Refresh are the instance refresh preferences.
+	Refresh *RefreshPreferences `json:"refresh,omitempty"`
+	// AMI is how a Karpenter EC2NodeClass follows the new version: "latest"
+	// (default; amiSelectorTerms become FAMILY@latest, which resolves against
+	// the control plane's version) or "id" (pinned to the new version's AMI id).
+	AMI string `json:"ami,omitempty"`
+}
+
+// GreenGroup is the replacement managed node group of a blue-green upgrade.
+type GreenGroup struct {
+	Name          string            `json:"name"`
+	Zones         []string          `json:"zones,omitempty"`
+	InstanceTypes []string          `json:"instanceTypes,omitempty"`
+	Desired       *int              `json:"desired,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	Taints        []corev1.Taint    `json:"taints,omitempty"`
+}
+
+// RefreshPreferences are StartInstanceRefresh's preferences.
+type RefreshPreferences struct {
+	MinHealthyPercentage  *int      `json:"minHealthyPercentage,omitempty"`
+	MaxHealthyPercentage  *int      `json:"maxHealthyPercentage,omitempty"`
+	InstanceWarmup        *Duration `json:"instanceWarmup,omitempty"`
+	CheckpointPercentages []int     `json:"checkpointPercentages,omitempty"`
+	CheckpointDelay       *Duration `json:"checkpointDelay,omitempty"`
+	SkipMatching          bool      `json:"skipMatching,omitempty"`
+}
+
+// StrategyOf is the group's upgrade strategy, its type's default when unset.
+func (g NodeGroup) StrategyOf() string {
+	if g.Upgrade != nil && g.Upgrade.Strategy != "" {
+		return g.Upgrade.Strategy
+	}
+	switch g.Type {
+	case Managed:
+		return InPlace
+	case SelfManaged:
+		return InstanceRefresh
+	case Karpenter:
+		return Drift
+	case Fargate:
+		return Restart
+	}
+	return ""
 }
 
 // KarpenterGroup is a NodePool (given as a manifest) and the nodes it
@@ -232,6 +351,16 @@ type Action struct {
 	UpgradeControlPlane *UpgradeAction `json:"upgradeControlPlane,omitempty"`
 	Drain               *DrainAction   `json:"drain,omitempty"`
 	Wait                *WaitAction    `json:"wait,omitempty"`
+	// Upgrade runs the playbook (spec.upgrade) to a version, hop by hop.
+	Upgrade *PlaybookAction `json:"upgrade,omitempty"`
+	// RolloutRestart is kubectl rollout restart.
+	RolloutRestart *WorkloadRef `json:"rolloutRestart,omitempty"`
+}
+
+// PlaybookAction upgrades the whole cluster to a version.
+type PlaybookAction struct {
+	// To is the target minor; default spec.upgrade.to, else the next minor.
+	To string `json:"to,omitempty"`
 }
 
 // DrainAction is kubectl drain: NODE by name, or every node matching a
@@ -320,6 +449,10 @@ func (a Action) Verb() string {
 		return "drain"
 	case a.Wait != nil:
 		return "wait"
+	case a.Upgrade != nil:
+		return "upgrade"
+	case a.RolloutRestart != nil:
+		return "rolloutRestart"
 	}
 	return ""
 }

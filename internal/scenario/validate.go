@@ -35,6 +35,10 @@ func (sc *Scenario) Validate() (warnings []string, err error) {
 	v.catalogs()
 	v.manifests()
 	v.nodeGroups()
+	v.groupUpgrades()
+	v.addons()
+	v.probe()
+	v.upgrade()
 	v.actions()
 	return v.warnings, errors.Join(v.errs...)
 }
@@ -508,13 +512,13 @@ func (v *validator) actions() {
 	for i, a := range v.sc.Spec.Actions {
 		f := fmt.Sprintf("spec.actions[%d]", i)
 		n := 0
-		for _, set := range []bool{a.Scale != nil, a.Apply != nil, a.Patch != nil, a.UpgradeControlPlane != nil, a.Drain != nil, a.Wait != nil} {
+		for _, set := range []bool{a.Scale != nil, a.Apply != nil, a.Patch != nil, a.UpgradeControlPlane != nil, a.Drain != nil, a.Wait != nil, a.Upgrade != nil, a.RolloutRestart != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			v.fail(f, "set exactly one of scale, apply, patch, upgradeControlPlane, drain, wait")
+			v.fail(f, "set exactly one of scale, apply, patch, upgradeControlPlane, drain, wait, upgrade, rolloutRestart")
 			continue
 		}
 		switch {
@@ -573,6 +577,20 @@ func (v *validator) actions() {
 			if a.Wait.Settled == (a.Wait.For != nil) {
 				v.fail(f+".wait", "set settled: true or for: DURATION")
 			}
+		case a.Upgrade != nil:
+			if to := a.Upgrade.To; to != "" {
+				if err := checkVersion(to); err != nil {
+					v.fail(f+".upgrade.to", "%v", err)
+				} else if target, _ := kubeversion.Parse(to); knownVersion && !version.Less(target) {
+					v.fail(f+".upgrade.to", "%s is not newer than the control plane's %s", target, version)
+				} else {
+					version = target
+				}
+			} else if knownVersion {
+				version = version.Next()
+			}
+		case a.RolloutRestart != nil:
+			v.workloadRef(f+".rolloutRestart", *a.RolloutRestart)
 		}
 	}
 }
@@ -672,7 +690,7 @@ func (v *validator) existing(kind string) string {
 	return "there are: " + strings.Join(names, ", ")
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

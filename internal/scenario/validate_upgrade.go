@@ -1,0 +1,245 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+)
+
+// strategies lists the upgrade strategies each node group type accepts,
+// its default first.
+var strategies = map[string][]string{
+	Managed:     {InPlace, BlueGreen, NoUpgrade},
+	SelfManaged: {InstanceRefresh, NoUpgrade},
+	Karpenter:   {Drift, NoUpgrade},
+	Fargate:     {Restart, NoUpgrade},
+}
+
+// groupUpgrades checks each node group's upgrade block against its type.
+func (v *validator) groupUpgrades() {
+	names := map[string]bool{}
+	for _, g := range v.sc.Spec.NodeGroups {
+		names[g.Name] = true
+	}
+	zones := map[string]bool{}
+	for _, z := range v.sc.Spec.Cluster.Zones {
+		zones[z] = true
+	}
+	for i, g := range v.sc.Spec.NodeGroups {
+		u := g.Upgrade
+		allowed, ok := strategies[g.Type]
+		if u == nil || !ok {
+			continue
+		}
+		f := fmt.Sprintf("spec.nodeGroups[%d].upgrade", i)
+		strategy := g.StrategyOf()
+		if !contains(allowed, strategy) {
+			v.fail(f+".strategy", "%q is not a strategy for a %s group (use %s)", strategy, g.Type, strings.Join(allowed, ", "))
+			continue
+		}
+		if u.Force && strategy != InPlace {
+			v.fail(f+".force", "applies to the in-place strategy of a managed group only")
+		}
+		if u.Green != nil && strategy != BlueGreen {
+			v.fail(f+".green", "applies to strategy blue-green only")
+		}
+		if u.Refresh != nil && strategy != InstanceRefresh {
+			v.fail(f+".refresh", "applies to strategy instance-refresh only")
+		}
+		switch u.AMI {
+		case "", "latest", "id":
+			if u.AMI != "" && strategy != Drift {
+				v.fail(f+".ami", "applies to strategy drift only")
+			}
+		default:
+			v.fail(f+".ami", "%q is not latest or id", u.AMI)
+		}
+		if strategy == BlueGreen {
+			gr := u.Green
+			if gr == nil || gr.Name == "" {
+				v.fail(f+".green.name", "missing: name the new node group, e.g. %s-green", g.Name)
+				continue
+			}
+			if names[gr.Name] {
+				v.fail(f+".green.name", "%q is already a node group", gr.Name)
+			}
+			names[gr.Name] = true
+			v.groupZones(f+".green.zones", gr.Zones, zones)
+			for j, t := range gr.InstanceTypes {
+				if _, ok := v.types[t]; !ok {
+					v.fail(fmt.Sprintf("%s.green.instanceTypes[%d]", f, j), "%q is not in the instance-type catalog (add it under spec.instanceTypes)", t)
+				}
+			}
+			if gr.Desired != nil && *gr.Desired < 0 {
+				v.fail(f+".green.desired", "cannot be negative")
+			}
+		}
+		if r := u.Refresh; r != nil {
+			v.refreshPreferences(f+".refresh", r)
+		}
+	}
+}
+
+// refreshPreferences checks what StartInstanceRefresh validates
+// (semantics.md §C, §F.10).
+func (v *validator) refreshPreferences(f string, r *RefreshPreferences) {
+	if m := r.MinHealthyPercentage; m != nil && (*m < 0 || *m > 100) {
+		v.fail(f+".minHealthyPercentage", "%d is outside 0-100", *m)
+	}
+	if m := r.MaxHealthyPercentage; m != nil {
+		switch {
+		case *m < 100 || *m > 200:
+			v.fail(f+".maxHealthyPercentage", "%d is outside 100-200", *m)
+		case r.MinHealthyPercentage == nil:
+			v.fail(f+".maxHealthyPercentage", "needs minHealthyPercentage too (the API requires both)")
+		case *m-*r.MinHealthyPercentage > 100:
+			v.fail(f+".maxHealthyPercentage", "%d - %d > 100: the difference between max and min healthy percentage cannot exceed 100", *m, *r.MinHealthyPercentage)
+		}
+	}
+	prev := 0
+	for j, c := range r.CheckpointPercentages {
+		if c <= prev || c > 100 {
+			v.fail(fmt.Sprintf("%s.checkpointPercentages[%d]", f, j), "%d: checkpoints are unique, ascending, between 1 and 100", c)
+		}
+		prev = c
+	}
+	if n := len(r.CheckpointPercentages); n > 0 && r.CheckpointPercentages[n-1] != 100 {
+		v.fail(f+".checkpointPercentages", "the last checkpoint must be 100 to replace every instance")
+	}
+	if d := r.CheckpointDelay; d != nil {
+		if len(r.CheckpointPercentages) == 0 {
+			v.fail(f+".checkpointDelay", "needs checkpointPercentages")
+		}
+		if d.Hours() > 48 {
+			v.fail(f+".checkpointDelay", "%s exceeds 48h (172800 s)", d.Duration)
+		}
+	}
+}
+
+// knownAddons are the add-ons the twin models, with the workloads in
+// kube-system that run them.
+var knownAddons = map[string][]WorkloadRef{
+	"vpc-cni":            {{Kind: "DaemonSet", Namespace: "kube-system", Name: "aws-node"}},
+	"coredns":            {{Kind: "Deployment", Namespace: "kube-system", Name: "coredns"}},
+	"kube-proxy":         {{Kind: "DaemonSet", Namespace: "kube-system", Name: "kube-proxy"}},
+	"aws-ebs-csi-driver": {{Kind: "Deployment", Namespace: "kube-system", Name: "ebs-csi-controller"}, {Kind: "DaemonSet", Namespace: "kube-system", Name: "ebs-csi-node"}},
+}
+
+// AddonWorkloads are the workloads an add-on runs as.
+func AddonWorkloads(name string) []WorkloadRef { return knownAddons[name] }
+
+func (v *validator) addons() {
+	seen := map[string]bool{}
+	for i, a := range v.sc.Spec.Addons {
+		f := fmt.Sprintf("spec.addons[%d]", i)
+		wl, ok := knownAddons[a.Name]
+		if !ok {
+			v.fail(f+".name", "%q is not an add-on the twin models (vpc-cni, coredns, kube-proxy, aws-ebs-csi-driver)", a.Name)
+			continue
+		}
+		if seen[a.Name] {
+			v.fail(f+".name", "%q is listed twice", a.Name)
+		}
+		seen[a.Name] = true
+		if !strings.HasPrefix(a.Version, "v") || !strings.Contains(a.Version, ".") {
+			v.fail(f+".version", "%q is not an add-on version such as v1.30.14-eksbuild.28", a.Version)
+		}
+		for _, w := range wl {
+			if _, found := v.sc.Find(w.Kind, w.Namespace, w.Name); !found {
+				v.fail(f+".name", "add-on %s runs as %s %s/%s, which is not in the scenario's manifests", a.Name, w.Kind, w.Namespace, w.Name)
+			}
+		}
+		for _, minor := range sortedKeys(a.Versions) {
+			if err := checkVersion(minor); err != nil {
+				v.fail(f+".versions", "%s: %v", minor, err)
+			}
+		}
+	}
+}
+
+func (v *validator) probe() {
+	p := v.sc.Spec.Probe
+	if p == nil {
+		return
+	}
+	if p.Name == "" {
+		v.fail("spec.probe.name", "missing (e.g. ui)")
+	}
+	if len(p.Requires) == 0 {
+		v.fail("spec.probe.requires", "list the workloads a request passes through, e.g. {kind: Deployment, namespace: ui, name: ui}")
+	}
+	for i, w := range p.Requires {
+		v.workloadRef(fmt.Sprintf("spec.probe.requires[%d]", i), w)
+	}
+}
+
+// workloadRef checks a reference to a Deployment, StatefulSet or DaemonSet
+// of the scenario's manifests.
+func (v *validator) workloadRef(f string, w WorkloadRef) {
+	switch w.Kind {
+	case "Deployment", "StatefulSet", "DaemonSet":
+	default:
+		v.fail(f+".kind", "%q is not Deployment, StatefulSet or DaemonSet", w.Kind)
+		return
+	}
+	if _, ok := v.sc.Find(w.Kind, nsOrDefault(w.Namespace), w.Name); !ok {
+		v.fail(f+".name", "%s %s/%s is not in the scenario's manifests (%s)", w.Kind, nsOrDefault(w.Namespace), w.Name, v.existing(w.Kind))
+	}
+}
+
+func (v *validator) upgrade() {
+	u := v.sc.Spec.Upgrade
+	if u == nil {
+		return
+	}
+	if u.To != "" {
+		if err := checkVersion(u.To); err != nil {
+			v.fail("spec.upgrade.to", "%v", err)
+		} else if cur, err := kubeversion.Parse(v.sc.Spec.Cluster.Version); err == nil {
+			if to, _ := kubeversion.Parse(u.To); !cur.Less(to) {
+				v.fail("spec.upgrade.to", "%s is not newer than spec.cluster.version %s", to, cur)
+			}
+		}
+	}
+	switch u.Precondition {
+	case "", "strict", "relaxed":
+	default:
+		v.fail("spec.upgrade.precondition", "%q is not strict or relaxed", u.Precondition)
+	}
+	groups := map[string]bool{}
+	for _, g := range v.sc.Spec.NodeGroups {
+		groups[g.Name] = true
+	}
+	seen := map[string]bool{}
+	for i, name := range u.Order {
+		f := fmt.Sprintf("spec.upgrade.order[%d]", i)
+		if !groups[name] {
+			v.fail(f, "%q is not a node group of spec.nodeGroups", name)
+		}
+		if seen[name] {
+			v.fail(f, "%q is listed twice", name)
+		}
+		seen[name] = true
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// LatestAddonVersion is the version an add-on updates to for a minor: the
+// scenario's pin, else the embedded table's latest.
+func (a Addon) LatestAddonVersion(minor string) (string, bool) {
+	if v, ok := a.Versions[minor]; ok {
+		return v, true
+	}
+	row, ok := catalog.LatestAddon(a.Name, minor)
+	return row.Version, ok
+}
