@@ -17,9 +17,10 @@ func newRehearseCommand() *cobra.Command {
 		seed      uint64
 		output    string
 		timeLimit time.Duration
+		to        string
 	)
 	cmd := &cobra.Command{
-		Use:   "rehearse [--scenario NAME|FILE] [--seed S] [-o text|json]",
+		Use:   "rehearse [--scenario NAME|FILE] [--to VERSION] [--seed S] [-o text|json]",
 		Short: "Rehearse an upgrade in the digital twin, in virtual time",
 		Long: `Rehearse runs a scenario — a cluster, its workloads as real Kubernetes and
 Karpenter manifests, and a script of actions — in Ladder's twin of
@@ -27,6 +28,13 @@ Kubernetes, Karpenter and EKS, in virtual time, and reports what happened:
 a timeline that reads like Karpenter's log, the nodes at the end (as
 kubectl get nodes shows them), each workload's availability and each node
 group's replacements.
+
+A scenario with a playbook (spec.upgrade) and no script upgrades the whole
+cluster one minor at a time: pre-checks, the control plane, the add-ons,
+then every node group with its own mechanism (managed node group update or
+blue/green, Karpenter drift, instance refresh, Fargate restart), each
+caught up before the next hop. --to sets the target; each hop is reported
+with its phases, the add-on versions and the availability probe.
 
 The same scenario and seed give byte-identical output. A rehearsal stops at
 its virtual-time limit; then its status is "stuck" and the report says what
@@ -43,7 +51,10 @@ Built-in scenarios: ` + builtinList() + `
   ladder rehearse --scenario ./my-cluster.yaml -o json
 
   # Another seed changes node names, zones and tie-breaks, not the rules
-  ladder rehearse --seed 7`,
+  ladder rehearse --seed 7
+
+  # Three hops, 1.30 → 1.33, every node caught up before the next hop
+  ladder rehearse --scenario ./my-cluster.yaml --to 1.33`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
@@ -60,7 +71,7 @@ Built-in scenarios: ` + builtinList() + `
 			for _, w := range warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
-			opts := rehearse.Options{TimeLimit: timeLimit}
+			opts := rehearse.Options{TimeLimit: timeLimit, To: to}
 			if cmd.Flags().Changed("seed") {
 				opts.Seed = &seed
 			}
@@ -86,6 +97,7 @@ Built-in scenarios: ` + builtinList() + `
 	cmd.Flags().StringVar(&name, "scenario", scenario.Default, "built-in scenario name or scenario file")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "random seed (default: the scenario's)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVar(&to, "to", "", "upgrade to this Kubernetes minor, hop by hop (default: the scenario's spec.upgrade.to, else the next minor)")
 	cmd.Flags().DurationVar(&timeLimit, "time-limit", 0, "virtual-time limit (default: the scenario's spec.timeLimit, else 6h)")
 	return cmd
 }

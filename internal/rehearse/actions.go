@@ -20,8 +20,24 @@ import (
 )
 
 // play runs the script: each action at or after its time, in order, then
-// waits for the cluster to settle. It returns the report status.
+// waits for the cluster to settle. A scenario without actions but with a
+// playbook (spec.upgrade) runs the playbook. It returns the report status.
 func (r *run) play() string {
+	if len(r.sc.Spec.Actions) == 0 && r.sc.Spec.Upgrade != nil {
+		err := r.upgrade(r.upgradeTarget(""))
+		switch {
+		case err == errTimeLimit:
+			return report.Stuck
+		case err != nil:
+			r.failure = fmt.Sprintf("upgrade: %v", err)
+			r.event("Warning", "UpgradeFailed", r.failure)
+			return report.Failed
+		}
+		if !r.waitSettled() {
+			return report.Stuck
+		}
+		return report.Succeeded
+	}
 	start := r.eng.Start()
 	for i, a := range r.sc.Spec.Actions {
 		if a.At != nil {
@@ -34,7 +50,9 @@ func (r *run) play() string {
 				r.eng.RunUntil(at)
 			}
 		}
-		if err := r.do(i, a); err != nil {
+		if err := r.do(i, a); err == errTimeLimit {
+			return report.Stuck
+		} else if err != nil {
 			r.failure = fmt.Sprintf("spec.actions[%d] (%s): %v", i, describe(a), err)
 			r.event("Warning", "ActionFailed", r.failure)
 			return report.Failed
@@ -58,6 +76,21 @@ func (r *run) runUntil(done func() bool) bool {
 	}
 	r.eng.Run(r.limit, done)
 	return done()
+}
+
+// upgradeTarget is the playbook's target: to, else spec.upgrade.to, else
+// the control plane's next minor. Options.To (ladder rehearse --to) wins.
+func (r *run) upgradeTarget(to string) kubeversion.Minor {
+	if r.to != "" {
+		to = r.to
+	}
+	if to == "" && r.sc.Spec.Upgrade != nil {
+		to = r.sc.Spec.Upgrade.To
+	}
+	if v, err := kubeversion.Parse(to); err == nil {
+		return v
+	}
+	return r.cp.Version().Next()
 }
 
 func describe(a scenario.Action) string {
@@ -102,15 +135,15 @@ func (r *run) do(i int, a scenario.Action) error {
 		if err != nil {
 			return err
 		}
-		from := r.cp.Version()
-		if err := r.cp.Update(target, nil); err != nil {
+		if err := r.upgradeControlPlane(target); err == errTimeLimit {
+			return fmt.Errorf("the control-plane update did not finish within the time limit")
+		} else if err != nil {
 			return err
 		}
-		r.event("Normal", "ControlPlaneUpdating", fmt.Sprintf("updating the control plane from %s to %s (status UPDATING; pods are not restarted)", from, target))
-		if !r.runUntil(func() bool { return !r.cp.Updating() }) {
-			return fmt.Errorf("the control-plane update did not finish within the time limit")
-		}
-		r.event("Normal", "ControlPlaneUpdated", fmt.Sprintf("control plane updated to %s (status ACTIVE; endpoint and OIDC issuer unchanged)", target))
+	case a.Upgrade != nil:
+		return r.upgrade(r.upgradeTarget(a.Upgrade.To))
+	case a.RolloutRestart != nil:
+		return fmt.Errorf("rollout restart is not rehearsed yet")
 	case a.Drain != nil:
 		return r.drain(a)
 	case a.Wait != nil:

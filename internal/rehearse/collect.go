@@ -29,13 +29,20 @@ func (r *run) report(status string) *report.Report {
 		Start:            r.eng.Start().UTC().Format(time.RFC3339),
 		MakespanSeconds:  seconds(r.eng.Elapsed()),
 		TimeLimitSeconds: seconds(r.limit.Sub(r.eng.Start())),
-		ControlPlane:     report.ControlPlane{Version: r.cp.Version().String()},
-		Failure:          r.failure,
-		Events:           r.events,
-		Nodes:            []report.Node{},
-		Workloads:        []report.Workload{},
-		Groups:           []report.Group{},
-		Blocked:          []report.Blocked{},
+		ControlPlane: report.ControlPlane{Version: r.cp.Version().String(), From: r.startVersion.String(),
+			Endpoint: r.cp.Endpoint(), OIDCIssuer: r.cp.OIDCIssuer()},
+		Hops:      append([]report.Hop{}, r.hops...),
+		Phases:    append([]report.Phase{}, r.phases...),
+		Addons:    r.addonReport(),
+		Failure:   r.failure,
+		Events:    r.events,
+		Nodes:     []report.Node{},
+		Workloads: []report.Workload{},
+		Groups:    []report.Group{},
+		Blocked:   []report.Blocked{},
+	}
+	if r.probe != nil {
+		rep.Probe = r.probe.result()
 	}
 	if rep.Events == nil {
 		rep.Events = []report.Event{}
@@ -72,8 +79,17 @@ func (r *run) report(status string) *report.Report {
 		}
 		return a.Kind < b.Kind
 	})
+	upgraded := map[string]bool{}
+	for _, ph := range r.phases {
+		if ph.Kind == "node-group" {
+			upgraded[ph.Name] = true
+		}
+	}
 	for _, g := range r.sc.Spec.NodeGroups {
 		grp := report.Group{Name: g.Name, Type: g.Type, Nodes: nodeCount[g.Name]}
+		if upgraded[g.Name] {
+			grp.Strategy = g.StrategyOf()
+		}
 		if g.Karpenter != nil {
 			st := r.karp.Stats(g.Karpenter.NodePool)
 			grp.Replaced, grp.Launched, grp.MaxConcurrentDisruptions = st.Replaced, st.Launched, st.MaxConcurrentDisruptions
@@ -109,6 +125,15 @@ func (r *run) report(status string) *report.Report {
 		rep.Stuck = r.stuckReasons()
 	}
 	return rep
+}
+
+// addonReport is each add-on's version at the start and now.
+func (r *run) addonReport() []report.Addon {
+	out := []report.Addon{}
+	for _, a := range r.sc.Spec.Addons {
+		out = append(out, report.Addon{Name: a.Name, From: a.Version, To: r.addonVersion(a.Name), Note: r.addonNotes[a.Name]})
+	}
+	return out
 }
 
 func (r *run) nodeGroup(n *corev1.Node) (name, typ string) {

@@ -7,6 +7,7 @@ package rehearse
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
@@ -16,6 +17,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/report"
@@ -34,6 +36,9 @@ type Options struct {
 	Seed *uint64
 	// TimeLimit overrides the scenario's virtual-time limit when positive.
 	TimeLimit time.Duration
+	// To is the playbook's target minor (ladder rehearse --to), over
+	// spec.upgrade.to and the upgrade actions' own.
+	To string
 }
 
 // run is one rehearsal in progress.
@@ -50,10 +55,23 @@ type run struct {
 	objects map[string]manifest.Object // applied manifests by kind/namespace/name
 	groups  map[string]string          // NodePool → node group name
 	static  map[string]string          // node → static node group name
+	to      string                     // Options.To
 	events  []report.Event
 	notes   []string
 	failure string
+
+	// The playbook's record (playbook.go) and the probe's (probe.go).
+	startVersion  kubeversion.Minor
+	hops          []report.Hop
+	phases        []report.Phase
+	currentPhase  int
+	addonVersions map[string]string
+	addonNotes    map[string]string
+	probe         *probe
 }
+
+// imageAnnotation is where every twin records the AMI a node booted.
+const imageAnnotation = worker.ImageIDAnnotation
 
 // Run rehearses a validated scenario and reports. An error means the
 // rehearsal could not be set up (the scenario is inconsistent); problems
@@ -70,6 +88,11 @@ func Run(sc *scenario.Scenario, opts Options) (*report.Report, error) {
 func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 	if _, err := sc.Validate(); err != nil {
 		return nil, err
+	}
+	if opts.To != "" {
+		if err := checkTarget(sc, opts.To); err != nil {
+			return nil, err
+		}
 	}
 	seed := uint64(1)
 	if sc.Spec.Seed != nil {
@@ -102,8 +125,20 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 		objects: map[string]manifest.Object{},
 		groups:  map[string]string{},
 		static:  map[string]string{},
+		to:      opts.To,
 	}
 	r.cp = eks.New(eng, c.Name, c.Region, kubeversion.MustParse(c.Version), t.ControlPlaneUpdate.Get(eks.DefaultUpdateDuration))
+	r.startVersion = r.cp.Version()
+	r.addonVersions = map[string]string{}
+	r.addonNotes = map[string]string{}
+	r.currentPhase = -1
+	r.cp.Kubelets = func() map[string]string {
+		out := map[string]string{}
+		for _, n := range r.kube.Nodes() {
+			out[n.Name] = n.Status.NodeInfo.KubeletVersion
+		}
+		return out
+	}
 	kpt := karpenter.DefaultTimings
 	kpt.Launch = t.NodeLaunch.Get(kpt.Launch)
 	kpt.Register = t.NodeRegister.Get(kpt.Register)
@@ -136,7 +171,26 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 		return nil, err
 	}
 	r.bootstrap()
+	if sc.Spec.Probe != nil {
+		r.probe = r.startProbe(sc.Spec.Probe)
+	}
 	return r, nil
+}
+
+// checkTarget validates --to against the scenario.
+func checkTarget(sc *scenario.Scenario, to string) error {
+	target, err := kubeversion.Parse(to)
+	if err != nil {
+		return fmt.Errorf("--to: %v", err)
+	}
+	if _, ok := catalog.LookupRelease(target.String()); !ok {
+		return fmt.Errorf("--to: unknown EKS version %s (known: %s)", target, strings.Join(scenario.KnownVersions(), ", "))
+	}
+	from := kubeversion.MustParse(sc.Spec.Cluster.Version)
+	if !from.Less(target) {
+		return fmt.Errorf("--to: %s is not newer than the scenario's control plane %s", target, from)
+	}
+	return nil
 }
 
 // applyOrder is the order kinds are applied in, dependencies first (as Helm

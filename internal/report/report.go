@@ -35,6 +35,12 @@ type Report struct {
 	Workloads        []Workload   `json:"workloads"`
 	Groups           []Group      `json:"groups"`
 	Blocked          []Blocked    `json:"blocked"`
+	// Hops, Phases, Addons and Probe describe a playbook upgrade (spec.upgrade
+	// or an upgrade action); empty when the scenario ran only a script.
+	Hops   []Hop   `json:"hops"`
+	Phases []Phase `json:"phases"`
+	Addons []Addon `json:"addons"`
+	Probe  *Probe  `json:"probe"`
 	// Stuck says, when status is stuck, what did not finish and why.
 	Stuck []string `json:"stuck,omitempty"`
 	// Failure says, when status is failed, which action was refused and why.
@@ -48,6 +54,62 @@ type Report struct {
 // ControlPlane is the EKS control plane at the end.
 type ControlPlane struct {
 	Version string `json:"version"`
+	// From is the version at the start.
+	From string `json:"from"`
+	// Endpoint and OIDCIssuer are the cluster's; an update keeps both.
+	Endpoint   string `json:"endpoint"`
+	OIDCIssuer string `json:"oidcIssuer"`
+}
+
+// Hop is one minor version of a playbook upgrade.
+type Hop struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Phase is one step of a playbook upgrade.
+type Phase struct {
+	// Hop indexes hops[].
+	Hop int `json:"hop"`
+	// Kind is pre-checks, control-plane, addon or node-group.
+	Kind string `json:"kind"`
+	// Name is the add-on or node group.
+	Name     string  `json:"name,omitempty"`
+	Strategy string  `json:"strategy,omitempty"`
+	From     string  `json:"from,omitempty"`
+	To       string  `json:"to,omitempty"`
+	Start    float64 `json:"startSeconds"`
+	End      float64 `json:"endSeconds"`
+	// Status is succeeded, failed or stuck.
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+	// ProbeFailedSeconds are the probe's failed seconds during the phase.
+	ProbeFailedSeconds float64 `json:"probeFailedSeconds"`
+}
+
+// Addon is an EKS add-on's version before and after.
+type Addon struct {
+	Name string `json:"name"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	Note string `json:"note,omitempty"`
+}
+
+// Probe is the availability probe's result.
+type Probe struct {
+	Name          string  `json:"name"`
+	Seconds       float64 `json:"seconds"`
+	FailedSeconds float64 `json:"failedSeconds"`
+	// Outages are the runs of failed seconds.
+	Outages []Outage `json:"outages"`
+}
+
+// Outage is a run of failed probe seconds and the workloads without a
+// Ready pod when it began.
+type Outage struct {
+	Start   float64  `json:"startSeconds"`
+	End     float64  `json:"endSeconds"`
+	Missing []string `json:"missing"`
 }
 
 // Node is one node at the end, as kubectl get nodes shows it.
@@ -85,6 +147,10 @@ type Group struct {
 	Replaced                 int    `json:"replaced"`
 	Launched                 int    `json:"launched"`
 	MaxConcurrentDisruptions int    `json:"maxConcurrentDisruptions"`
+	// Strategy is how the playbook upgraded the group, if it did.
+	Strategy string `json:"strategy,omitempty"`
+	// SurgeNodes are nodes launched above the group's size during its update.
+	SurgeNodes int `json:"surgeNodes"`
 }
 
 // Blocked is a pod that held up a node's drain or disruption.

@@ -27,6 +27,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		p.printf("  note: %s\n", n)
 	}
 
+	if len(r.Hops) > 0 {
+		r.writeUpgrade(p, w)
+	}
+
 	p.printf("\nTIMELINE (virtual time since %s)\n", r.Start)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	for _, e := range r.Events {
@@ -75,9 +79,13 @@ func (r *Report) WriteText(w io.Writer) error {
 
 	p.printf("\nNODE GROUPS\n")
 	tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTYPE\tNODES\tREPLACED\tLAUNCHED\tMAX-CONCURRENT-DISRUPTIONS")
+	fmt.Fprintln(tw, "NAME\tTYPE\tNODES\tREPLACED\tLAUNCHED\tMAX-CONCURRENT-DISRUPTIONS\tSURGE\tSTRATEGY")
 	for _, g := range r.Groups {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\n", g.Name, g.Type, g.Nodes, g.Replaced, g.Launched, g.MaxConcurrentDisruptions)
+		strategy := g.Strategy
+		if strategy == "" {
+			strategy = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", g.Name, g.Type, g.Nodes, g.Replaced, g.Launched, g.MaxConcurrentDisruptions, g.SurgeNodes, strategy)
 	}
 	tw.Flush()
 
@@ -95,6 +103,60 @@ func (r *Report) WriteText(w io.Writer) error {
 		tw.Flush()
 	}
 	return p.err
+}
+
+// writeUpgrade prints the playbook: hops, the control plane's identity,
+// each phase, the add-ons and the probe.
+func (r *Report) writeUpgrade(p *printer, w io.Writer) {
+	var hops []string
+	for _, h := range r.Hops {
+		hops = append(hops, h.From+" → "+h.To)
+	}
+	p.printf("\nUPGRADE %s\n", strings.Join(hops, ", "))
+	cp := r.ControlPlane
+	p.printf("  control plane %s → %s; endpoint %s and OIDC issuer %s unchanged\n", cp.From, cp.Version, cp.Endpoint, cp.OIDCIssuer)
+	if r.Probe != nil {
+		pct := 100.0
+		if r.Probe.Seconds > 0 {
+			pct = 100 * (r.Probe.Seconds - r.Probe.FailedSeconds) / r.Probe.Seconds
+		}
+		p.printf("  probe %s: %s of %s failed (%.2f%% of requests succeeded)\n", r.Probe.Name, seconds(r.Probe.FailedSeconds), seconds(r.Probe.Seconds), pct)
+		for _, o := range r.Probe.Outages {
+			p.printf("    %s-%s  no Ready pod in %s\n", clock(o.Start), clock(o.End), strings.Join(o.Missing, ", "))
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	fmt.Fprintln(tw, "HOP\tSTEP\tNAME\tSTRATEGY\tFROM\tTO\tSTART\tEND\tSTATUS\tPROBE-FAILED")
+	for _, ph := range r.Phases {
+		hop := "-"
+		if ph.Hop < len(r.Hops) {
+			hop = r.Hops[ph.Hop].To
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", hop, ph.Kind, dash(ph.Name), dash(ph.Strategy), dash(ph.From), dash(ph.To),
+			clock(ph.Start), clock(ph.End), ph.Status, seconds(ph.ProbeFailedSeconds))
+	}
+	tw.Flush()
+	for _, ph := range r.Phases {
+		if ph.Message != "" {
+			p.printf("  %s %s: %s\n", ph.Kind, ph.Name, ph.Message)
+		}
+	}
+	if len(r.Addons) > 0 {
+		p.printf("\nADD-ONS\n")
+		tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tFROM\tTO\tNOTE")
+		for _, a := range r.Addons {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, a.From, a.To, dash(a.Note))
+		}
+		tw.Flush()
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 type printer struct {

@@ -3,8 +3,9 @@
 package eks
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"hash/fnv"
 	"sort"
 	"strings"
 	"time"
@@ -80,16 +81,11 @@ func (cp *ControlPlane) OIDCIssuer() string {
 	return fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", cp.region, strings.ToUpper(cp.clusterID()))
 }
 
-// clusterID is a stable 32-hex-digit id derived from the cluster name, so
-// that the twin's endpoint and issuer look real and never move.
+// clusterID is a stable 32-hex-digit id derived from the cluster's region
+// and name, so that the twin's endpoint and issuer look real and never move.
 func (cp *ControlPlane) clusterID() string {
-	var id string
-	for i := 0; len(id) < 32; i++ {
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%s/%s/%d", cp.region, cp.name, i)
-		id += fmt.Sprintf("%016x", h.Sum64())
-	}
-	return id[:32]
+	sum := sha256.Sum256([]byte(cp.region + "/" + cp.name))
+	return hex.EncodeToString(sum[:16])
 }
 
 // Update starts UpdateClusterVersion to target; done runs when the update

@@ -1,0 +1,270 @@
+package rehearse
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+
+	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/plan"
+	"github.com/ladder-eks/ladder/internal/report"
+	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twin/eks"
+)
+
+// The playbook runs a plan (internal/plan) in the twin: for each hop the
+// pre-checks, the control plane, the add-ons, then every node group with its
+// own mechanism, each step waiting until it is done — every node of a group
+// at the hop's version — before the next starts.
+
+// upgrade runs the playbook to target.
+func (r *run) upgrade(target kubeversion.Minor) error {
+	var order []string
+	if u := r.sc.Spec.Upgrade; u != nil {
+		order = u.Order
+		if u.Precondition == "relaxed" {
+			r.cp.Precondition = eks.Relaxed
+		}
+	}
+	p, err := plan.Make(r.inventory(), target, order)
+	if err != nil {
+		return err
+	}
+	for _, hop := range p.Hops {
+		r.hops = append(r.hops, report.Hop{From: hop.From.String(), To: hop.To.String()})
+		r.event("Normal", "HopStarted", fmt.Sprintf("upgrading %s → %s", hop.From, hop.To))
+		for _, st := range hop.Steps {
+			if err := r.phase(len(r.hops)-1, hop, st); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// inventory is what the planner needs from the scenario and the twins.
+func (r *run) inventory() plan.Inventory {
+	inv := plan.Inventory{ControlPlane: r.cp.Version()}
+	for _, a := range r.sc.Spec.Addons {
+		inv.Addons = append(inv.Addons, plan.Addon{Name: a.Name, Version: r.addonVersion(a.Name), Pins: a.Versions})
+	}
+	for _, g := range r.sc.Spec.NodeGroups {
+		inv.Groups = append(inv.Groups, plan.Group{Name: g.Name, Type: g.Type, Strategy: g.StrategyOf()})
+	}
+	return inv
+}
+
+// phase runs one step and records it.
+func (r *run) phase(hop int, h plan.Hop, st plan.Step) error {
+	ph := report.Phase{Hop: hop, Kind: st.Kind, Name: st.Name, Strategy: st.Strategy, From: st.From, To: st.To,
+		Start: seconds(r.eng.Elapsed()), Status: report.Succeeded}
+	r.phases = append(r.phases, ph)
+	i := len(r.phases) - 1
+	r.currentPhase = i
+	err := r.step(h, st)
+	r.phases[i].End = seconds(r.eng.Elapsed())
+	switch {
+	case err == errTimeLimit:
+		r.phases[i].Status, r.phases[i].Message = report.Stuck, "the time limit ran out during this step"
+	case err != nil:
+		r.phases[i].Status, r.phases[i].Message = report.Failed, err.Error()
+	}
+	return err
+}
+
+// errTimeLimit reports that a step was still waiting when the virtual-time
+// limit ran out: the rehearsal is stuck, not failed.
+var errTimeLimit = fmt.Errorf("time limit")
+
+// waitFor runs the twin until done or the time limit.
+func (r *run) waitFor(done func() bool) error {
+	if !r.runUntil(done) {
+		return errTimeLimit
+	}
+	return nil
+}
+
+func (r *run) step(h plan.Hop, st plan.Step) error {
+	switch st.Kind {
+	case plan.PreChecks:
+		return r.preChecks(h.To)
+	case plan.ControlPlane:
+		return r.upgradeControlPlane(h.To)
+	case plan.AddonUpdate:
+		return r.updateAddon(st)
+	case plan.NodeGroup:
+		g, ok := r.nodeGroupNamed(st.Name)
+		if !ok {
+			return fmt.Errorf("node group %s is not in the scenario", st.Name)
+		}
+		switch st.Strategy {
+		case scenario.Drift:
+			return r.driftKarpenter(g, h.To)
+		default:
+			return fmt.Errorf("node group %s: the %s strategy is not rehearsed yet", g.Name, st.Strategy)
+		}
+	}
+	return fmt.Errorf("unknown step %s", st.Kind)
+}
+
+func (r *run) nodeGroupNamed(name string) (scenario.NodeGroup, bool) {
+	for _, g := range r.sc.Spec.NodeGroups {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return scenario.NodeGroup{}, false
+}
+
+// preChecks is what the twin must know before a hop: the control plane's
+// own precondition (managed node groups at its minor, kubelets within the
+// skew policy of the target; semantics.md §E, §D.4).
+func (r *run) preChecks(target kubeversion.Minor) error {
+	if err := r.cp.CheckPrecondition(target); err != nil {
+		return fmt.Errorf("pre-check for %s: %v", target, err)
+	}
+	r.event("Normal", "PreChecksPassed", fmt.Sprintf("pre-checks for %s passed: managed node groups at %s, every kubelet within the skew policy of %s", target, r.cp.Version(), target))
+	return nil
+}
+
+// upgradeControlPlane is UpdateClusterVersion and the wait for ACTIVE.
+func (r *run) upgradeControlPlane(target kubeversion.Minor) error {
+	from := r.cp.Version()
+	if err := r.cp.Update(target, nil); err != nil {
+		return err
+	}
+	r.event("Normal", "ControlPlaneUpdating", fmt.Sprintf("updating the control plane from %s to %s (status UPDATING; pods are not restarted)", from, target))
+	if err := r.waitFor(func() bool { return !r.cp.Updating() }); err != nil {
+		return err
+	}
+	r.event("Normal", "ControlPlaneUpdated", fmt.Sprintf("control plane updated to %s (status ACTIVE; endpoint and OIDC issuer unchanged)", target))
+	return nil
+}
+
+// addonVersion is the version an add-on runs now.
+func (r *run) addonVersion(name string) string {
+	if v, ok := r.addonVersions[name]; ok {
+		return v
+	}
+	for _, a := range r.sc.Spec.Addons {
+		if a.Name == name {
+			return a.Version
+		}
+	}
+	return ""
+}
+
+// updateAddon records an add-on step with nothing to update to; updates
+// proper come with the add-on twin.
+func (r *run) updateAddon(st plan.Step) error {
+	if st.To == st.From {
+		r.addonNotes[st.Name] = st.Note
+		r.event("Normal", "AddonUnchanged", fmt.Sprintf("add-on %s stays at %s: %s", st.Name, st.From, st.Note))
+		return nil
+	}
+	return fmt.Errorf("add-on %s: updates are not rehearsed yet", st.Name)
+}
+
+// driftKarpenter points the group's EC2NodeClass at the hop's AMIs — the
+// FAMILY@latest alias, which follows the control plane's version, or the
+// new version's AMI id — and waits until Karpenter's drift has replaced every
+// node of the NodePool (semantics.md §A.3).
+func (r *run) driftKarpenter(g scenario.NodeGroup, to kubeversion.Minor) error {
+	pool := r.karp.NodePool(g.Karpenter.NodePool)
+	if pool == nil {
+		return fmt.Errorf("NodePool %s not found", g.Karpenter.NodePool)
+	}
+	className := pool.Spec.Template.Spec.NodeClassRef.Name
+	nc := r.karp.NodeClass(className)
+	if nc == nil {
+		return fmt.Errorf("EC2NodeClass %s (NodePool %s) not found", className, pool.Name)
+	}
+	mode := "latest"
+	if g.Upgrade != nil && g.Upgrade.AMI != "" {
+		mode = g.Upgrade.AMI
+	}
+	terms, err := r.amiTerms(g, nc, mode, to)
+	if err != nil {
+		return fmt.Errorf("node group %s: %v", g.Name, err)
+	}
+	if !sameTerms(nc.Spec.AMISelectorTerms, terms) {
+		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"amiSelectorTerms": terms}})
+		r.event("Normal", "Patched", fmt.Sprintf("EC2NodeClass %s: amiSelectorTerms %s", className, describeTerms(terms)))
+		if err := r.patch(&scenario.PatchAction{Kind: "EC2NodeClass", Name: className, Patch: patch}); err != nil {
+			return err
+		}
+	}
+	return r.waitFor(func() bool {
+		return !r.karp.Busy() && !r.karp.AnyDrifted() && r.groupAt(g.Name, to)
+	})
+}
+
+// amiTerms are the amiSelectorTerms for a hop: the family's @latest alias,
+// or the id of the newest AMI of the family for the new version.
+func (r *run) amiTerms(g scenario.NodeGroup, nc *awsv1.EC2NodeClass, mode string, to kubeversion.Minor) ([]awsv1.AMISelectorTerm, error) {
+	family := ""
+	for _, t := range nc.Spec.AMISelectorTerms {
+		if t.Alias != "" {
+			family, _, _ = strings.Cut(t.Alias, "@")
+		}
+	}
+	if family == "" {
+		for _, n := range r.kube.Nodes() {
+			if name, _ := r.nodeGroup(n); name == g.Name {
+				if a, ok := r.lookupAMI(n.Annotations[imageAnnotation]); ok {
+					family = a.Family
+					break
+				}
+			}
+		}
+	}
+	if family == "" {
+		return nil, fmt.Errorf("cannot tell the AMI family of EC2NodeClass %s: use an alias such as al2023@latest in amiSelectorTerms", nc.Name)
+	}
+	if mode == "latest" {
+		return []awsv1.AMISelectorTerm{{Alias: family + "@latest"}}, nil
+	}
+	a, err := catalog.ResolveAlias(family+"@latest", to.String(), catalog.ArchX8664, r.eng.Now())
+	if err != nil {
+		return nil, err
+	}
+	return []awsv1.AMISelectorTerm{{ID: a.ID}}, nil
+}
+
+func sameTerms(a, b []awsv1.AMISelectorTerm) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+func describeTerms(terms []awsv1.AMISelectorTerm) string {
+	var out []string
+	for _, t := range terms {
+		switch {
+		case t.Alias != "":
+			out = append(out, "alias "+t.Alias)
+		case t.ID != "":
+			out = append(out, "id "+t.ID)
+		default:
+			out = append(out, "name "+t.Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// groupAt reports whether every node of a group runs a kubelet of minor to.
+func (r *run) groupAt(group string, to kubeversion.Minor) bool {
+	for _, n := range r.kube.Nodes() {
+		if name, _ := r.nodeGroup(n); name != group {
+			continue
+		}
+		v, err := kubeversion.Parse(n.Status.NodeInfo.KubeletVersion)
+		if err != nil || v != to {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,105 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestValidatePlaybook: the playbook's fields are checked against the group
+// types, the API's rules for instance refresh preferences (semantics.md §C,
+// §F.10) and the scenario's manifests; each problem names its field.
+func TestValidatePlaybook(t *testing.T) {
+	cases := []struct {
+		name    string
+		replace []string
+		want    string // substring of the single error; "" = valid
+	}{
+		{name: "drift with ami latest, a probe and a target", replace: []string{
+			"  manifests:\n", "  probe:\n    name: web\n    requires: [{kind: Deployment, namespace: app, name: web}]\n  upgrade: {to: \"1.32\", order: [default], precondition: relaxed}\n  manifests:\n",
+			"capacityType: on-demand}\n", "capacityType: on-demand}\n      upgrade: {strategy: drift, ami: latest}\n"}},
+		{name: "a strategy of another type", replace: []string{
+			"capacityType: on-demand}\n", "capacityType: on-demand}\n      upgrade: {strategy: instance-refresh}\n"},
+			want: `spec.nodeGroups[0].upgrade.strategy: "instance-refresh" is not a strategy for a karpenter group (use drift, none)`},
+		{name: "force outside in-place", replace: []string{
+			"capacityType: on-demand}\n", "capacityType: on-demand}\n      upgrade: {force: true}\n"},
+			want: "spec.nodeGroups[0].upgrade.force: applies to the in-place strategy"},
+		{name: "unknown ami mode", replace: []string{
+			"capacityType: on-demand}\n", "capacityType: on-demand}\n      upgrade: {ami: newest}\n"},
+			want: `spec.nodeGroups[0].upgrade.ami: "newest" is not latest or id`},
+		{name: "target not newer", replace: []string{
+			"  manifests:\n", "  upgrade: {to: \"1.30\"}\n  manifests:\n"},
+			want: "spec.upgrade.to: 1.30 is not newer than spec.cluster.version 1.30"},
+		{name: "order names an unknown group", replace: []string{
+			"  manifests:\n", "  upgrade: {order: [blue]}\n  manifests:\n"},
+			want: `spec.upgrade.order[0]: "blue" is not a node group`},
+		{name: "bad precondition", replace: []string{
+			"  manifests:\n", "  upgrade: {precondition: lenient}\n  manifests:\n"},
+			want: `spec.upgrade.precondition: "lenient" is not strict or relaxed`},
+		{name: "probe on a missing workload", replace: []string{
+			"  manifests:\n", "  probe: {name: ui, requires: [{kind: Deployment, namespace: ui, name: ui}]}\n  manifests:\n"},
+			want: "spec.probe.requires[0].name: Deployment ui/ui is not in the scenario's manifests"},
+		{name: "add-on without its workloads", replace: []string{
+			"  manifests:\n", "  addons: [{name: coredns, version: v1.11.4-eksbuild.2}]\n  manifests:\n"},
+			want: "spec.addons[0].name: add-on coredns runs as Deployment kube-system/coredns, which is not in the scenario's manifests"},
+		{name: "unknown add-on", replace: []string{
+			"  manifests:\n", "  addons: [{name: cilium, version: v1.16.0}]\n  manifests:\n"},
+			want: `spec.addons[0].name: "cilium" is not an add-on the twin models`},
+		{name: "rollout restart of a missing workload", replace: []string{
+			`upgradeControlPlane: {version: "1.31"}`, `rolloutRestart: {kind: Deployment, namespace: app, name: api}`},
+			want: "spec.actions[2].rolloutRestart.name: Deployment app/api is not in the scenario's manifests"},
+		{name: "upgrade action to an older version", replace: []string{
+			`upgradeControlPlane: {version: "1.31"}`, `upgrade: {to: "1.29"}`},
+			want: "spec.actions[2].upgrade.to: 1.29 is not newer than the control plane's 1.30"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := parseTest(t, tc.replace...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = sc.Validate()
+			errs := joined(err)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want) {
+				t.Fatalf("errors %v, want one containing %q", errs, tc.want)
+			}
+		})
+	}
+}
+
+// TestValidateRefreshPreferences: StartInstanceRefresh's validation
+// (semantics.md §C): min 0-100, max 100-200 and only with min, max−min ≤
+// 100, checkpoints unique and ascending ending at 100, a delay only with
+// checkpoints and at most 48 h.
+func TestValidateRefreshPreferences(t *testing.T) {
+	ip := func(i int) *int { return &i }
+	cases := []struct {
+		prefs RefreshPreferences
+		want  string
+	}{
+		{RefreshPreferences{MinHealthyPercentage: ip(90), MaxHealthyPercentage: ip(110)}, ""},
+		{RefreshPreferences{MinHealthyPercentage: ip(50), MaxHealthyPercentage: ip(200)}, "200 - 50 > 100"},
+		{RefreshPreferences{MaxHealthyPercentage: ip(120)}, "needs minHealthyPercentage too"},
+		{RefreshPreferences{MinHealthyPercentage: ip(101)}, "101 is outside 0-100"},
+		{RefreshPreferences{MinHealthyPercentage: ip(90), MaxHealthyPercentage: ip(99)}, "99 is outside 100-200"},
+		{RefreshPreferences{CheckpointPercentages: []int{50, 50, 100}}, "checkpointPercentages[1]: 50: checkpoints are unique, ascending"},
+		{RefreshPreferences{CheckpointPercentages: []int{20, 50}}, "the last checkpoint must be 100"},
+		{RefreshPreferences{CheckpointDelay: &Duration{}}, "checkpointDelay: needs checkpointPercentages"},
+	}
+	for _, tc := range cases {
+		v := &validator{sc: &Scenario{Path: "s.yaml"}}
+		prefs := tc.prefs
+		v.refreshPreferences("refresh", &prefs)
+		switch {
+		case tc.want == "" && len(v.errs) > 0:
+			t.Errorf("%+v refused: %v", tc.prefs, v.errs)
+		case tc.want != "" && (len(v.errs) != 1 || !strings.Contains(v.errs[0].Error(), tc.want)):
+			t.Errorf("%+v: errors %v, want %q", tc.prefs, v.errs, tc.want)
+		}
+	}
+}
