@@ -77,7 +77,9 @@ func TestEmbeddedAMIs(t *testing.T) {
 		groups[k] = append(groups[k], a)
 	}
 
-	// Every (family, minor, arch) is covered with 2 to 4 releases.
+	// Every (family, minor, arch) is covered with at least 2 releases; from
+	// 2025-06-01 on, every release is there for every minor it was built
+	// for (gen_amis.go keepAllFrom), e.g. v20260220 for 1.29 to 1.35.
 	coverage := []struct {
 		family     string
 		first, end int
@@ -92,10 +94,19 @@ func TestEmbeddedAMIs(t *testing.T) {
 			for _, arch := range []string{ArchX8664, ArchARM64} {
 				want++
 				k := amiKey{c.family, fmt.Sprintf("1.%d", m), arch}
-				if n := len(groups[k]); n < 2 || n > 4 {
-					t.Errorf("%v: %d releases, want 2 to 4", k, n)
+				if n := len(groups[k]); n < 2 {
+					t.Errorf("%v: %d releases, want at least 2", k, n)
 				}
 			}
+		}
+	}
+	for m := 29; m <= 35; m++ {
+		found := false
+		for _, a := range groups[amiKey{FamilyAL2023, fmt.Sprintf("1.%d", m), ArchX8664}] {
+			found = found || a.Release == "v20260220"
+		}
+		if !found {
+			t.Errorf("al2023 x86_64 1.%d has no v20260220 build", m)
 		}
 	}
 	if len(groups) != want {
@@ -206,8 +217,10 @@ func TestResolveAlias(t *testing.T) {
 			"amazon-eks-node-al2023-x86_64-standard-1.30-v20260220", "v1.30.14-eks-f69f56f"},
 		{"latest on the release day includes that release", "al2023@latest", "1.31", "amd64", "2026-03-20", "ami-0c4dea04571b1b508",
 			"amazon-eks-node-al2023-x86_64-standard-1.31-v20260320", ""},
-		{"latest the day before falls back", "al2023@latest", "1.31", "amd64", "2026-03-19", "",
-			"amazon-eks-node-al2023-x86_64-standard-1.31-v20250821", "v1.31.11-eks-cbcd829"},
+		{"latest the day before falls back to the previous release", "al2023@latest", "1.31", "amd64", "2026-03-19", "",
+			"amazon-eks-node-al2023-x86_64-standard-1.31-v20260220", "v1.31.14-eks-ecaa3a6"},
+		{"a release pinned at 1.30 resolves for 1.31 too", "al2023@v20260220", "1.31", "amd64", "", "",
+			"amazon-eks-node-al2023-x86_64-standard-1.31-v20260220", ""},
 		{"al2023 arm64 latest", "al2023@latest", "1.31", "arm64", "", "",
 			"amazon-eks-node-al2023-arm64-standard-1.31-v20260320", "v1.31.14-eks-ecaa3a6"},
 		{"al2023 pinned", "al2023@v20240807", "1.30", "amd64", "", "",
@@ -263,7 +276,7 @@ func TestResolveAliasErrors(t *testing.T) {
 		{"al2 pinned beyond 1.32", "al2@v20250715", "1.34", "arm64", "", []string{"no al2 AMI for Kubernetes 1.34", "use al2023"}},
 		{"unknown pinned release", "al2023@v20990101", "1.30", "amd64", "", []string{
 			"al2023@v20990101: no al2023 x86_64 AMI release v20990101 for Kubernetes 1.30",
-			"available: v20240703, v20240807, v20250610, v20260220, latest"}},
+			"available: v20240703, v20240807, v20250610, v20250715, v20250821, v20250920, v20251029, v20251112, v20251216, v20260115, v20260220, latest"}},
 		{"al2 date on bottlerocket", "bottlerocket@v20240807", "1.30", "amd64", "", []string{"no bottlerocket x86_64 AMI release v20240807"}},
 		{"windows latest", "windows2022@latest", "1.31", "amd64", "", []string{"no Windows AMIs"}},
 		{"windows pinned", "windows2019@v1", "1.31", "amd64", "", []string{"windows families may only specify version 'latest'"}},
@@ -321,6 +334,13 @@ func TestMatchName(t *testing.T) {
 			"amazon-eks-node-al2023-x86_64-standard-1.31-v20260320"}},
 		{"wildcard release, newest first", "amazon-eks-node-al2023-x86_64-standard-1.30-*", []string{
 			"amazon-eks-node-al2023-x86_64-standard-1.30-v20260220",
+			"amazon-eks-node-al2023-x86_64-standard-1.30-v20260115",
+			"amazon-eks-node-al2023-x86_64-standard-1.30-v20251216",
+			"amazon-eks-node-al2023-x86_64-standard-1.30-v20251112",
+			"amazon-eks-node-al2023-x86_64-standard-1.30-v20251029",
+			"amazon-eks-node-al2023-x86_64-standard-1.30-v20250920",
+			"amazon-eks-node-al2023-x86_64-standard-1.30-v20250821",
+			"amazon-eks-node-al2023-x86_64-standard-1.30-v20250715",
 			"amazon-eks-node-al2023-x86_64-standard-1.30-v20250610",
 			"amazon-eks-node-al2023-x86_64-standard-1.30-v20240807",
 			"amazon-eks-node-al2023-x86_64-standard-1.30-v20240703"}},

@@ -35,7 +35,7 @@ const DataDate = "2026-11-25"
 
 // Describe returns a one-line summary of the embedded data, suitable for
 // `ladder version`, for example
-// "embedded data as of 2026-11-25: 54 instance types, 256 AMIs, EKS calendar 1.23-1.36, add-on versions for 4 add-ons".
+// "embedded data as of 2026-11-25: 54 instance types, 598 AMIs, EKS calendar 1.23-1.36, add-on versions for 4 add-ons".
 func Describe() string {
 	rels := Releases()
 	calendar := "empty"

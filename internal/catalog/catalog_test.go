@@ -6,7 +6,7 @@ import (
 )
 
 func TestDescribe(t *testing.T) {
-	want := "embedded data as of 2026-11-25: 54 instance types, 256 AMIs, EKS calendar 1.23-1.36, add-on versions for 4 add-ons"
+	want := "embedded data as of 2026-11-25: 54 instance types, 598 AMIs, EKS calendar 1.23-1.36, add-on versions for 4 add-ons"
 	if got := Describe(); got != want {
 		t.Errorf("Describe() =\n%q\nwant\n%q", got, want)
 	}

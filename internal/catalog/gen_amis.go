@@ -125,14 +125,21 @@ func maxDate(a, b string) string {
 	return b
 }
 
-// pick keeps the first, middle and last train of a window plus pinned examples.
+// keepAllFrom is where the catalog stops thinning: every release from then on
+// is kept, for every minor it was built for, as amazon-eks-ami and
+// Bottlerocket publish each release for all supported minors. A pinned
+// alias (al2023@v20260220) then resolves after a control-plane upgrade too.
+const keepAllFrom = "2025-06-01"
+
+// pick keeps every train from keepAllFrom on and, before it, the first,
+// middle and last train of a window plus pinned examples.
 func pick(ts []train) []train {
 	if len(ts) == 0 {
 		return nil
 	}
 	idx := map[int]bool{0: true, len(ts) / 2: true, len(ts) - 1: true}
 	for i, t := range ts {
-		if pinnedExamples[t.version] {
+		if pinnedExamples[t.version] || t.date >= keepAllFrom {
 			idx[i] = true
 		}
 	}
