@@ -90,6 +90,9 @@ func (r *run) report(status string) *report.Report {
 		if upgraded[g.Name] {
 			grp.Strategy = g.StrategyOf()
 		}
+		if g.SelfManaged != nil {
+			r.selfManagedReport(&grp)
+		}
 		if g.Karpenter != nil {
 			st := r.karp.Stats(g.Karpenter.NodePool)
 			grp.Replaced, grp.Launched, grp.MaxConcurrentDisruptions = st.Replaced, st.Launched, st.MaxConcurrentDisruptions
@@ -142,6 +145,9 @@ func (r *run) nodeGroup(n *corev1.Node) (name, typ string) {
 			return g, report.GroupKarpenter
 		}
 		return pool, report.GroupKarpenter
+	}
+	if g := r.asg.GroupOf(n.Name); g != "" {
+		return g, report.GroupSelfManaged
 	}
 	if g, ok := r.static[n.Name]; ok {
 		for _, ng := range r.sc.Spec.NodeGroups {

@@ -103,6 +103,8 @@ func (r *run) step(h plan.Hop, st plan.Step) error {
 		switch st.Strategy {
 		case scenario.Drift:
 			return r.driftKarpenter(g, h.To)
+		case scenario.InstanceRefresh:
+			return r.refreshSelfManaged(g, h.To)
 		default:
 			return fmt.Errorf("node group %s: the %s strategy is not rehearsed yet", g.Name, st.Strategy)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/eks"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
@@ -51,6 +52,7 @@ type run struct {
 	cp      *eks.ControlPlane
 	karp    *karpenter.Karpenter
 	workers *worker.Pool // managed and self-managed nodes
+	asg     *asg.ASG     // self-managed node groups
 	limit   time.Time
 	objects map[string]manifest.Object // applied manifests by kind/namespace/name
 	groups  map[string]string          // NodePool → node group name
@@ -152,6 +154,8 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 		ControlPlaneVersion: func() string { return r.cp.Version().String() },
 	})
 	r.workers = worker.New(eng, r.kube, r.cloud, worker.Timings{Launch: kpt.Launch, Register: kpt.Register, Ready: kpt.Initialize, Terminate: kpt.Terminate})
+	r.asg = asg.New(eng, r.kube, r.workers, asg.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones})
+	r.asg.OnEvent(r.asgEvent)
 	r.karp.OnEvent(r.karpenterEvent)
 	r.kube.OnEvent(r.kubeEvent)
 	for _, g := range sc.Spec.NodeGroups {
@@ -252,8 +256,12 @@ func (r *run) createNodes() error {
 					}
 				}
 			}
-		case scenario.Managed, scenario.SelfManaged:
+		case scenario.Managed:
 			if err := r.createStaticNodes(gi, g); err != nil {
+				return err
+			}
+		case scenario.SelfManaged:
+			if err := r.createSelfManaged(gi, g); err != nil {
 				return err
 			}
 		case scenario.Fargate:
@@ -278,7 +286,7 @@ func (r *run) bootstrap() {
 // Ready, nothing terminating, Karpenter idle with no drifted node left, and
 // the control plane not updating.
 func (r *run) settled() bool {
-	if !r.kube.Quiet() || r.cp.Updating() {
+	if !r.kube.Quiet() || r.cp.Updating() || r.asg.Busy() {
 		return false
 	}
 	return !r.karp.Busy() && !r.karp.AnyDrifted()

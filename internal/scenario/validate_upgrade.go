@@ -6,6 +6,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/twin/asg"
 )
 
 // strategies lists the upgrade strategies each node group type accepts,
@@ -83,39 +84,35 @@ func (v *validator) groupUpgrades() {
 }
 
 // refreshPreferences checks what StartInstanceRefresh validates
-// (semantics.md §C, §F.10).
+// (semantics.md §C, §F.10) and that the refresh replaces every instance, as
+// a hop needs.
 func (v *validator) refreshPreferences(f string, r *RefreshPreferences) {
-	if m := r.MinHealthyPercentage; m != nil && (*m < 0 || *m > 100) {
-		v.fail(f+".minHealthyPercentage", "%d is outside 0-100", *m)
-	}
-	if m := r.MaxHealthyPercentage; m != nil {
-		switch {
-		case *m < 100 || *m > 200:
-			v.fail(f+".maxHealthyPercentage", "%d is outside 100-200", *m)
-		case r.MinHealthyPercentage == nil:
-			v.fail(f+".maxHealthyPercentage", "needs minHealthyPercentage too (the API requires both)")
-		case *m-*r.MinHealthyPercentage > 100:
-			v.fail(f+".maxHealthyPercentage", "%d - %d > 100: the difference between max and min healthy percentage cannot exceed 100", *m, *r.MinHealthyPercentage)
-		}
-	}
-	prev := 0
-	for j, c := range r.CheckpointPercentages {
-		if c <= prev || c > 100 {
-			v.fail(fmt.Sprintf("%s.checkpointPercentages[%d]", f, j), "%d: checkpoints are unique, ascending, between 1 and 100", c)
-		}
-		prev = c
+	if err := r.ASG().Validate(); err != nil {
+		v.fail(f, "%v", err)
+		return
 	}
 	if n := len(r.CheckpointPercentages); n > 0 && r.CheckpointPercentages[n-1] != 100 {
-		v.fail(f+".checkpointPercentages", "the last checkpoint must be 100 to replace every instance")
+		v.fail(f+".checkpointPercentages", "the last checkpoint must be 100: a hop replaces every instance (a lower one is a partial refresh)")
 	}
-	if d := r.CheckpointDelay; d != nil {
-		if len(r.CheckpointPercentages) == 0 {
-			v.fail(f+".checkpointDelay", "needs checkpointPercentages")
-		}
-		if d.Hours() > 48 {
-			v.fail(f+".checkpointDelay", "%s exceeds 48h (172800 s)", d.Duration)
-		}
+}
+
+// ASG converts the preferences for the Auto Scaling twin.
+func (r *RefreshPreferences) ASG() asg.Preferences {
+	p := asg.Preferences{
+		MinHealthyPercentage:  r.MinHealthyPercentage,
+		MaxHealthyPercentage:  r.MaxHealthyPercentage,
+		CheckpointPercentages: r.CheckpointPercentages,
+		SkipMatching:          r.SkipMatching,
 	}
+	if r.InstanceWarmup != nil {
+		d := r.InstanceWarmup.Duration
+		p.InstanceWarmup = &d
+	}
+	if r.CheckpointDelay != nil {
+		d := r.CheckpointDelay.Duration
+		p.CheckpointDelay = &d
+	}
+	return p
 }
 
 // knownAddons are the add-ons the twin models, with the workloads in

@@ -73,9 +73,9 @@ func TestValidatePlaybook(t *testing.T) {
 }
 
 // TestValidateRefreshPreferences: StartInstanceRefresh's validation
-// (semantics.md §C): min 0-100, max 100-200 and only with min, max−min ≤
-// 100, checkpoints unique and ascending ending at 100, a delay only with
-// checkpoints and at most 48 h.
+// (semantics.md §C) — min 0-100, max 100-200 and only with min, max−min ≤
+// 100, checkpoints unique and ascending, a delay only with checkpoints —
+// plus the playbook's own rule: the last checkpoint is 100.
 func TestValidateRefreshPreferences(t *testing.T) {
 	ip := func(i int) *int { return &i }
 	cases := []struct {
@@ -83,13 +83,13 @@ func TestValidateRefreshPreferences(t *testing.T) {
 		want  string
 	}{
 		{RefreshPreferences{MinHealthyPercentage: ip(90), MaxHealthyPercentage: ip(110)}, ""},
-		{RefreshPreferences{MinHealthyPercentage: ip(50), MaxHealthyPercentage: ip(200)}, "200 - 50 > 100"},
-		{RefreshPreferences{MaxHealthyPercentage: ip(120)}, "needs minHealthyPercentage too"},
-		{RefreshPreferences{MinHealthyPercentage: ip(101)}, "101 is outside 0-100"},
-		{RefreshPreferences{MinHealthyPercentage: ip(90), MaxHealthyPercentage: ip(99)}, "99 is outside 100-200"},
-		{RefreshPreferences{CheckpointPercentages: []int{50, 50, 100}}, "checkpointPercentages[1]: 50: checkpoints are unique, ascending"},
-		{RefreshPreferences{CheckpointPercentages: []int{20, 50}}, "the last checkpoint must be 100"},
-		{RefreshPreferences{CheckpointDelay: &Duration{}}, "checkpointDelay: needs checkpointPercentages"},
+		{RefreshPreferences{MinHealthyPercentage: ip(50), MaxHealthyPercentage: ip(200)}, "cannot be greater than 100, got 150"},
+		{RefreshPreferences{MaxHealthyPercentage: ip(120)}, "you must also specify MinHealthyPercentage"},
+		{RefreshPreferences{MinHealthyPercentage: ip(101)}, "MinHealthyPercentage must be between 0 and 100, got 101"},
+		{RefreshPreferences{MinHealthyPercentage: ip(90), MaxHealthyPercentage: ip(99)}, "MaxHealthyPercentage must be between 100 and 200, got 99"},
+		{RefreshPreferences{CheckpointPercentages: []int{50, 50, 100}}, "must be unique and in ascending order"},
+		{RefreshPreferences{CheckpointPercentages: []int{20, 50}}, "refresh.checkpointPercentages: the last checkpoint must be 100"},
+		{RefreshPreferences{CheckpointDelay: &Duration{}}, "CheckpointDelay needs CheckpointPercentages"},
 	}
 	for _, tc := range cases {
 		v := &validator{sc: &Scenario{Path: "s.yaml"}}

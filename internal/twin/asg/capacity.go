@@ -120,6 +120,12 @@ func (p Preferences) resolve(groupWarmup time.Duration) (Settings, error) {
 	return s, nil
 }
 
+// Validate checks the preferences as StartInstanceRefresh does.
+func (p Preferences) Validate() error {
+	_, err := p.resolve(0)
+	return err
+}
+
 func validationError(format string, args ...any) error {
 	return fmt.Errorf("ValidationError: "+format, args...)
 }
