@@ -121,8 +121,8 @@ func (p *Pool) Launch(spec Spec, registered, ready func(node string)) (ec2.Insta
 			registered(node.Name)
 		}
 		p.eng.After(p.timings.Ready, func() {
-			if p.kube.Node(node.Name) == nil {
-				return
+			if _, alive := p.instances[node.Name]; !alive || p.kube.Node(node.Name) == nil {
+				return // terminated before it turned Ready
 			}
 			_ = p.kube.SetNodeReady(node.Name, true)
 			if ready != nil {

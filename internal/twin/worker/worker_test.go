@@ -146,3 +146,22 @@ func TestTerminate(t *testing.T) {
 		t.Errorf("terminating a terminated node succeeded")
 	}
 }
+
+// TestTerminateBeforeReady: an instance terminated after its Node registers
+// but before it turns Ready never turns Ready.
+func TestTerminateBeforeReady(t *testing.T) {
+	eng, kc, _, pool, spec := setup(t)
+	readyCalled := false
+	inst, err := pool.Launch(spec, nil, func(string) { readyCalled = true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.RunUntil(t0.Add(33 * time.Second)) // registered at 32 s, Ready due at 42 s
+	if err := pool.Terminate(inst.Hostname, "test", nil); err != nil {
+		t.Fatal(err)
+	}
+	eng.RunUntil(t0.Add(43 * time.Second))
+	if n := kc.Node(inst.Hostname); n == nil || ready(n) || readyCalled {
+		t.Errorf("node %v Ready after termination (ready callback %v)", n, readyCalled)
+	}
+}

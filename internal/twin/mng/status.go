@@ -1,0 +1,182 @@
+package mng
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+)
+
+// Status is what a rehearsal reports about a node group: DescribeNodegroup
+// plus its updates (DescribeUpdate) and what the twin measured.
+type Status struct {
+	Name   string
+	Status string // CREATING, ACTIVE, UPDATING, DEGRADED, DELETING, CREATE_FAILED, DELETED
+	// Version, ReleaseVersion and AMI are what the group reports: they
+	// change when an update succeeds. ReleaseVersion is empty for a
+	// custom-AMI group.
+	Version        kubeversion.Minor
+	ReleaseVersion string
+	AMI            string
+	KubeletVersion string
+	InstanceType   string
+	CapacityType   string
+	UpdateStrategy string
+	// LaunchTemplate is the user's launch template and its current version.
+	LaunchTemplate *LaunchTemplate
+	// Desired and Max are the Auto Scaling group's sizes now (raised
+	// during a DEFAULT update); Min is the scaling config's.
+	Desired, Min, Max int
+	// Nodes are the group's instances' node names, sorted.
+	Nodes []string
+	// Updates are the group's updates, oldest first; the last one may be
+	// in progress.
+	Updates []Update
+	// Health lists the issues of a DEGRADED or CREATE_FAILED group.
+	Health []Failure
+}
+
+// Update is one UpdateNodegroupVersion, as DescribeUpdate reports it, plus
+// what the twin measured.
+type Update struct {
+	ID        string
+	Nodegroup string
+	Status    string // InProgress, Successful, Failed
+	// Phase is the phase in progress, or the one the update ended in.
+	Phase  string
+	Phases []PhaseTime
+	// CreatedAt is the API call; FinishedAt is zero while in progress.
+	CreatedAt, FinishedAt time.Time
+	Force                 bool
+	Strategy              string
+
+	FromVersion, ToVersion                             kubeversion.Minor
+	FromReleaseVersion, ToReleaseVersion               string
+	FromAMI, ToAMI                                     string
+	FromLaunchTemplateVersion, ToLaunchTemplateVersion string
+
+	// MaxUnavailable is the number of nodes upgraded in parallel; Surge
+	// the nodes the scale-up phase added (0 for MINIMAL).
+	MaxUnavailable int
+	Surge          int
+	// Launched are the nodes launched during the update (surge and
+	// replacements); Replaced the old nodes it terminated.
+	Launched []string
+	Replaced []string
+	// MaxConcurrentDisruptions is the most old nodes being replaced at
+	// once (selected, draining, waiting or terminating).
+	MaxConcurrentDisruptions int
+	// Blocked are the pods whose eviction was refused.
+	Blocked []Blocked
+	// Errors is the failure of a Failed update.
+	Errors []Failure
+}
+
+// PhaseTime is when a phase began.
+type PhaseTime struct {
+	Phase string
+	At    time.Time
+}
+
+// Failure is an error of an update or a health issue of a node group
+// (errorCode, errorMessage and resourceIds in EKS's API), with the pod and
+// PDB that caused a PodEvictionFailure.
+type Failure struct {
+	Code        string
+	Message     string
+	ResourceIDs []string
+	Pod         string // namespace/name
+	PDB         string // namespace/name, comma-separated if several
+}
+
+func (f Failure) Error() string { return f.Code + ": " + f.Message }
+
+// String is the failure as EKS prints it in an update's status reason.
+func (f Failure) String() string {
+	return fmt.Sprintf("{ErrorCode: %s,ErrorMessage: %s,ResourceIds: [%s]}", f.Code, f.Message, strings.Join(f.ResourceIDs, ", "))
+}
+
+// Blocked is a pod whose eviction was refused while a node drained.
+type Blocked struct {
+	Node, Pod string
+	PDB       string // namespace/name, "" when no PDB selects the pod
+	Since     time.Time
+	Until     time.Time // zero while still refused
+	// Outcome is blocked (never evicted), evicted, forced (deleted by the
+	// force flag) or left (gone some other way).
+	Outcome string
+	Message string
+}
+
+// Status returns a node group's status.
+func (s *Service) Status(name string) (Status, bool) {
+	g, ok := s.groups[name]
+	if !ok {
+		return Status{}, false
+	}
+	return s.status(g), true
+}
+
+// Statuses returns every node group's status, sorted by name, deleted
+// groups included.
+func (s *Service) Statuses() []Status {
+	groups := s.sortedGroups()
+	out := make([]Status, len(groups))
+	for i, g := range groups {
+		out[i] = s.status(g)
+	}
+	return out
+}
+
+func (s *Service) status(g *group) Status {
+	st := Status{
+		Name: g.spec.Name, Status: g.status,
+		Version: g.version, ReleaseVersion: g.releaseVersion(), AMI: g.ami.ID, KubeletVersion: g.ami.KubeletVersion,
+		InstanceType: g.it.Name, CapacityType: g.spec.CapacityType, UpdateStrategy: g.spec.UpdateStrategy,
+		Desired: g.desired, Min: g.spec.Min, Max: g.max,
+		Health: slices.Clone(g.health),
+	}
+	if g.status == StatusDeleting || g.status == StatusDeleted {
+		st.Min = 0
+	}
+	if lt := g.spec.LaunchTemplate; lt != nil {
+		c := *lt
+		st.LaunchTemplate = &c
+	}
+	for _, m := range g.sortedMembers() {
+		st.Nodes = append(st.Nodes, m.name)
+	}
+	for _, rec := range g.updates {
+		if g.update != nil && g.update.rec == rec {
+			st.Updates = append(st.Updates, g.update.view())
+		} else {
+			st.Updates = append(st.Updates, rec.clone())
+		}
+	}
+	return st
+}
+
+// view is the update record as of now.
+func (u *update) view() Update {
+	c := u.rec.clone()
+	c.Blocked = make([]Blocked, len(u.blocked))
+	for i, b := range u.blocked {
+		c.Blocked[i] = *b
+	}
+	return c
+}
+
+func (r *Update) clone() Update {
+	c := *r
+	c.Phases = slices.Clone(r.Phases)
+	c.Launched = slices.Clone(r.Launched)
+	c.Replaced = slices.Clone(r.Replaced)
+	c.Blocked = slices.Clone(r.Blocked)
+	c.Errors = slices.Clone(r.Errors)
+	for i := range c.Errors {
+		c.Errors[i].ResourceIDs = slices.Clone(c.Errors[i].ResourceIDs)
+	}
+	return c
+}
