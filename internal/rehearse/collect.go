@@ -12,6 +12,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
 // maxStuckLines caps how many pending pods a stuck report lists.
@@ -90,6 +91,9 @@ func (r *run) report(status string) *report.Report {
 		if upgraded[g.Name] {
 			grp.Strategy = g.StrategyOf()
 		}
+		if g.Managed != nil {
+			r.managedReport(&grp)
+		}
 		if g.SelfManaged != nil {
 			r.selfManagedReport(&grp)
 		}
@@ -99,6 +103,12 @@ func (r *run) report(status string) *report.Report {
 		}
 		rep.Groups = append(rep.Groups, grp)
 	}
+	for _, green := range r.greens {
+		grp := report.Group{Name: green, Type: report.GroupManaged, Nodes: nodeCount[green], Strategy: "blue-green"}
+		r.managedReport(&grp)
+		rep.Groups = append(rep.Groups, grp)
+	}
+	rep.Blocked = append(rep.Blocked, r.managedBlocked(now)...)
 	for _, b := range r.karp.BlockedPods() {
 		until := b.Until
 		if until.IsZero() {
@@ -149,12 +159,8 @@ func (r *run) nodeGroup(n *corev1.Node) (name, typ string) {
 	if g := r.asg.GroupOf(n.Name); g != "" {
 		return g, report.GroupSelfManaged
 	}
-	if g, ok := r.static[n.Name]; ok {
-		for _, ng := range r.sc.Spec.NodeGroups {
-			if ng.Name == g {
-				return g, ng.Type
-			}
-		}
+	if g, ok := r.mng.Nodegroup(n.Name); ok {
+		return g, report.GroupManaged
 	}
 	return "", ""
 }
@@ -163,7 +169,7 @@ func capacityType(n *corev1.Node) string {
 	if ct := n.Labels[karpv1.CapacityTypeLabelKey]; ct != "" {
 		return ct
 	}
-	switch n.Labels[labelCapacityType] {
+	switch n.Labels[mng.LabelCapacityType] {
 	case "SPOT":
 		return karpv1.CapacityTypeSpot
 	case "ON_DEMAND":

@@ -68,11 +68,29 @@ func (r *run) phase(hop int, h plan.Hop, st plan.Step) error {
 	r.phases[i].End = seconds(r.eng.Elapsed())
 	switch {
 	case err == errTimeLimit:
-		r.phases[i].Status, r.phases[i].Message = report.Stuck, "the time limit ran out during this step"
+		msg := "the time limit ran out during this step"
+		if why := r.stuckReasons(); len(why) > 0 {
+			msg += ": " + why[0]
+		}
+		r.phases[i].Status = report.Stuck
+		r.phaseNote(msg)
 	case err != nil:
-		r.phases[i].Status, r.phases[i].Message = report.Failed, err.Error()
+		r.phases[i].Status = report.Failed
+		r.phaseNote(err.Error())
 	}
 	return err
+}
+
+// phaseNote adds what a reader of the current phase must know.
+func (r *run) phaseNote(msg string) {
+	if r.currentPhase < 0 {
+		return
+	}
+	if ph := &r.phases[r.currentPhase]; ph.Message == "" {
+		ph.Message = msg
+	} else {
+		ph.Message += "; " + msg
+	}
 }
 
 // errTimeLimit reports that a step was still waiting when the virtual-time
@@ -100,16 +118,29 @@ func (r *run) step(h plan.Hop, st plan.Step) error {
 		if !ok {
 			return fmt.Errorf("node group %s is not in the scenario", st.Name)
 		}
-		switch st.Strategy {
-		case scenario.Drift:
-			return r.driftKarpenter(g, h.To)
-		case scenario.InstanceRefresh:
-			return r.refreshSelfManaged(g, h.To)
-		default:
-			return fmt.Errorf("node group %s: the %s strategy is not rehearsed yet", g.Name, st.Strategy)
+		if err := r.upgradeGroup(g, st.Strategy, h.To); err != nil {
+			return err
 		}
+		// The group is done when its pods have a home again: every pod
+		// bound and Ready, none terminating.
+		return r.waitFor(r.kube.Quiet)
 	}
 	return fmt.Errorf("unknown step %s", st.Kind)
+}
+
+// upgradeGroup runs a node group's mechanism for one hop.
+func (r *run) upgradeGroup(g scenario.NodeGroup, strategy string, to kubeversion.Minor) error {
+	switch strategy {
+	case scenario.Drift:
+		return r.driftKarpenter(g, to)
+	case scenario.InstanceRefresh:
+		return r.refreshSelfManaged(g, to)
+	case scenario.InPlace:
+		return r.updateManaged(g, to)
+	case scenario.BlueGreen:
+		return r.blueGreen(g, to)
+	}
+	return fmt.Errorf("node group %s: the %s strategy is not rehearsed yet", g.Name, strategy)
 }
 
 func (r *run) nodeGroupNamed(name string) (scenario.NodeGroup, bool) {

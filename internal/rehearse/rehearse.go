@@ -28,6 +28,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/twin/eks"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/mng"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
@@ -53,14 +54,20 @@ type run struct {
 	karp    *karpenter.Karpenter
 	workers *worker.Pool // managed and self-managed nodes
 	asg     *asg.ASG     // self-managed node groups
-	limit   time.Time
-	objects map[string]manifest.Object // applied manifests by kind/namespace/name
-	groups  map[string]string          // NodePool → node group name
-	static  map[string]string          // node → static node group name
-	to      string                     // Options.To
-	events  []report.Event
-	notes   []string
-	failure string
+	mng     *mng.Service // managed node groups
+	// liveGroup maps a managed group of the scenario to the group that
+	// holds its nodes now (its green after a blue-green hop); greens are the
+	// groups blue-green created; deletedNodes counts a deleted group's nodes.
+	liveGroup    map[string]string
+	greens       []string
+	deletedNodes map[string]int
+	limit        time.Time
+	objects      map[string]manifest.Object // applied manifests by kind/namespace/name
+	groups       map[string]string          // NodePool → node group name
+	to           string                     // Options.To
+	events       []report.Event
+	notes        []string
+	failure      string
 
 	// The playbook's record (playbook.go) and the probe's (probe.go).
 	startVersion  kubeversion.Minor
@@ -126,7 +133,6 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 		limit:   start.Add(limit),
 		objects: map[string]manifest.Object{},
 		groups:  map[string]string{},
-		static:  map[string]string{},
 		to:      opts.To,
 	}
 	r.cp = eks.New(eng, c.Name, c.Region, kubeversion.MustParse(c.Version), t.ControlPlaneUpdate.Get(eks.DefaultUpdateDuration))
@@ -154,6 +160,11 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 		ControlPlaneVersion: func() string { return r.cp.Version().String() },
 	})
 	r.workers = worker.New(eng, r.kube, r.cloud, worker.Timings{Launch: kpt.Launch, Register: kpt.Register, Ready: kpt.Initialize, Terminate: kpt.Terminate})
+	r.liveGroup, r.deletedNodes = map[string]string{}, map[string]int{}
+	r.mng = mng.New(eng, r.kube, r.workers, mng.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones,
+		ControlPlaneVersion: func() kubeversion.Minor { return r.cp.Version() }})
+	r.mng.OnEvent(r.mngEvent)
+	r.cp.NodeGroupVersions = r.mng.Versions
 	r.asg = asg.New(eng, r.kube, r.workers, asg.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones})
 	r.asg.OnEvent(r.asgEvent)
 	r.karp.OnEvent(r.karpenterEvent)
@@ -257,7 +268,7 @@ func (r *run) createNodes() error {
 				}
 			}
 		case scenario.Managed:
-			if err := r.createStaticNodes(gi, g); err != nil {
+			if err := r.createManaged(gi, g); err != nil {
 				return err
 			}
 		case scenario.SelfManaged:
@@ -286,7 +297,7 @@ func (r *run) bootstrap() {
 // Ready, nothing terminating, Karpenter idle with no drifted node left, and
 // the control plane not updating.
 func (r *run) settled() bool {
-	if !r.kube.Quiet() || r.cp.Updating() || r.asg.Busy() {
+	if !r.kube.Quiet() || r.cp.Updating() || r.asg.Busy() || r.managedBusy() {
 		return false
 	}
 	return !r.karp.Busy() && !r.karp.AnyDrifted()

@@ -73,6 +73,13 @@ func (r *run) refreshSelfManaged(g scenario.NodeGroup, to kubeversion.Minor) err
 	if result.Status != asg.RefreshSuccessful {
 		return fmt.Errorf("node group %s: instance refresh %s: %s", g.Name, result.Status, result.StatusReason)
 	}
+	if after, err := r.asg.Status(g.Name); err == nil && after.PodsKilled > st.PodsKilled {
+		hook := "the termination lifecycle hook's drain did not finish"
+		if !after.TerminationHook {
+			hook = "no termination lifecycle hook drains the nodes"
+		}
+		r.phaseNote(fmt.Sprintf("%d Ready pod(s) killed without eviction: %s", after.PodsKilled-st.PodsKilled, hook))
+	}
 	return r.waitFor(func() bool { return r.groupAt(g.Name, to) })
 }
 
