@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"fmt"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,8 +19,8 @@ import (
 // update node by node (update.go rollingUpdate).
 
 // reconcileDaemonSets is the controller's pass. It looks again only at
-// nodes that changed since its last pass, and at every node of a DaemonSet
-// whose rollout is under way.
+// nodes that changed since its last pass; a DaemonSet whose rollout is
+// under way also gets its rolling update, over every node.
 func (c *Cluster) reconcileDaemonSets() {
 	dirty := c.dsDirty
 	all := c.dsAllDirty
@@ -40,11 +39,7 @@ func (c *Cluster) reconcileDaemonSets() {
 			continue
 		}
 		surge := daemonSetAllowsSurge(w)
-		nodes := names
-		if w.updating() && !all {
-			nodes = c.everyNodeAnd(names) // mid-rollout, every node may have work
-		}
-		for _, name := range nodes {
+		for _, name := range names {
 			pods := c.daemonPodsOn(w, name)
 			ns, ok := c.nodes[name]
 			run := ok && c.daemonShouldRun(w, ns.node)
@@ -55,8 +50,19 @@ func (c *Cluster) reconcileDaemonSets() {
 				delete(w.daemonNodes, name)
 			}
 		}
-		if w.obj.(*appsv1.DaemonSet).Spec.UpdateStrategy.Type == appsv1.RollingUpdateDaemonSetStrategyType && w.updating() {
-			c.rollingUpdateDaemonSet(w)
+		if w.updating() {
+			if surge {
+				// The manage loop's rule for a node running two pods, which
+				// upstream applies on every sync, on every such node.
+				for _, ns := range c.nodeList {
+					if name := ns.node.Name; len(w.daemonPods[name]) > 1 && w.daemonNodes[name] {
+						c.manageDaemonNode(w, name, c.daemonPodsOn(w, name), true)
+					}
+				}
+			}
+			if w.obj.(*appsv1.DaemonSet).Spec.UpdateStrategy.Type == appsv1.RollingUpdateDaemonSetStrategyType {
+				c.rollingUpdateDaemonSet(w)
+			}
 		}
 		// desired is the nodes the pod should run on, plus those where it
 		// still runs though it should not any more (a new NoSchedule taint).
@@ -71,19 +77,6 @@ func (c *Cluster) reconcileDaemonSets() {
 		w.avail.setDesired(desired)
 		w.avail.observe(c.eng.Now(), w.readyCount())
 	}
-}
-
-// everyNodeAnd is every node's name plus those of the removed nodes among
-// dirty, sorted.
-func (c *Cluster) everyNodeAnd(dirty []string) []string {
-	out := append([]string(nil), c.nodeNames...)
-	for _, n := range dirty {
-		if _, ok := c.nodes[n]; !ok {
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // daemonPodsOn returns the DaemonSet's pods on a node, terminating ones
@@ -332,6 +325,10 @@ func daemonTolerations(base []corev1.Toleration) []corev1.Toleration {
 	}...)
 }
 
+// daemonSetTemplateGenerationKey is the label extensions/v1beta1
+// DaemonSetTemplateGenerationKey.
+const daemonSetTemplateGenerationKey = "pod-template-generation"
+
 // newDaemonSetPod makes a pod of the current template for a node, labelled
 // with controller-revision-hash and pod-template-generation as
 // util.CreatePodTemplate does.
@@ -339,10 +336,8 @@ func (c *Cluster) newDaemonSetPod(w *workload, node string) *corev1.Pod {
 	rev := w.cur
 	p := &corev1.Pod{ObjectMeta: *rev.template.ObjectMeta.DeepCopy(), Spec: *rev.template.Spec.DeepCopy()}
 	p.Namespace = w.namespace
-	p.Labels = mergeLabels(p.Labels, map[string]string{
-		appsv1.ControllerRevisionHashLabelKey: rev.hash,
-		"pod-template-generation":             fmt.Sprint(w.templateGeneration),
-	})
+	p.Labels = withLabel(p.Labels, appsv1.ControllerRevisionHashLabelKey, rev.hash)
+	p.Labels[daemonSetTemplateGenerationKey] = w.templateGenerationLabel()
 	p.OwnerReferences = []metav1.OwnerReference{controllerRef("apps/v1", "DaemonSet", w.name, w.uid)}
 	p.Spec.Tolerations = daemonTolerations(p.Spec.Tolerations)
 	// The controller pins the pod to its node with a matchFields affinity the

@@ -489,7 +489,7 @@ func (c *Cluster) syncReplicaSet(w *workload, rs *revision, active []*podState) 
 func (c *Cluster) newReplicaSetPod(w *workload, rs *revision) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: *rs.template.ObjectMeta.DeepCopy(), Spec: *rs.template.Spec.DeepCopy()}
 	p.Namespace = w.namespace
-	p.Labels = mergeLabels(p.Labels, map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: rs.hash})
+	p.Labels = withLabel(p.Labels, appsv1.DefaultDeploymentUniqueLabelKey, rs.hash)
 	p.OwnerReferences = []metav1.OwnerReference{controllerRef("apps/v1", "ReplicaSet", rs.name, rs.uid)}
 	for {
 		p.Name = rs.name + "-" + c.randomSuffix(5)

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -138,11 +139,9 @@ func (c *Cluster) newStatefulSetPod(w *workload, ord int, rev *revision) *corev1
 	p := &corev1.Pod{ObjectMeta: *rev.template.ObjectMeta.DeepCopy(), Spec: *rev.template.Spec.DeepCopy()}
 	p.Namespace = w.namespace
 	p.Name = fmt.Sprintf("%s-%d", w.name, ord)
-	p.Labels = mergeLabels(p.Labels, map[string]string{
-		appsv1.StatefulSetPodNameLabel:        p.Name,
-		appsv1.PodIndexLabel:                  fmt.Sprint(ord),
-		appsv1.ControllerRevisionHashLabelKey: rev.name,
-	})
+	p.Labels = withLabel(p.Labels, appsv1.StatefulSetPodNameLabel, p.Name)
+	p.Labels[appsv1.PodIndexLabel] = strconv.Itoa(ord)
+	p.Labels[appsv1.ControllerRevisionHashLabelKey] = rev.name
 	p.OwnerReferences = []metav1.OwnerReference{controllerRef("apps/v1", "StatefulSet", w.name, w.uid)}
 	for _, tmpl := range w.claims {
 		claim := fmt.Sprintf("%s-%s-%d", tmpl.Name, w.name, ord)

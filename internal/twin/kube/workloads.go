@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -51,6 +52,7 @@ type workload struct {
 	// changes (a DaemonSet pod's pod-template-generation label).
 	generation, observed int64
 	templateGeneration   int64
+	generationLabel      string // templateGeneration, formatted
 
 	// Deployment: the Progressing condition (deployment.go).
 	progress progress
@@ -271,6 +273,13 @@ func specOf(obj metav1.Object) any {
 	return nil
 }
 
+func (w *workload) templateGenerationLabel() string {
+	if w.generationLabel == "" {
+		w.generationLabel = strconv.FormatInt(w.templateGeneration, 10)
+	}
+	return w.generationLabel
+}
+
 func (w *workload) bumpGeneration() {
 	w.generation++
 	w.obj.SetGeneration(w.generation)
@@ -283,6 +292,7 @@ func (w *workload) bumpGeneration() {
 func (c *Cluster) setTemplate(w *workload, t corev1.PodTemplateSpec) {
 	w.template = t
 	w.templateGeneration++
+	w.generationLabel = ""
 	switch o := w.obj.(type) {
 	case *appsv1.Deployment:
 		o.Spec.Template = t
@@ -373,15 +383,13 @@ func controllerRef(apiVersion, kind, name string, uid types.UID) metav1.OwnerRef
 	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid, Controller: &t, BlockOwnerDeletion: &t}
 }
 
-func mergeLabels(a, b map[string]string) map[string]string {
-	out := make(map[string]string, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
+// withLabel sets a label on a pod's own copy of its template's labels.
+func withLabel(labels map[string]string, key, value string) map[string]string {
+	if labels == nil {
+		labels = make(map[string]string, 1)
 	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
+	labels[key] = value
+	return labels
 }
 
 // availability records how a workload's ready count evolved.
