@@ -11,12 +11,19 @@ import (
 // Hooks for components outside the twin's own controllers — an external
 // scheduler such as EKS Fargate's, which a mutating webhook selects by
 // setting spec.schedulerName, and which binds each pod to a node of its own.
+//
+// Hooks run synchronously, inside whichever controller pass creates or
+// removes the pod. A hook may read the cluster and call Bind; anything that
+// takes time or changes other objects belongs on the engine (eng.After),
+// as a real component reacts to a watch event after the API call returned.
+// Hooks run in registration order.
 
 // OnAdmit registers a mutating admission hook: fn sees, and may change,
 // every pod the cluster creates (controllers' pods and applied bare pods)
 // after the API server's defaulting (schedulerName, grace period) and
 // before the pod is stored and scheduled — where a mutating admission
-// webhook runs. Hooks run in registration order.
+// webhook runs. A pod whose schedulerName a hook sets to another scheduler
+// is left Pending by the default scheduler until Bind.
 func (c *Cluster) OnAdmit(fn func(pod *corev1.Pod)) { c.admitHooks = append(c.admitHooks, fn) }
 
 // OnPodCreated registers fn to run after a pod is stored (and bound, when
