@@ -92,6 +92,11 @@ type Cluster struct {
 	nodeHook    []func(node string)
 	log         func(Event)
 
+	// admission.go: mutating admission and pod lifecycle hooks.
+	admitHooks   []func(*corev1.Pod)
+	createdHooks []func(*corev1.Pod)
+	deletedHooks []func(*corev1.Pod)
+
 	killed []KilledPod
 
 	notReady, terminating int // pods in those states, for Quiet

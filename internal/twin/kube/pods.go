@@ -32,15 +32,24 @@ type podState struct {
 	pdbs []*pdbState
 	// hasClaims is true when the pod mounts a PersistentVolumeClaim.
 	hasClaims bool
+	// rev is the revision of its owner's template the pod was made from
+	// (nil for a bare pod); sig numbers its scheduling constraints.
+	rev *revision
+	sig int
+	// readySince is when the pod last turned Ready; available is true once
+	// it has been Ready for its owner's minReadySeconds (available.go).
+	readySince time.Time
+	available  bool
+	// external is true when spec.schedulerName names another scheduler: the
+	// default scheduler leaves the pod Pending until something binds it.
+	external bool
 }
 
-// createPod stores a new, unscheduled pod.
-func (c *Cluster) createPod(pod *corev1.Pod, owner *workload) *podState {
+// createPod stores a new, unscheduled pod made from rev (nil for a bare
+// pod). As the API server does, it defaults the pod, runs the mutating
+// admission hooks (OnAdmit), stores it, and tells OnPodCreated.
+func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *podState {
 	c.podSeq++
-	pod.CreationTimestamp = c.now()
-	pod.UID = c.newUID("Pod")
-	pod.ResourceVersion = "1"
-	pod.Status.Phase = corev1.PodPending
 	if pod.Spec.TerminationGracePeriodSeconds == nil {
 		grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
 		pod.Spec.TerminationGracePeriodSeconds = &grace
@@ -48,15 +57,26 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload) *podState {
 	if pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
 	}
-	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, owner: owner, hasClaims: len(podClaims(pod)) > 0}
-	if owner != nil && owner.kind != "DaemonSet" {
-		// Pods of one template request the same: computed once per workload.
-		if !owner.reqSet {
-			owner.req, owner.reqSet = PodRequests(pod), true
-		}
-		ps.req = owner.req
-	} else {
+	admitted := c.admit(pod)
+	pod.CreationTimestamp = c.now()
+	pod.UID = c.newUID("Pod")
+	pod.ResourceVersion = "1"
+	pod.Status.Phase = corev1.PodPending
+	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, owner: owner, rev: rev,
+		hasClaims: len(podClaims(pod)) > 0, external: pod.Spec.SchedulerName != corev1.DefaultSchedulerName}
+	switch {
+	case rev != nil && owner.kind != "DaemonSet" && !admitted:
+		// Pods of one template request the same: computed once per revision.
+		ps.req = rev.requests(pod)
+	default:
 		ps.req = PodRequests(pod)
+	}
+	if rev != nil {
+		ps.sig = rev.sig
+		if admitted && owner.kind != "DaemonSet" && !sameSchedulingConstraints(&pod.Spec, &rev.template.Spec) {
+			ps.sig = c.signature(&pod.Spec)
+		}
+		rev.pods++
 	}
 	c.pods[ps.key] = ps
 	c.byPod[pod] = ps
@@ -65,15 +85,23 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload) *podState {
 	if owner != nil {
 		owner.pods.add(ps)
 	}
-	if pod.Spec.NodeName != "" {
-		if ns, ok := c.nodes[pod.Spec.NodeName]; ok {
-			c.bind(ps, ns)
-			return ps
-		}
+	if ns := c.presetNode(pod); ns != nil {
+		c.bind(ps, ns)
+	} else {
+		c.pending[ps.key] = ps
+		c.scheduler.Fire()
 	}
-	c.pending[ps.key] = ps
-	c.scheduler.Fire()
+	c.podCreated(ps)
 	return ps
+}
+
+// presetNode is the node a new pod names in spec.nodeName, if it exists:
+// such a pod skips scheduling.
+func (c *Cluster) presetNode(pod *corev1.Pod) *nodeState {
+	if pod.Spec.NodeName == "" {
+		return nil
+	}
+	return c.nodes[pod.Spec.NodeName]
 }
 
 // bind places a pod on a node and starts it.
@@ -120,7 +148,7 @@ func (c *Cluster) startPod(ps *podState) {
 			ps.pod.Status.StartTime = ptrTime(c.now())
 			setPodCondition(ps.pod, corev1.PodInitialized, corev1.ConditionTrue, "", "", c.now())
 		}),
-		c.eng.At(readyAt, func() { c.setPodReady(ps, true) }),
+		c.eng.At(readyAt, func() { c.setPodReady(ps, true, c.eng.Now()) }),
 	)
 }
 
@@ -135,16 +163,22 @@ func (c *Cluster) startImmediately(ps *podState, since time.Time) {
 	ps.pod.Status.Phase = corev1.PodRunning
 	ps.pod.Status.StartTime = ptrTime(metav1.NewTime(since))
 	setPodCondition(ps.pod, corev1.PodInitialized, corev1.ConditionTrue, "", "", metav1.NewTime(since))
-	c.setPodReady(ps, true)
+	c.setPodReady(ps, true, since)
 }
 
-func (c *Cluster) setPodReady(ps *podState, ready bool) {
+// setPodReady sets the pod's Ready condition; since is when it turned
+// Ready, which starts its minReadySeconds.
+func (c *Cluster) setPodReady(ps *podState, ready bool, since time.Time) {
 	if ps.ready == ready {
 		return
 	}
 	before := category(ps)
 	ps.ready = ready
 	c.recount(ps, before, category(ps))
+	if ready {
+		ps.readySince = since
+		c.updateAvailability(ps)
+	}
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
@@ -220,6 +254,9 @@ func (c *Cluster) removePod(ps *podState) {
 	c.recount(ps, category(ps), catGone)
 	ps.deleting = true
 	ps.ready = false
+	if ps.rev != nil {
+		ps.rev.pods--
+	}
 	delete(c.pods, ps.key)
 	delete(c.byPod, ps.pod)
 	delete(c.pending, ps.key)
@@ -246,6 +283,7 @@ func (c *Cluster) removePod(ps *podState) {
 	}
 	c.unindexPod(ps)
 	c.scheduler.Fire()
+	c.podDeleted(ps)
 }
 
 func (c *Cluster) podChanged(node string) {
@@ -456,6 +494,23 @@ func (c *Cluster) recount(ps *podState, from, to int) {
 		if to == catReady {
 			ps.owner.ready++
 		}
+	}
+	if r := ps.rev; r != nil {
+		if from == catReady {
+			r.ready--
+		}
+		if to == catReady {
+			r.ready++
+		}
+		if from == catReady || from == catNotReady {
+			r.active--
+		}
+		if to == catReady || to == catNotReady {
+			r.active++
+		}
+	}
+	if from == catReady && to != catReady {
+		c.clearAvailability(ps)
 	}
 }
 

@@ -58,12 +58,15 @@ func (c *Cluster) schedule() {
 	var noFit map[shape]bool
 	gen := c.capacityGen
 	for _, ps := range c.pendingInOrder() {
+		if ps.external {
+			continue // another scheduler's pod: it stays Pending until bound (Bind)
+		}
 		if c.capacityGen != gen {
 			noFit, gen = nil, c.capacityGen
 		}
 		sh, sameShape := shape{}, false
 		if w := ps.owner; w != nil && w.kind != "Pod" && w.kind != "DaemonSet" && !ps.hasClaims {
-			sh, sameShape = shape{w.sig, ps.req}, true
+			sh, sameShape = shape{ps.sig, ps.req}, true
 		}
 		var node *nodeState
 		var msg string
@@ -159,14 +162,14 @@ func (c *Cluster) fitErrorOf(ps *podState) string {
 // The node-only checks (NodeUnschedulable, TaintToleration, NodeAffinity)
 // depend only on the pod's tolerations, node selector and required node
 // affinity and on the node's spec and labels, so their result is cached on
-// the node, per distinct set of those pod fields (workload.sig), until the
+// the node, per distinct set of those pod fields (podState.sig), until the
 // node changes.
 func (c *Cluster) feasible(ps *podState, ns *nodeState, affinity nodeaffinity.RequiredNodeAffinity) bool {
 	if !ps.req.FitsIn(ns.free()) {
 		return false
 	}
 	if w := ps.owner; w != nil && w.kind != "Pod" {
-		sig := w.sig
+		sig := ps.sig
 		if sig >= len(ns.static) {
 			ns.static = append(ns.static, make([]int8, sig+1-len(ns.static))...)
 		}
@@ -290,8 +293,16 @@ func (c *Cluster) pickBest(ps *podState, feasible []*nodeState) *nodeState {
 	spread := ps.owner != nil && ps.owner.kind != "DaemonSet"
 	zoneCount := c.zoneScratch
 	var touched []*nodeState
+	// The default spreading selects the pods of the same controller: for a
+	// ReplicaSet's pod, its ReplicaSet's selector, which includes the
+	// pod-template-hash (helper.DefaultSelector), so a rollout's new pods
+	// spread among themselves.
+	sameRS := ps.owner != nil && ps.owner.kind == "Deployment"
 	if spread {
 		for _, other := range ps.owner.pods.m {
+			if sameRS && other.rev != ps.rev {
+				continue
+			}
 			if other.node != nil && !other.deleting {
 				if other.node.scratch == 0 {
 					touched = append(touched, other.node)

@@ -3,56 +3,72 @@ package kube
 import (
 	"fmt"
 	"hash/fnv"
-	"sort"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/dump"
 
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
-// workload is a controller that owns pods: a Deployment (through one
-// ReplicaSet), a StatefulSet, a DaemonSet, or a bare pod.
+// workload is a controller that owns pods: a Deployment (through its
+// ReplicaSets), a StatefulSet, a DaemonSet, or a bare pod.
 type workload struct {
 	c         *Cluster
 	kind      string
 	namespace string
 	name      string
 	uid       types.UID
-	obj       metav1.Object
-	template  corev1.PodTemplateSpec
-	selector  labels.Selector
-	replicas  int32
-	pods      podSet
-	ready     int // pods Ready and not terminating
-	avail     availability
-	trigger   *sim.Trigger
+	// obj is the applied object with the API server's defaults; the twin
+	// keeps its spec.replicas, spec.template and metadata.generation current.
+	obj      metav1.Object
+	template corev1.PodTemplateSpec // spec.template
+	selector labels.Selector
+	replicas int32
+	minReady int32 // spec.minReadySeconds
+	pods     podSet
+	ready    int // pods Ready and not terminating
+	avail    availability
+	trigger  *sim.Trigger
 
-	// Deployment: the ReplicaSet that owns the pods.
-	rs *appsv1.ReplicaSet
-	// StatefulSet: OrderedReady creates ordinal i only after 0..i-1 are Ready.
+	// Rollouts (rollout.go): the revisions of the template, oldest first —
+	// a Deployment's ReplicaSets, a StatefulSet's or DaemonSet's
+	// ControllerRevisions — and cur, the one of spec.template (nil until the
+	// deployment controller creates a Deployment's new ReplicaSet).
+	revs   []*revision
+	cur    *revision
+	revSeq int
+	// generation and observed are metadata.generation and
+	// status.observedGeneration; templateGeneration counts template
+	// changes (a DaemonSet pod's pod-template-generation label).
+	generation, observed int64
+	templateGeneration   int64
+	generationLabel      string // templateGeneration, formatted
+
+	// Deployment: the Progressing condition (deployment.go).
+	progress progress
+	// StatefulSet: OrderedReady creates ordinal i only after 0..i-1 are
+	// Ready; current is status.currentRevision.
 	orderedReady bool
 	claims       []corev1.PersistentVolumeClaim
-	// DaemonSet: the template's tolerations plus the controller's own, and
-	// the pod each node runs.
+	current      *revision
+	// DaemonSet: the template's tolerations plus the controller's own, the
+	// pods on each node (terminating ones included, oldest first), and the
+	// nodes the daemon should run on.
 	daemonTolerations []corev1.Toleration
-	daemonPods        map[string]*podState
-	daemonNodes       map[string]bool // nodes the daemon should run on
-	// idx is the workload's position in creation order; sig numbers its
-	// distinct scheduling constraints (schedulingSignature).
+	daemonPods        map[string][]*podState
+	daemonNodes       map[string]bool
+	// idx is the workload's position in creation order.
 	idx int
-	sig int
-	// req is what each of the workload's pods requests.
-	req    Resources
-	reqSet bool
 }
 
 func (w *workload) key() string { return w.kind + "/" + w.namespace + "/" + w.name }
@@ -76,10 +92,11 @@ func (c *Cluster) addWorkload(w *workload) {
 	w.uid = c.newUID(w.kind)
 	w.obj.SetUID(w.uid)
 	w.obj.SetCreationTimestamp(c.now())
+	w.generation, w.templateGeneration = 1, 1
+	w.obj.SetGeneration(1)
 	w.trigger = c.eng.NewTrigger(func() { c.reconcileWorkload(w) })
 	c.workloads[w.key()] = w
 	w.idx = len(c.workloadOrder)
-	w.sig = c.signature(&w.template.Spec)
 	c.workloadOrder = append(c.workloadOrder, w)
 	if c.tracking {
 		w.avail.start(c.eng.Now(), 0)
@@ -89,8 +106,10 @@ func (c *Cluster) addWorkload(w *workload) {
 
 func (c *Cluster) reconcileWorkload(w *workload) {
 	switch w.kind {
-	case "Deployment", "StatefulSet", "Pod":
-		c.reconcileReplicas(w)
+	case "Deployment":
+		c.reconcileDeployment(w)
+	case "StatefulSet":
+		c.reconcileStatefulSet(w)
 	case "DaemonSet":
 		c.daemonSets.Fire() // pods lost on a node mark it dirty (podGone)
 	}
@@ -119,6 +138,11 @@ func replicasOr1(r *int32) int32 {
 	return *r
 }
 
+// invalid is the 422 the API server answers an invalid object with.
+func invalid(kind, name string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(appsv1.SchemeGroupVersion.WithKind(kind).GroupKind(), name, errs)
+}
+
 func (c *Cluster) applyDeployment(d *appsv1.Deployment) error {
 	if err := c.requireNamespace(d.Namespace); err != nil {
 		return fmt.Errorf("Deployment %s/%s: %v", d.Namespace, d.Name, err)
@@ -127,25 +151,21 @@ func (c *Cluster) applyDeployment(d *appsv1.Deployment) error {
 	if err != nil {
 		return err
 	}
+	setDeploymentDefaults(d)
+	if errs := validateDeploymentSpec(&d.Spec); len(errs) > 0 {
+		return invalid("Deployment", d.Name, errs)
+	}
 	if existing, ok := c.workloads["Deployment/"+d.Namespace+"/"+d.Name]; ok {
-		if !apiequality.Semantic.DeepEqual(existing.template, d.Spec.Template) {
-			return fmt.Errorf("Deployment %s/%s: changing the pod template (a rollout) is not modelled by the twin yet; change spec.replicas only", d.Namespace, d.Name)
-		}
-		existing.replicas = replicasOr1(d.Spec.Replicas)
-		existing.kick()
+		c.updateWorkload(existing, d, d.Spec.Template, replicasOr1(d.Spec.Replicas), d.Spec.MinReadySeconds)
 		return nil
 	}
-	w := &workload{kind: "Deployment", namespace: d.Namespace, name: d.Name, obj: d, template: d.Spec.Template, selector: sel, replicas: replicasOr1(d.Spec.Replicas)}
+	w := &workload{kind: "Deployment", namespace: d.Namespace, name: d.Name, obj: d, template: d.Spec.Template, selector: sel,
+		replicas: replicasOr1(d.Spec.Replicas), minReady: d.Spec.MinReadySeconds}
 	c.addWorkload(w)
-	hash := podTemplateHash(&d.Spec.Template)
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
-		Name:            d.Name + "-" + hash,
-		Namespace:       d.Namespace,
-		UID:             c.newUID("ReplicaSet"),
-		Labels:          mergeLabels(d.Spec.Template.Labels, map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: hash}),
-		OwnerReferences: []metav1.OwnerReference{controllerRef("apps/v1", "Deployment", d.Name, w.uid)},
-	}}
-	w.rs = rs
+	if !d.Spec.Paused {
+		// The ReplicaSet the deployment controller's first sync creates.
+		w.cur = c.newReplicaSet(w)
+	}
 	return nil
 }
 
@@ -157,19 +177,25 @@ func (c *Cluster) applyStatefulSet(s *appsv1.StatefulSet) error {
 	if err != nil {
 		return err
 	}
+	setStatefulSetDefaults(s)
+	if errs := validateStatefulSetSpec(&s.Spec); len(errs) > 0 {
+		return invalid("StatefulSet", s.Name, errs)
+	}
 	if existing, ok := c.workloads["StatefulSet/"+s.Namespace+"/"+s.Name]; ok {
-		if !apiequality.Semantic.DeepEqual(existing.template, s.Spec.Template) {
-			return fmt.Errorf("StatefulSet %s/%s: changing the pod template (a rollout) is not modelled by the twin yet; change spec.replicas only", s.Namespace, s.Name)
+		if errs := validateStatefulSetUpdate(&s.Spec, &existing.obj.(*appsv1.StatefulSet).Spec); len(errs) > 0 {
+			return invalid("StatefulSet", s.Name, errs)
 		}
-		existing.replicas = replicasOr1(s.Spec.Replicas)
-		existing.kick()
+		c.updateWorkload(existing, s, s.Spec.Template, replicasOr1(s.Spec.Replicas), s.Spec.MinReadySeconds)
 		return nil
 	}
 	w := &workload{kind: "StatefulSet", namespace: s.Namespace, name: s.Name, obj: s, template: s.Spec.Template, selector: sel,
 		replicas:     replicasOr1(s.Spec.Replicas),
+		minReady:     s.Spec.MinReadySeconds,
 		orderedReady: s.Spec.PodManagementPolicy != appsv1.ParallelPodManagement,
 		claims:       s.Spec.VolumeClaimTemplates}
 	c.addWorkload(w)
+	w.cur = c.newRevision(w, s.Spec.Template)
+	w.current = w.cur
 	return nil
 }
 
@@ -181,14 +207,20 @@ func (c *Cluster) applyDaemonSet(d *appsv1.DaemonSet) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := c.workloads["DaemonSet/"+d.Namespace+"/"+d.Name]; ok {
-		return fmt.Errorf("DaemonSet %s/%s: updating a DaemonSet is not modelled by the twin yet", d.Namespace, d.Name)
+	setDaemonSetDefaults(d)
+	if errs := validateDaemonSetSpec(&d.Spec); len(errs) > 0 {
+		return invalid("DaemonSet", d.Name, errs)
 	}
-	w := &workload{kind: "DaemonSet", namespace: d.Namespace, name: d.Name, obj: d, template: d.Spec.Template, selector: sel,
-		daemonTolerations: daemonTolerations(d.Spec.Template.Spec.Tolerations), daemonPods: map[string]*podState{}, daemonNodes: map[string]bool{}}
+	if existing, ok := c.workloads["DaemonSet/"+d.Namespace+"/"+d.Name]; ok {
+		c.updateWorkload(existing, d, d.Spec.Template, existing.replicas, d.Spec.MinReadySeconds)
+		return nil
+	}
+	w := &workload{kind: "DaemonSet", namespace: d.Namespace, name: d.Name, obj: d, template: d.Spec.Template, selector: sel, minReady: d.Spec.MinReadySeconds,
+		daemonTolerations: daemonTolerations(d.Spec.Template.Spec.Tolerations), daemonPods: map[string][]*podState{}, daemonNodes: map[string]bool{}}
 	c.dsAllDirty = true
 	c.dsGeneration++
 	c.addWorkload(w)
+	w.cur = c.newRevision(w, d.Spec.Template)
 	return nil
 }
 
@@ -201,8 +233,84 @@ func (c *Cluster) applyBarePod(p *corev1.Pod) error {
 	}
 	w := &workload{kind: "Pod", namespace: p.Namespace, name: p.Name, obj: p, template: corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}, replicas: 1}
 	c.addWorkload(w)
-	c.createPod(p, w)
+	c.createPod(p, w, nil)
 	return nil
+}
+
+// updateWorkload applies a changed Deployment, StatefulSet or DaemonSet: the
+// object (whose metadata.generation moves when its spec changed), its
+// replicas and minReadySeconds, and a new pod template, which starts a
+// rollout.
+func (c *Cluster) updateWorkload(w *workload, obj metav1.Object, tmpl corev1.PodTemplateSpec, replicas, minReady int32) {
+	old := w.obj
+	obj.SetUID(old.GetUID())
+	obj.SetCreationTimestamp(old.GetCreationTimestamp())
+	obj.SetGeneration(old.GetGeneration())
+	w.obj = obj
+	if !apiequality.Semantic.DeepEqual(specOf(old), specOf(obj)) {
+		w.bumpGeneration()
+	}
+	w.replicas = replicas
+	if minReady != w.minReady {
+		w.minReady = minReady
+		c.refreshAvailability(w)
+	}
+	if !apiequality.Semantic.DeepEqual(w.template, tmpl) {
+		c.setTemplate(w, tmpl)
+	}
+	w.kick()
+}
+
+func specOf(obj metav1.Object) any {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return &o.Spec
+	case *appsv1.StatefulSet:
+		return &o.Spec
+	case *appsv1.DaemonSet:
+		return &o.Spec
+	}
+	return nil
+}
+
+func (w *workload) templateGenerationLabel() string {
+	if w.generationLabel == "" {
+		w.generationLabel = strconv.FormatInt(w.templateGeneration, 10)
+	}
+	return w.generationLabel
+}
+
+func (w *workload) bumpGeneration() {
+	w.generation++
+	w.obj.SetGeneration(w.generation)
+}
+
+// setTemplate records a new spec.template. The revision of an equal
+// template is reused (a rollback); otherwise a StatefulSet or DaemonSet
+// gets a new ControllerRevision at once, and a Deployment its new
+// ReplicaSet when the deployment controller creates it.
+func (c *Cluster) setTemplate(w *workload, t corev1.PodTemplateSpec) {
+	w.template = t
+	w.templateGeneration++
+	w.generationLabel = ""
+	switch o := w.obj.(type) {
+	case *appsv1.Deployment:
+		o.Spec.Template = t
+	case *appsv1.StatefulSet:
+		o.Spec.Template = t
+	case *appsv1.DaemonSet:
+		o.Spec.Template = t
+	}
+	w.cur = w.findRevision(&t)
+	if w.cur == nil && w.kind != "Deployment" {
+		w.cur = c.newRevision(w, t)
+	}
+	if w.kind == "DaemonSet" {
+		w.daemonTolerations = daemonTolerations(t.Spec.Tolerations)
+		c.dsAllDirty = true
+		c.dsGeneration++
+		c.daemonSets.Fire()
+	}
 }
 
 // Scale sets spec.replicas of a Deployment or StatefulSet (kubectl scale).
@@ -213,6 +321,9 @@ func (c *Cluster) Scale(kind, namespace, name string, replicas int32) error {
 	}
 	if replicas < 0 {
 		return fmt.Errorf("%s %s/%s: replicas must be ≥ 0, got %d", kind, namespace, name, replicas)
+	}
+	if replicas != w.replicas {
+		w.bumpGeneration()
 	}
 	w.replicas = replicas
 	switch o := w.obj.(type) {
@@ -225,240 +336,14 @@ func (c *Cluster) Scale(kind, namespace, name string, replicas int32) error {
 	return nil
 }
 
-// reconcileReplicas is the ReplicaSet and StatefulSet controllers: keep
-// exactly spec.replicas active (non-terminating) pods.
-func (c *Cluster) reconcileReplicas(w *workload) {
-	if w.kind == "Pod" {
-		return // a bare pod is never recreated
-	}
-	if w.kind == "StatefulSet" {
-		c.reconcileStatefulSet(w)
-		return
-	}
-	active := w.activePods()
-	switch n := int(w.replicas) - len(active); {
-	case n > 0:
-		for i := 0; i < n; i++ {
-			c.createPod(c.newReplicaSetPod(w), w)
-		}
-	case n < 0:
-		// ReplicaSet scale-down order (upstream ActivePodsWithRanks, simplified):
-		// unscheduled before scheduled, not-ready before ready, newest first.
-		sort.SliceStable(active, func(i, j int) bool {
-			a, b := active[i], active[j]
-			if (a.node == nil) != (b.node == nil) {
-				return a.node == nil
-			}
-			if a.ready != b.ready {
-				return !a.ready
-			}
-			return a.seq > b.seq
-		})
-		for _, ps := range active[:-n] {
-			c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
-		}
-	}
-}
-
-func (c *Cluster) reconcileStatefulSet(w *workload) {
-	byOrdinal := map[int]*podState{}
-	for _, ps := range w.pods.m {
-		var ord int
-		if _, err := fmt.Sscanf(ps.pod.Name[len(w.name)+1:], "%d", &ord); err == nil {
-			byOrdinal[ord] = ps
-		}
-	}
-	// Scale down: delete the highest ordinal first, one at a time when ordered.
-	for ord := len(byOrdinal) + int(w.replicas) + 16; ord >= int(w.replicas); ord-- {
-		if ps, ok := byOrdinal[ord]; ok && !ps.deleting {
-			c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
-			if w.orderedReady {
-				return
-			}
-		}
-	}
-	for ord := 0; ord < int(w.replicas); ord++ {
-		ps, ok := byOrdinal[ord]
-		if ok {
-			if w.orderedReady && (ps.deleting || !ps.ready) {
-				return // OrderedReady waits for ordinal ord before creating the next.
-			}
-			continue
-		}
-		c.createPod(c.newStatefulSetPod(w, ord), w)
-		if w.orderedReady {
-			return
-		}
-	}
-}
-
-func (c *Cluster) newReplicaSetPod(w *workload) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: *w.template.ObjectMeta.DeepCopy(), Spec: *w.template.Spec.DeepCopy()}
-	p.Namespace = w.namespace
-	p.Labels = mergeLabels(p.Labels, map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: w.rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]})
-	p.OwnerReferences = []metav1.OwnerReference{controllerRef("apps/v1", "ReplicaSet", w.rs.Name, w.rs.UID)}
-	for {
-		p.Name = w.rs.Name + "-" + c.randomSuffix(5)
-		if _, taken := c.pods[key(p.Namespace, p.Name)]; !taken {
-			return p
-		}
-	}
-}
-
-func (c *Cluster) newStatefulSetPod(w *workload, ord int) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: *w.template.ObjectMeta.DeepCopy(), Spec: *w.template.Spec.DeepCopy()}
-	p.Namespace = w.namespace
-	p.Name = fmt.Sprintf("%s-%d", w.name, ord)
-	p.Labels = mergeLabels(p.Labels, map[string]string{
-		appsv1.StatefulSetPodNameLabel: p.Name,
-		appsv1.PodIndexLabel:           fmt.Sprint(ord),
-	})
-	p.OwnerReferences = []metav1.OwnerReference{controllerRef("apps/v1", "StatefulSet", w.name, w.uid)}
-	for _, tmpl := range w.claims {
-		claim := fmt.Sprintf("%s-%s-%d", tmpl.Name, w.name, ord)
-		if _, ok := c.pvcs[key(w.namespace, claim)]; !ok {
-			pvc := tmpl.DeepCopy()
-			pvc.Name, pvc.Namespace = claim, w.namespace
-			c.applyPVC(pvc)
-		}
-		replaced := false
-		for i := range p.Spec.Volumes {
-			if p.Spec.Volumes[i].Name == tmpl.Name {
-				p.Spec.Volumes[i].VolumeSource = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}
-				replaced = true
-			}
-		}
-		if !replaced {
-			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: tmpl.Name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
-		}
-	}
-	return p
-}
-
-// reconcileDaemonSets is the DaemonSet controller: one pod on every node the
-// pod should run on (node selector/affinity match, NoSchedule and NoExecute
-// taints tolerated, with the tolerations the controller adds itself). It
-// looks again only at nodes that changed since its last pass.
-func (c *Cluster) reconcileDaemonSets() {
-	dirty := c.dsDirty
-	all := c.dsAllDirty
-	c.dsDirty, c.dsAllDirty = map[string]bool{}, false
-	var names []string
-	if all {
-		names = c.nodeNames
-	} else {
-		for n := range dirty {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-	}
-	for _, w := range c.workloadOrder {
-		if w.kind != "DaemonSet" {
-			continue
-		}
-		for _, name := range names {
-			if ps := w.daemonPods[name]; ps != nil {
-				if _, alive := c.pods[ps.key]; !alive || ps.deleting {
-					delete(w.daemonPods, name)
-				}
-			}
-			ns, ok := c.nodes[name]
-			run := ok && c.daemonShouldRun(w, ns.node)
-			if run {
-				w.daemonNodes[name] = true
-			} else {
-				delete(w.daemonNodes, name)
-			}
-			if run && w.daemonPods[name] == nil {
-				w.daemonPods[name] = c.createPod(c.newDaemonSetPod(w, name), w)
-			}
-		}
-		// desired is the nodes the pod should run on, plus those where it
-		// still runs though it should not any more (a new NoSchedule taint).
-		desired := int32(len(w.daemonNodes))
-		for name := range w.daemonPods {
-			if !w.daemonNodes[name] {
-				desired++
-			}
-		}
-		w.replicas = desired
-		w.avail.setDesired(desired)
-		w.avail.observe(c.eng.Now(), w.readyCount())
-	}
-}
-
-func (c *Cluster) daemonShouldRun(w *workload, node *corev1.Node) bool {
-	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: w.template.Spec}).Match(node); !ok {
-		return false
-	}
-	tolerations := w.daemonTolerations
-	if tolerations == nil {
-		tolerations = daemonTolerations(w.template.Spec.Tolerations)
-	}
-	_, untolerated := untoleratedTaint(node.Spec.Taints, tolerations)
-	return !untolerated
-}
-
-// daemonTolerations adds the tolerations the DaemonSet controller adds to
-// every daemon pod (pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations).
-func daemonTolerations(base []corev1.Toleration) []corev1.Toleration {
-	return append(append([]corev1.Toleration(nil), base...), []corev1.Toleration{
-		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
-		{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
-		{Key: corev1.TaintNodeDiskPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-		{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-		{Key: corev1.TaintNodePIDPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-		{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-	}...)
-}
-
-func (c *Cluster) newDaemonSetPod(w *workload, node string) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: *w.template.ObjectMeta.DeepCopy(), Spec: *w.template.Spec.DeepCopy()}
-	p.Namespace = w.namespace
-	p.OwnerReferences = []metav1.OwnerReference{controllerRef("apps/v1", "DaemonSet", w.name, w.uid)}
-	p.Spec.Tolerations = daemonTolerations(p.Spec.Tolerations)
-	// The controller pins the pod to its node with a matchFields affinity the
-	// scheduler honours (since Kubernetes 1.12).
-	if p.Spec.Affinity == nil {
-		p.Spec.Affinity = &corev1.Affinity{}
-	}
-	p.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
-			Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{node},
-		}}}},
-	}}
-	for {
-		p.Name = w.name + "-" + c.randomSuffix(5)
-		if _, taken := c.pods[key(p.Namespace, p.Name)]; !taken {
-			return p
-		}
-	}
-}
-
-func daemonPodNode(p *corev1.Pod) string {
-	if p.Spec.NodeName != "" {
-		return p.Spec.NodeName
-	}
-	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-			for _, f := range t.MatchFields {
-				if f.Key == metav1.ObjectNameField && len(f.Values) == 1 {
-					return f.Values[0]
-				}
-			}
-		}
-	}
-	return ""
-}
-
 // DaemonSetExists reports whether a DaemonSet exists, for drain's filter.
 func (c *Cluster) DaemonSetExists(namespace, name string) bool {
 	_, ok := c.workloads["DaemonSet/"+namespace+"/"+name]
 	return ok
 }
 
-// DaemonSetGeneration changes whenever a DaemonSet is added, so callers
-// can cache DaemonSetOverhead.
+// DaemonSetGeneration changes whenever a DaemonSet is added or its pod
+// template changes, so callers can cache DaemonSetOverhead.
 func (c *Cluster) DaemonSetGeneration() uint64 { return c.dsGeneration }
 
 // DaemonSetOverhead is what the DaemonSets that would run on a node with
@@ -498,15 +383,13 @@ func controllerRef(apiVersion, kind, name string, uid types.UID) metav1.OwnerRef
 	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid, Controller: &t, BlockOwnerDeletion: &t}
 }
 
-func mergeLabels(a, b map[string]string) map[string]string {
-	out := make(map[string]string, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
+// withLabel sets a label on a pod's own copy of its template's labels.
+func withLabel(labels map[string]string, key, value string) map[string]string {
+	if labels == nil {
+		labels = make(map[string]string, 1)
 	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
+	labels[key] = value
+	return labels
 }
 
 // availability records how a workload's ready count evolved.

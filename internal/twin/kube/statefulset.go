@@ -1,0 +1,274 @@
+package kube
+
+import (
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The StatefulSet controller (k8s.io/kubernetes pkg/controller/statefulset,
+// stateful_set_control.go updateStatefulSet): pods named <set>-<ordinal>,
+// created in ordinal order and, under OrderedReady, one at a time once the
+// previous ones are Ready; scaled down from the highest ordinal. Each pod is
+// made from a ControllerRevision of the template: status.currentRevision
+// (w.current) below the partition, the update revision (w.cur) from it up.
+
+// reconcileStatefulSet is one pass of the controller.
+func (c *Cluster) reconcileStatefulSet(w *workload) {
+	byOrdinal := map[int]*podState{}
+	condemned := false
+	for _, ps := range w.pods.m {
+		var ord int
+		if _, err := fmt.Sscanf(ps.pod.Name[len(w.name)+1:], "%d", &ord); err == nil {
+			byOrdinal[ord] = ps
+			condemned = condemned || ord >= int(w.replicas)
+		}
+	}
+	if c.manageStatefulSet(w, byOrdinal) {
+		c.updateStatefulSet(w, byOrdinal, condemned)
+	}
+	w.observed = w.generation
+}
+
+// manageStatefulSet creates and deletes pods to match spec.replicas. It
+// reports false when OrderedReady makes it wait for a pod.
+func (c *Cluster) manageStatefulSet(w *workload, byOrdinal map[int]*podState) bool {
+	// Scale down: delete the highest ordinal first, one at a time when ordered.
+	for ord := len(byOrdinal) + int(w.replicas) + 16; ord >= int(w.replicas); ord-- {
+		if ps, ok := byOrdinal[ord]; ok && !ps.deleting {
+			c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
+			if w.orderedReady {
+				return false
+			}
+		}
+	}
+	for ord := 0; ord < int(w.replicas); ord++ {
+		ps, ok := byOrdinal[ord]
+		if ok {
+			if w.orderedReady && (ps.deleting || !ps.available) {
+				return false // OrderedReady waits for ordinal ord before creating the next.
+			}
+			continue
+		}
+		rev := c.statefulSetRevisionFor(w, ord)
+		c.createPod(c.newStatefulSetPod(w, ord, rev), w, rev)
+		if w.orderedReady {
+			return false
+		}
+	}
+	return true
+}
+
+// statefulSetRevisionFor is stateful_set_utils.go newVersionedStatefulSetPod:
+// under RollingUpdate, a pod below the partition (below currentReplicas
+// without a rollingUpdate stanza) is made from the current revision, any
+// other from the update revision.
+func (c *Cluster) statefulSetRevisionFor(w *workload, ord int) *revision {
+	s := w.obj.(*appsv1.StatefulSet).Spec.UpdateStrategy
+	if (s.Type == appsv1.RollingUpdateStatefulSetStrategyType && s.RollingUpdate == nil && ord < w.current.active) ||
+		(s.RollingUpdate != nil && s.RollingUpdate.Partition != nil && ord < int(*s.RollingUpdate.Partition)) {
+		return w.current
+	}
+	return w.cur
+}
+
+// updateStatefulSet is the rolling update at the end of updateStatefulSet,
+// as updateStatefulSetAfterInvariantEstablished does it (feature
+// MaxUnavailableStatefulSet, on by default since Kubernetes 1.35): once
+// every pod from the update revision is Ready the update revision becomes
+// current (completeRollingUpdate); otherwise, with at most maxUnavailable
+// (default 1) of the replicas unavailable, pods not of the update revision
+// are deleted from the highest ordinal down to the partition, and
+// manageStatefulSet recreates them from the update revision. OnDelete only
+// recreates pods someone else deleted.
+func (c *Cluster) updateStatefulSet(w *workload, byOrdinal map[int]*podState, condemned bool) {
+	s := w.obj.(*appsv1.StatefulSet).Spec.UpdateStrategy
+	if s.Type == appsv1.RollingUpdateStatefulSetStrategyType && w.current != w.cur {
+		if created := w.pods.len(); w.cur.active == created && w.ready == created {
+			w.current = w.cur
+		}
+	}
+	if s.Type == appsv1.OnDeleteStatefulSetStrategyType || !w.updating() {
+		return
+	}
+	if w.orderedReady && condemned {
+		return // processCondemned: wait for scale-down first
+	}
+	partition, maxUnavailable := 0, 1
+	if ru := s.RollingUpdate; ru != nil {
+		if ru.Partition != nil {
+			partition = int(*ru.Partition)
+		}
+		maxUnavailable = statefulSetMaxUnavailable(ru.MaxUnavailable, int(w.replicas))
+	}
+	unavailable := 0
+	for ord := 0; ord < int(w.replicas); ord++ {
+		if ps := byOrdinal[ord]; ps == nil || ps.deleting || !ps.available {
+			unavailable++
+		}
+	}
+	if unavailable > maxUnavailable {
+		return
+	}
+	for ord, n := int(w.replicas)-1, maxUnavailable-unavailable; ord >= partition && n > 0; ord-- {
+		if ps := byOrdinal[ord]; ps != nil && ps.rev != w.cur && !ps.deleting {
+			c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
+			n--
+		}
+	}
+}
+
+// statefulSetMaxUnavailable is stateful_set_control.go
+// getStatefulSetMaxUnavailable: default 1, a percentage rounded down, at
+// least 1.
+func statefulSetMaxUnavailable(v *intstr.IntOrString, replicas int) int {
+	n, err := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(v, intstr.FromInt32(1)), replicas, false)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+func (c *Cluster) newStatefulSetPod(w *workload, ord int, rev *revision) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: *rev.template.ObjectMeta.DeepCopy(), Spec: *rev.template.Spec.DeepCopy()}
+	p.Namespace = w.namespace
+	p.Name = fmt.Sprintf("%s-%d", w.name, ord)
+	p.Labels = withLabel(p.Labels, appsv1.StatefulSetPodNameLabel, p.Name)
+	p.Labels[appsv1.PodIndexLabel] = strconv.Itoa(ord)
+	p.Labels[appsv1.ControllerRevisionHashLabelKey] = rev.name
+	p.OwnerReferences = []metav1.OwnerReference{controllerRef("apps/v1", "StatefulSet", w.name, w.uid)}
+	for _, tmpl := range w.claims {
+		claim := fmt.Sprintf("%s-%s-%d", tmpl.Name, w.name, ord)
+		if _, ok := c.pvcs[key(w.namespace, claim)]; !ok {
+			pvc := tmpl.DeepCopy()
+			pvc.Name, pvc.Namespace = claim, w.namespace
+			c.applyPVC(pvc)
+		}
+		replaced := false
+		for i := range p.Spec.Volumes {
+			if p.Spec.Volumes[i].Name == tmpl.Name {
+				p.Spec.Volumes[i].VolumeSource = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}
+				replaced = true
+			}
+		}
+		if !replaced {
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: tmpl.Name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
+		}
+	}
+	return p
+}
+
+// statefulSetStatus is what the controller writes to status (updateStatus,
+// computeReplicaStatus): replicas counts every pod, updated and current the
+// non-terminating ones of the update and current revisions.
+type statefulSetStatus struct {
+	replicas, ready, updated, current int32
+}
+
+func (w *workload) statefulSetStatus() statefulSetStatus {
+	st := statefulSetStatus{replicas: int32(w.pods.len()), ready: int32(w.ready), updated: int32(w.cur.active)}
+	if w.current != nil {
+		st.current = int32(w.current.active)
+	}
+	return st
+}
+
+// setStatefulSetDefaults is pkg/apis/apps/v1 defaults.go
+// SetDefaults_StatefulSet: OrderedReady, RollingUpdate with partition 0 and
+// maxUnavailable 1, one replica, revisionHistoryLimit 10.
+func setStatefulSetDefaults(s *appsv1.StatefulSet) {
+	if s.Spec.PodManagementPolicy == "" {
+		s.Spec.PodManagementPolicy = appsv1.OrderedReadyPodManagement
+	}
+	u := &s.Spec.UpdateStrategy
+	if u.Type == "" {
+		u.Type = appsv1.RollingUpdateStatefulSetStrategyType
+		if u.RollingUpdate == nil {
+			u.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{}
+		}
+	}
+	if u.Type == appsv1.RollingUpdateStatefulSetStrategyType && u.RollingUpdate != nil {
+		if u.RollingUpdate.Partition == nil {
+			zero := int32(0)
+			u.RollingUpdate.Partition = &zero
+		}
+		if u.RollingUpdate.MaxUnavailable == nil {
+			one := intstr.FromInt32(1)
+			u.RollingUpdate.MaxUnavailable = &one
+		}
+	}
+	if s.Spec.Replicas == nil {
+		one := int32(1)
+		s.Spec.Replicas = &one
+	}
+	if s.Spec.RevisionHistoryLimit == nil {
+		ten := int32(10)
+		s.Spec.RevisionHistoryLimit = &ten
+	}
+}
+
+// validateStatefulSetSpec is the part of pkg/apis/apps/validation
+// ValidateStatefulSetSpec the twin reads: podManagementPolicy,
+// updateStrategy (validateRollingUpdateStatefulSet) and minReadySeconds.
+func validateStatefulSetSpec(spec *appsv1.StatefulSetSpec) field.ErrorList {
+	fld := field.NewPath("spec")
+	var errs field.ErrorList
+	switch spec.PodManagementPolicy {
+	case appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement:
+	default:
+		errs = append(errs, field.Invalid(fld.Child("podManagementPolicy"), spec.PodManagementPolicy,
+			fmt.Sprintf("must be '%s' or '%s'", appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement)))
+	}
+	u := spec.UpdateStrategy
+	switch u.Type {
+	case appsv1.OnDeleteStatefulSetStrategyType:
+		if u.RollingUpdate != nil {
+			errs = append(errs, field.Invalid(fld.Child("updateStrategy", "rollingUpdate"), u.RollingUpdate,
+				fmt.Sprintf("only allowed for updateStrategy '%s'", appsv1.RollingUpdateStatefulSetStrategyType)))
+		}
+	case appsv1.RollingUpdateStatefulSetStrategyType:
+		if ru := u.RollingUpdate; ru != nil {
+			path := fld.Child("updateStrategy", "rollingUpdate")
+			if ru.Partition != nil && *ru.Partition < 0 {
+				errs = append(errs, field.Invalid(path.Child("partition"), *ru.Partition, "must be greater than or equal to 0"))
+			}
+			if ru.MaxUnavailable != nil {
+				errs = append(errs, validatePositiveIntOrPercent(*ru.MaxUnavailable, path.Child("maxUnavailable"))...)
+				if intOrPercentValue(*ru.MaxUnavailable) == 0 {
+					errs = append(errs, field.Invalid(path.Child("maxUnavailable"), *ru.MaxUnavailable, "cannot be 0"))
+				}
+				errs = append(errs, notMoreThan100Percent(*ru.MaxUnavailable, path.Child("maxUnavailable"))...)
+			}
+		}
+	default:
+		errs = append(errs, field.Invalid(fld.Child("updateStrategy"), u,
+			fmt.Sprintf("must be '%s' or '%s'", appsv1.RollingUpdateStatefulSetStrategyType, appsv1.OnDeleteStatefulSetStrategyType)))
+	}
+	if spec.MinReadySeconds < 0 {
+		errs = append(errs, field.Invalid(fld.Child("minReadySeconds"), spec.MinReadySeconds, "must be greater than or equal to 0"))
+	}
+	return errs
+}
+
+// validateStatefulSetUpdate is pkg/apis/apps/validation
+// ValidateStatefulSetUpdate: only some spec fields may change.
+func validateStatefulSetUpdate(spec, old *appsv1.StatefulSetSpec) field.ErrorList {
+	clone := spec.DeepCopy()
+	clone.Replicas = old.Replicas
+	clone.Template = old.Template
+	clone.UpdateStrategy = old.UpdateStrategy
+	clone.MinReadySeconds = old.MinReadySeconds
+	clone.Ordinals = old.Ordinals
+	clone.RevisionHistoryLimit = old.RevisionHistoryLimit
+	clone.PersistentVolumeClaimRetentionPolicy = old.PersistentVolumeClaimRetentionPolicy
+	if !apiequality.Semantic.DeepEqual(clone, old) {
+		return field.ErrorList{field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")}
+	}
+	return nil
+}
