@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	podutil "sigs.k8s.io/karpenter/pkg/utils/pod"
 
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -262,7 +263,7 @@ func (k *Karpenter) newSimBase() *simBase {
 	exclude := map[string]bool{}
 	var pods []*corev1.Pod
 	for _, p := range k.kube.PendingPods() {
-		if !isDaemonSetPod(p) {
+		if podutil.IsProvisionable(p) {
 			pods = append(pods, p)
 			b.pending[p] = true
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	podutil "sigs.k8s.io/karpenter/pkg/utils/pod"
 
 	"github.com/ladder-eks/ladder/internal/sim"
 )
@@ -44,7 +45,10 @@ func (b *batcher) trigger() {
 func (k *Karpenter) provision() {
 	var pods []*corev1.Pod
 	for _, p := range k.kube.PendingPods() {
-		if isDaemonSetPod(p) || p.DeletionTimestamp != nil {
+		// GetPendingPods + IsProvisionable (pkg/utils/pod/scheduling.go):
+		// only pods kube-scheduler marked Unschedulable — not a Fargate
+		// pod, which another scheduler places — and no DaemonSet pods.
+		if !podutil.IsProvisionable(p) || p.DeletionTimestamp != nil {
 			continue
 		}
 		pods = append(pods, p)
