@@ -74,3 +74,26 @@ func KubeletSkewOK(apiserver, kubelet Minor) bool {
 	d := apiserver.Sub(kubelet)
 	return d >= 0 && d <= MaxKubeletSkew(kubelet)
 }
+
+// KubeProxySkew reports why a kube-proxy may not run against an API server
+// and next to a kubelet, or "" when it may (semantics.md §D.4): not newer
+// than kube-apiserver and at most three minors older (two below 1.25), and
+// "up to three minor versions older or newer than the kubelet instance it
+// runs alongside" (two below 1.25).
+func KubeProxySkew(apiserver, kubelet, proxy Minor) string {
+	limit := MaxKubeletSkew(proxy)
+	switch d := apiserver.Sub(proxy); {
+	case d < 0:
+		return fmt.Sprintf("kube-proxy %s is newer than the API server %s", proxy, apiserver)
+	case d > limit:
+		return fmt.Sprintf("kube-proxy %s is %d minors older than the API server %s (at most %d)", proxy, d, apiserver, limit)
+	}
+	d := proxy.Sub(kubelet)
+	if d < 0 {
+		d = -d
+	}
+	if d > limit {
+		return fmt.Sprintf("kube-proxy %s is %d minors away from kubelet %s (at most %d)", proxy, d, kubelet, limit)
+	}
+	return ""
+}

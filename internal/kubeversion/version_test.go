@@ -49,3 +49,27 @@ func TestKubeletSkew(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeProxySkew: semantics.md §D.4 — kube-proxy not newer than
+// kube-apiserver, up to three minors older than it and up to three minors
+// either side of its kubelet; two below 1.25.
+func TestKubeProxySkew(t *testing.T) {
+	for _, c := range []struct {
+		apiserver, kubelet, proxy string
+		ok                        bool
+	}{
+		{"1.31", "1.30", "1.31", true},  // kube-proxy updated before the nodes
+		{"1.31", "1.28", "1.31", true},  // three minors newer than the kubelet
+		{"1.31", "1.27", "1.31", false}, // four
+		{"1.30", "1.30", "1.31", false}, // newer than the API server
+		{"1.33", "1.30", "1.30", true},  // three minors older than the API server
+		{"1.34", "1.31", "1.30", false}, // four older
+		{"1.24", "1.24", "1.21", false}, // below 1.25 the limit is two
+		{"1.24", "1.24", "1.22", true},
+	} {
+		why := KubeProxySkew(MustParse(c.apiserver), MustParse(c.kubelet), MustParse(c.proxy))
+		if (why == "") != c.ok {
+			t.Errorf("apiserver %s kubelet %s kube-proxy %s: %q, want ok=%v", c.apiserver, c.kubelet, c.proxy, why, c.ok)
+		}
+	}
+}

@@ -143,7 +143,15 @@ func (r *run) do(i int, a scenario.Action) error {
 	case a.Upgrade != nil:
 		return r.upgrade(r.upgradeTarget(a.Upgrade.To))
 	case a.RolloutRestart != nil:
-		return fmt.Errorf("rollout restart is not rehearsed yet")
+		w := a.RolloutRestart
+		ns := w.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		if err := r.rolloutRestart(w.Kind, ns, w.Name); err != nil {
+			return err
+		}
+		r.event("Normal", "RolloutRestarted", fmt.Sprintf("%s: kubectl rollout restart %s/%s -n %s", describe(a), strings.ToLower(w.Kind), w.Name, ns))
 	case a.Drain != nil:
 		return r.drain(a)
 	case a.Wait != nil:

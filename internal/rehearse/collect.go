@@ -68,6 +68,7 @@ func (r *run) report(status string) *report.Report {
 		rep.Workloads = append(rep.Workloads, report.Workload{
 			Namespace: w.Namespace, Name: w.Name, Kind: w.Kind, Desired: w.Desired, Ready: w.Ready,
 			MinReady: w.MinReady, ZeroReadySeconds: seconds(w.ZeroReady), PDBViolations: w.PDBViolations,
+			UnschedulableSeconds: seconds(w.Unschedulable),
 		})
 	}
 	sort.SliceStable(rep.Workloads, func(i, j int) bool {
@@ -96,6 +97,10 @@ func (r *run) report(status string) *report.Report {
 		}
 		if g.SelfManaged != nil {
 			r.selfManagedReport(&grp)
+		}
+		if g.Fargate != nil {
+			st := r.fargate.Stats(g.Name)
+			grp.Replaced, grp.Launched = st.Removed, st.Launched
 		}
 		if g.Karpenter != nil {
 			st := r.karp.Stats(g.Karpenter.NodePool)
@@ -155,6 +160,9 @@ func (r *run) nodeGroup(n *corev1.Node) (name, typ string) {
 			return g, report.GroupKarpenter
 		}
 		return pool, report.GroupKarpenter
+	}
+	if p, ok := r.fargate.ProfileOf(n.Name); ok {
+		return p, report.GroupFargate
 	}
 	if g := r.asg.GroupOf(n.Name); g != "" {
 		return g, report.GroupSelfManaged

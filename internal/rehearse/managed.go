@@ -2,6 +2,7 @@ package rehearse
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,8 +64,13 @@ func (r *run) updateManaged(g scenario.NodeGroup, to kubeversion.Minor) error {
 		if err != nil {
 			return fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", name, cur.Family, to, err)
 		}
-		r.event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s (custom AMI): new launch template version with image %s (%s)", name, next.ID, next.Name))
-		req.LaunchTemplate = &mng.LaunchTemplate{ID: lt.ID, Name: lt.Name, ImageID: next.ID}
+		// CreateLaunchTemplateVersion numbers versions 1, 2, …
+		version := "2"
+		if n, err := strconv.Atoi(lt.Version); err == nil {
+			version = strconv.Itoa(n + 1)
+		}
+		r.event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s (custom AMI): launch template %s version %s with image %s (%s)", name, lt.Name, version, next.ID, next.Name))
+		req.LaunchTemplate = &mng.LaunchTemplate{ID: lt.ID, Name: lt.Name, Version: version, ImageID: next.ID}
 	} else {
 		req.Version = to.String()
 	}

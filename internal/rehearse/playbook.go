@@ -139,6 +139,8 @@ func (r *run) upgradeGroup(g scenario.NodeGroup, strategy string, to kubeversion
 		return r.updateManaged(g, to)
 	case scenario.BlueGreen:
 		return r.blueGreen(g, to)
+	case scenario.Restart:
+		return r.restartFargate(g, to)
 	}
 	return fmt.Errorf("node group %s: the %s strategy is not rehearsed yet", g.Name, strategy)
 }
@@ -175,30 +177,6 @@ func (r *run) upgradeControlPlane(target kubeversion.Minor) error {
 	}
 	r.event("Normal", "ControlPlaneUpdated", fmt.Sprintf("control plane updated to %s (status ACTIVE; endpoint and OIDC issuer unchanged)", target))
 	return nil
-}
-
-// addonVersion is the version an add-on runs now.
-func (r *run) addonVersion(name string) string {
-	if v, ok := r.addonVersions[name]; ok {
-		return v
-	}
-	for _, a := range r.sc.Spec.Addons {
-		if a.Name == name {
-			return a.Version
-		}
-	}
-	return ""
-}
-
-// updateAddon records an add-on step with nothing to update to; updates
-// proper come with the add-on twin.
-func (r *run) updateAddon(st plan.Step) error {
-	if st.To == st.From {
-		r.addonNotes[st.Name] = st.Note
-		r.event("Normal", "AddonUnchanged", fmt.Sprintf("add-on %s stays at %s: %s", st.Name, st.From, st.Note))
-		return nil
-	}
-	return fmt.Errorf("add-on %s: updates are not rehearsed yet", st.Name)
 }
 
 // driftKarpenter points the group's EC2NodeClass at the hop's AMIs — the

@@ -26,6 +26,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/eks"
+	"github.com/ladder-eks/ladder/internal/twin/fargate"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
@@ -55,6 +56,9 @@ type run struct {
 	workers *worker.Pool // managed and self-managed nodes
 	asg     *asg.ASG     // self-managed node groups
 	mng     *mng.Service // managed node groups
+	fargate *fargate.Fargate
+	// fargateKubelets caches the kubelet of new Fargate pods per minor.
+	fargateKubelets map[string]string
 	// liveGroup maps a managed group of the scenario to the group that
 	// holds its nodes now (its green after a blue-green hop); greens are the
 	// groups blue-green created; deletedNodes counts a deleted group's nodes.
@@ -167,6 +171,8 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 	r.cp.NodeGroupVersions = r.mng.Versions
 	r.asg = asg.New(eng, r.kube, r.workers, asg.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones})
 	r.asg.OnEvent(r.asgEvent)
+	r.fargateKubelets = map[string]string{}
+	r.fargate = fargate.New(eng, r.kube, r.cloud, fargate.Options{Kubelet: r.fargateKubelet, Provision: t.FargateProvision.Get(fargate.DefaultProvision)})
 	r.karp.OnEvent(r.karpenterEvent)
 	r.kube.OnEvent(r.kubeEvent)
 	for _, g := range sc.Spec.NodeGroups {
@@ -179,13 +185,20 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 	}
 	sort.Strings(r.notes)
 
+	if err := r.addFargateProfiles(); err != nil {
+		return nil, err
+	}
 	if err := r.applyAll(sc.Objects); err != nil {
 		return nil, err
 	}
 	if err := r.createNodes(); err != nil {
 		return nil, err
 	}
-	r.bootstrap()
+	if err := r.bootstrap(); err != nil {
+		return nil, err
+	}
+	// The starting Fargate pods were running before the rehearsal.
+	r.fargate.OnEvent(r.fargateEvent)
 	if sc.Spec.Probe != nil {
 		r.probe = r.startProbe(sc.Spec.Probe)
 	}
@@ -275,22 +288,25 @@ func (r *run) createNodes() error {
 			if err := r.createSelfManaged(gi, g); err != nil {
 				return err
 			}
-		case scenario.Fargate:
-			return fmt.Errorf("%s: spec.nodeGroups[%d]: Fargate profiles are validated but not rehearsed yet; remove the group to rehearse the rest", r.sc.Path, gi)
 		}
 	}
 	return nil
 }
 
 // bootstrap places the starting workloads as a running cluster has them:
-// pods bound and Ready at the start, created when their node was.
-func (r *run) bootstrap() {
+// pods bound and Ready at the start, created when their node was; Fargate
+// pods on nodes of the control plane's version.
+func (r *run) bootstrap() error {
 	r.eng.Run(r.eng.Now(), nil)
+	if err := r.fargate.Bootstrap(r.eng.Now()); err != nil {
+		return fmt.Errorf("%s: %v", r.sc.Path, err)
+	}
 	for _, n := range r.kube.Nodes() {
 		r.kube.StartPodsNow(n.Name, n.CreationTimestamp.Time)
 	}
 	r.eng.Run(r.eng.Now(), nil)
 	r.kube.StartTracking()
+	return nil
 }
 
 // settled reports whether nothing is left to happen: every pod bound and

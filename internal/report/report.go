@@ -137,6 +137,9 @@ type Workload struct {
 	MinReady         int     `json:"minReady"`
 	ZeroReadySeconds float64 `json:"zeroReadySeconds"`
 	PDBViolations    int     `json:"pdbViolations"`
+	// UnschedulableSeconds is the longest one of its pods stayed Pending
+	// because no node fitted it.
+	UnschedulableSeconds float64 `json:"unschedulableSeconds"`
 }
 
 // Group is one node group's upgrade.

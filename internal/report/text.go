@@ -70,10 +70,10 @@ func (r *Report) WriteText(w io.Writer) error {
 
 	p.printf("\nWORKLOADS\n")
 	tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tKIND\tNAME\tDESIRED\tREADY\tMIN-READY\tZERO-READY\tPDB-VIOLATIONS")
+	fmt.Fprintln(tw, "NAMESPACE\tKIND\tNAME\tDESIRED\tREADY\tMIN-READY\tZERO-READY\tUNSCHEDULABLE\tPDB-VIOLATIONS")
 	for _, wl := range r.Workloads {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%d\n", wl.Namespace, wl.Kind, wl.Name, wl.Desired, wl.Ready, wl.MinReady,
-			seconds(wl.ZeroReadySeconds), wl.PDBViolations)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\n", wl.Namespace, wl.Kind, wl.Name, wl.Desired, wl.Ready, wl.MinReady,
+			seconds(wl.ZeroReadySeconds), seconds(wl.UnschedulableSeconds), wl.PDBViolations)
 	}
 	tw.Flush()
 

@@ -151,6 +151,9 @@ type Timings struct {
 	InstanceTerminate *Duration `json:"instanceTerminate,omitempty"`
 	// ControlPlaneUpdate is how long an EKS version update takes.
 	ControlPlaneUpdate *Duration `json:"controlPlaneUpdate,omitempty"`
+	// FargateProvision is a Fargate pod's creation to its node Ready and
+	// the pod bound (default 45 s).
+	FargateProvision *Duration `json:"fargateProvision,omitempty"`
 }
 
 // InstanceType is a catalog entry.

@@ -406,6 +406,11 @@ func (v *validator) nodeGroups() {
 			if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && !v.knownAMI(m.LaunchTemplate.ImageID) {
 				v.fail(f+".managed.launchTemplate.imageId", "AMI %s is not in the catalog (declare it under spec.amis)", m.LaunchTemplate.ImageID)
 			}
+			// CreateNodegroup refuses a version with a custom AMI (§B): the
+			// group's version is its AMI's.
+			if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && (m.Version != "" || m.ReleaseVersion != "") {
+				v.fail(f+".managed.version", "remove version and releaseVersion: the launch template's imageId %s sets the group's version (EKS refuses both)", m.LaunchTemplate.ImageID)
+			}
 		case SelfManaged:
 			s := g.SelfManaged
 			if _, ok := v.types[s.InstanceType]; !ok {
@@ -435,9 +440,6 @@ func (v *validator) nodeGroups() {
 		case Karpenter, Managed, SelfManaged, Fargate:
 		default:
 			badType = true
-		}
-		if g.Type == Fargate {
-			v.warnings = append(v.warnings, fmt.Sprintf("%s: node group %q: Fargate profiles are validated, but `ladder rehearse` does not rehearse them yet and refuses the scenario", v.sc.Path, g.Name))
 		}
 	}
 	for _, name := range sortedKeys(pools) {

@@ -87,6 +87,8 @@ type Cluster struct {
 	podSeq      uint64
 	uidSeq      uint64
 	tracking    bool
+	// trackedSince is when StartTracking was called.
+	trackedSince time.Time
 	unschedHook []func()
 	podHook     []func(node string)
 	nodeHook    []func(node string)
@@ -241,6 +243,7 @@ func (c *Cluster) Namespaces() []string {
 // has settled.
 func (c *Cluster) StartTracking() {
 	c.tracking = true
+	c.trackedSince = c.eng.Now()
 	for _, w := range c.workloadOrder {
 		w.avail.start(c.eng.Now(), w.readyCount())
 	}

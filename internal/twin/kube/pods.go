@@ -28,6 +28,9 @@ type podState struct {
 	// worked out on demand).
 	unschedulable bool
 	fitError      string
+	// unschedulableSince is when the pod got PodScheduled=False
+	// Unschedulable.
+	unschedulableSince time.Time
 	// pdbs are the PDBs whose selector picks the pod, sorted by name.
 	pdbs []*pdbState
 	// hasClaims is true when the pod mounts a PersistentVolumeClaim.
@@ -108,6 +111,7 @@ func (c *Cluster) presetNode(pod *corev1.Pod) *nodeState {
 func (c *Cluster) bind(ps *podState, ns *nodeState) {
 	delete(c.pending, ps.key)
 	ps.node = ns
+	c.endUnschedulable(ps)
 	ps.unschedulable, ps.fitError = false, ""
 	ps.pod.Spec.NodeName = ns.node.Name
 	setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionTrue, "", "", c.now())
@@ -240,6 +244,27 @@ func (c *Cluster) deletePod(ps *podState, grace int64) {
 	ps.timers = append(ps.timers, c.eng.After(exit, func() { c.removePod(ps) }))
 }
 
+// endUnschedulable records, once tracking has started, how long a pod that
+// is bound or gone was unschedulable, as its owner's longest.
+func (c *Cluster) endUnschedulable(ps *podState) {
+	if !ps.unschedulable || ps.owner == nil || !c.tracking {
+		return
+	}
+	if d := c.unschedulableFor(ps); d > ps.owner.avail.unschedulable {
+		ps.owner.avail.unschedulable = d
+	}
+}
+
+// unschedulableFor is how long a pod has been unschedulable since tracking
+// started.
+func (c *Cluster) unschedulableFor(ps *podState) time.Duration {
+	since := ps.unschedulableSince
+	if since.Before(c.trackedSince) {
+		since = c.trackedSince
+	}
+	return c.eng.Now().Sub(since)
+}
+
 // removePod removes a pod from the store, freeing its node's resources.
 func (c *Cluster) removePod(ps *podState) {
 	if _, ok := c.pods[ps.key]; !ok || c.pods[ps.key] != ps {
@@ -260,6 +285,8 @@ func (c *Cluster) removePod(ps *podState) {
 	delete(c.pods, ps.key)
 	delete(c.byPod, ps.pod)
 	delete(c.pending, ps.key)
+	c.endUnschedulable(ps)
+	ps.unschedulable = false
 	if ns := ps.node; ns != nil {
 		if !wasDeleting && !isDaemonSetPod(ps.pod) {
 			ns.active--

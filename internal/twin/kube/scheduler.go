@@ -82,6 +82,7 @@ func (c *Cluster) schedule() {
 		if node == nil {
 			if !ps.unschedulable {
 				setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, "", c.now())
+				ps.unschedulableSince = c.eng.Now()
 			}
 			ps.unschedulable, ps.fitError = true, msg
 			unschedulable = true

@@ -407,6 +407,9 @@ type availability struct {
 	zeroSince  time.Time
 	zeroTotal  time.Duration
 	violations int
+	// unschedulable is the longest a pod of the workload that was bound or
+	// deleted since had been unschedulable.
+	unschedulable time.Duration
 }
 
 func (a *availability) start(now time.Time, ready int) {
@@ -416,6 +419,7 @@ func (a *availability) start(now time.Time, ready int) {
 	a.minReady = -1
 	a.zero = false
 	a.zeroTotal = 0
+	a.unschedulable = 0
 	a.observe(now, ready)
 }
 
@@ -474,17 +478,30 @@ type WorkloadStatus struct {
 	MinReady              int
 	ZeroReady             time.Duration
 	PDBViolations         int
+	// Unschedulable is the longest any of its pods was Pending with
+	// PodScheduled=False (reason Unschedulable) while tracked: 0 when
+	// every pod found a node at once.
+	Unschedulable time.Duration
 }
 
 // Workloads reports every workload's availability, in creation order.
 func (c *Cluster) Workloads() []WorkloadStatus {
 	now := c.eng.Now()
+	pending := map[*workload]time.Duration{}
+	if c.tracking {
+		for _, ps := range c.pending {
+			if ps.unschedulable && ps.owner != nil {
+				pending[ps.owner] = max(pending[ps.owner], c.unschedulableFor(ps))
+			}
+		}
+	}
 	out := make([]WorkloadStatus, 0, len(c.workloadOrder))
 	for _, w := range c.workloadOrder {
 		out = append(out, WorkloadStatus{
 			Kind: w.kind, Namespace: w.namespace, Name: w.name,
 			Desired: w.replicas, Ready: w.readyCount(), MinReady: w.avail.minReadyOr(w.readyCount()),
 			ZeroReady: w.avail.zeroUntil(now), PDBViolations: w.avail.violations,
+			Unschedulable: max(w.avail.unschedulable, pending[w]),
 		})
 	}
 	return out

@@ -1,0 +1,149 @@
+package rehearse
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/report"
+	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twin/fargate"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+)
+
+// Fargate in a rehearsal (semantics.md §E): each profile of the scenario is
+// registered before the manifests are applied, so the pods it selects are
+// handed to the Fargate scheduler at admission; a node group of type
+// fargate is its profile's pods, one node each. The playbook's `restart`
+// strategy is the user guide's "rolling restart of all Fargate Pods".
+
+// addFargateProfiles registers the scenario's Fargate profiles.
+func (r *run) addFargateProfiles() error {
+	for gi, g := range r.sc.Spec.NodeGroups {
+		if g.Type != scenario.Fargate {
+			continue
+		}
+		p := fargate.Profile{Name: g.Name}
+		for _, s := range g.Fargate.Selectors {
+			p.Selectors = append(p.Selectors, fargate.Selector{Namespace: s.Namespace, Labels: s.Labels})
+		}
+		if err := r.fargate.AddProfile(p); err != nil {
+			return fmt.Errorf("%s: spec.nodeGroups[%d]: %v", r.sc.Path, gi, err)
+		}
+	}
+	return nil
+}
+
+// fargateKubelet is the kubelet a Fargate pod starts with: the control
+// plane's minor at its newest patch ("Any new Pods that are launched on
+// Fargate have a kubelet version that matches your cluster version"),
+// taken from the newest AL2023 AMI of that minor.
+func (r *run) fargateKubelet() string {
+	minor := r.cp.Version().String()
+	if v, ok := r.fargateKubelets[minor]; ok {
+		return v
+	}
+	v := "v" + minor + ".0-eks"
+	if a, err := catalog.ResolveAlias("al2023@latest", minor, catalog.ArchX8664, r.eng.Now()); err == nil {
+		v = a.KubeletVersion
+	}
+	r.fargateKubelets[minor] = v
+	return v
+}
+
+func (r *run) fargateEvent(e fargate.Event) {
+	r.events = append(r.events, report.Event{
+		T: r.eng.Elapsed().Seconds(), Type: e.Type, Message: e.Message, Node: e.Node, Group: e.Profile,
+		Source: "fargate-scheduler", Code: e.Reason,
+	})
+}
+
+// restartFargate is the workshop's §6.5 for a profile: kubectl rollout
+// restart of every Deployment and StatefulSet with a pod on one of the
+// profile's nodes still below the hop's version, then kubectl rollout
+// status until each is done and every pod of the profile runs on a node of
+// the new version.
+func (r *run) restartFargate(g scenario.NodeGroup, to kubeversion.Minor) error {
+	type ref struct{ kind, namespace, name string }
+	seen := map[ref]bool{}
+	var refs []ref
+	var bare []string
+	for _, n := range r.kube.Nodes() {
+		if name, _ := r.nodeGroup(n); name != g.Name {
+			continue
+		}
+		if v, err := kubeversion.Parse(n.Status.NodeInfo.KubeletVersion); err == nil && v == to {
+			continue
+		}
+		for _, p := range r.kube.PodsOnNode(n.Name) {
+			kind, owner := r.kube.PodOwner(p.Namespace, p.Name)
+			if kind == "Deployment" || kind == "StatefulSet" {
+				k := ref{kind, p.Namespace, owner}
+				if !seen[k] {
+					seen[k] = true
+					refs = append(refs, k)
+				}
+				continue
+			}
+			bare = append(bare, p.Namespace+"/"+p.Name)
+		}
+	}
+	if len(bare) > 0 {
+		sort.Strings(bare)
+		return fmt.Errorf("Fargate profile %s: pod(s) %s have no Deployment or StatefulSet to restart; delete and recreate them to move them to %s", g.Name, strings.Join(bare, ", "), to)
+	}
+	sort.Slice(refs, func(i, j int) bool {
+		a, b := refs[i], refs[j]
+		return a.kind+"/"+a.namespace+"/"+a.name < b.kind+"/"+b.namespace+"/"+b.name
+	})
+	for _, w := range refs {
+		if err := r.rolloutRestart(w.kind, w.namespace, w.name); err != nil {
+			return fmt.Errorf("Fargate profile %s: %v", g.Name, err)
+		}
+		r.event("Normal", "RolloutRestarted", fmt.Sprintf("Fargate profile %s: kubectl rollout restart %s/%s -n %s", g.Name, strings.ToLower(w.kind), w.name, w.namespace))
+	}
+	return r.waitFor(func() bool {
+		for _, w := range refs {
+			if done, _, err := r.kube.RolloutStatus(w.kind, w.namespace, w.name); err != nil || !done {
+				return false
+			}
+		}
+		return r.kube.Quiet() && r.groupAt(g.Name, to)
+	})
+}
+
+// rolloutRestart is kubectl rollout restart; the applied manifest takes the
+// same restartedAt annotation, so a later patch of the workload keeps it
+// (as kubectl apply's three-way merge keeps a field it did not set) instead
+// of rolling the workload out again.
+func (r *run) rolloutRestart(kind, namespace, name string) error {
+	if err := r.kube.RolloutRestart(kind, namespace, name); err != nil {
+		return err
+	}
+	o, ok := r.objects[objectKey(kind, namespace, name)]
+	if !ok {
+		return nil
+	}
+	var t *corev1.PodTemplateSpec
+	switch obj := o.Object.(type) {
+	case *appsv1.Deployment:
+		t = &obj.Spec.Template
+	case *appsv1.StatefulSet:
+		t = &obj.Spec.Template
+	case *appsv1.DaemonSet:
+		t = &obj.Spec.Template
+	default:
+		return nil
+	}
+	if t.Annotations == nil {
+		t.Annotations = map[string]string{}
+	}
+	t.Annotations[kube.RestartedAtAnnotation] = r.eng.Now().Format(time.RFC3339)
+	return nil
+}
