@@ -12,8 +12,23 @@ import (
 // The seed's 1.31 node version, as kubectl get nodes shows it.
 const seedNodeVersion = "v1.31.14-eks-ecaa3a6"
 
-func TestRehearseDefaultText(t *testing.T) {
+// TestRehearseDefault: `ladder rehearse` with no arguments rehearses the
+// workshop to the control plane's next minor.
+func TestRehearseDefault(t *testing.T) {
 	code, stdout, stderr := runLadder("rehearse")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr: %s", code, stderr)
+	}
+	for _, want := range []string{"Scenario workshop (seed 1): succeeded after ", "\nUPGRADE 1.30 → 1.31\n", "\nADD-ONS\n",
+		"\nfp-profile ", " fargate ", " restart\n", " blue-green\n", " instance-refresh\n", " drift\n", " in-place\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestRehearseKarpenterDriftText(t *testing.T) {
+	code, stdout, stderr := runLadder("rehearse", "--scenario", "karpenter-drift")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr: %s", code, stderr)
 	}
@@ -107,8 +122,8 @@ func list(t *testing.T, rep map[string]any, field string) []any {
 	return l
 }
 
-func TestRehearseDefaultJSON(t *testing.T) {
-	rep, _ := rehearseJSON(t, 0)
+func TestRehearseKarpenterDriftJSON(t *testing.T) {
+	rep, _ := rehearseJSON(t, 0, "--scenario", "karpenter-drift")
 	checkFields(t, "report", rep, map[string]string{
 		"scenario": "string", "status": "string", "makespanSeconds": "number", "controlPlane": "object",
 		"nodes": "array", "workloads": "array", "groups": "array", "blocked": "array", "events": "array",

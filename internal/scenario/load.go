@@ -22,7 +22,7 @@ import (
 var builtinFS embed.FS
 
 // Default is the scenario `ladder rehearse` runs with no --scenario.
-const Default = "karpenter-drift"
+const Default = "workshop"
 
 // Builtins lists the built-in scenario names, sorted.
 func Builtins() []string {

@@ -98,9 +98,22 @@ func (d *drainRun) evict(namespace, name string) {
 	}
 	c := d.c
 	k := key(namespace, name)
+	// A pod already terminating was deleted without this eviction; the
+	// Eviction API still answers 200 for it (it ignores PDBs then).
+	terminating := false
+	if p := c.Pod(namespace, name); p != nil && p.DeletionTimestamp != nil {
+		terminating = true
+	}
 	err := c.Evict(namespace, name)
 	switch {
-	case err == nil || apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err), err == nil && terminating:
+		// Gone without this eviction: deleted by someone else, or with
+		// its node. kubectl counts it as drained.
+		if b := d.blocks[k]; b != nil {
+			b.Until, b.Outcome = c.eng.Now(), "deleted"
+		}
+		d.check()
+	case err == nil:
 		if b := d.blocks[k]; b != nil {
 			b.Until, b.Outcome = c.eng.Now(), "evicted"
 		}

@@ -76,6 +76,29 @@ func TestDrainRetries429EveryFiveSeconds(t *testing.T) {
 	}
 }
 
+// TestDrainBlockedPodDeleted: a pod whose eviction a PDB refuses and that
+// is then deleted without the Eviction API is recorded as deleted, not
+// evicted; the drain finishes, as kubectl's does once the pod is gone.
+func TestDrainBlockedPodDeleted(t *testing.T) {
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
+	must(t, c.Apply(deployment("default", "web", 1, "100m")))
+	must(t, c.Apply(pdb("web", "web", 1)))
+	run(eng, time.Minute)
+	pod := c.Pods()[0]
+	done, result := drainFor(t, c, "n1", DrainOptions{})
+	run(eng, 12*time.Second)
+	must(t, c.DeletePod(pod.Namespace, pod.Name, nil, false))
+	run(eng, 2*time.Minute)
+	if !*done || *result != nil {
+		t.Fatalf("drain done=%v err=%v, want it finished once the pod is gone", *done, *result)
+	}
+	blocks := c.DrainBlocks()
+	if len(blocks) != 1 || blocks[0].Outcome != "deleted" {
+		t.Fatalf("blocks %+v, want one with outcome deleted", blocks)
+	}
+}
+
 // TestDrainFails: errors kubectl drain stops on.
 func TestDrainFails(t *testing.T) {
 	cases := []struct {
