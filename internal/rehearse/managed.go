@@ -161,15 +161,7 @@ func (r *run) blueGreen(g scenario.NodeGroup, to kubeversion.Minor) error {
 }
 
 // managedBusy reports whether a managed node group is changing.
-func (r *run) managedBusy() bool {
-	for _, st := range r.mng.Statuses() {
-		switch st.Status {
-		case mng.StatusCreating, mng.StatusUpdating, mng.StatusDeleting:
-			return true
-		}
-	}
-	return false
-}
+func (r *run) managedBusy() bool { return r.mng.Busy() }
 
 // managedReport fills a group's counters from its updates.
 func (r *run) managedReport(grp *report.Group) {

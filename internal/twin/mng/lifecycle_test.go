@@ -19,10 +19,13 @@ func TestCreateIsActiveWhenEveryNodeIsReady(t *testing.T) {
 	if err := tw.mng.Create(group("green-mng", 3, withLabels("type", "OrdersMng")), func(err error) { created = err }); err != nil {
 		t.Fatal(err)
 	}
-	if st := tw.status("green-mng"); st.Status != mng.StatusCreating {
-		t.Fatalf("status %s right after CreateNodegroup, want CREATING", st.Status)
+	if st := tw.status("green-mng"); st.Status != mng.StatusCreating || !tw.mng.Busy() {
+		t.Fatalf("status %s (busy %v) right after CreateNodegroup, want CREATING", st.Status, tw.mng.Busy())
 	}
 	tw.runUntil(time.Hour, func() bool { return created != errNotYet })
+	if tw.mng.Busy() {
+		t.Fatal("busy once the group is ACTIVE")
+	}
 	if created != nil || tw.eng.Now().Sub(t0) != nodeReadyAfter {
 		t.Fatalf("created: %v after %s, want nil after %s (launch + register + ready)", created, tw.eng.Now().Sub(t0), nodeReadyAfter)
 	}

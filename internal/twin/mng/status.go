@@ -119,6 +119,17 @@ func (s *Service) Status(name string) (Status, bool) {
 	return s.status(g), true
 }
 
+// Busy reports whether a group is being created, updated or deleted.
+func (s *Service) Busy() bool {
+	for _, g := range s.groups {
+		switch g.status {
+		case StatusCreating, StatusUpdating, StatusDeleting:
+			return true
+		}
+	}
+	return false
+}
+
 // Statuses returns every node group's status, sorted by name, deleted
 // groups included.
 func (s *Service) Statuses() []Status {
