@@ -101,6 +101,7 @@ func (r *run) report(status string) *report.Report {
 		if g.Fargate != nil {
 			st := r.fargate.Stats(g.Name)
 			grp.Replaced, grp.Launched = st.Removed, st.Launched
+			grp.MaxConcurrentDisruptions = r.fargateMaxDisrupted[g.Name]
 		}
 		if g.Karpenter != nil {
 			st := r.karp.Stats(g.Karpenter.NodePool)

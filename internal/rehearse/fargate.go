@@ -108,7 +108,26 @@ func (r *run) restartFargate(g scenario.NodeGroup, to kubeversion.Minor) error {
 		}
 		r.event("Normal", "RolloutRestarted", fmt.Sprintf("Fargate profile %s: kubectl rollout restart %s/%s -n %s", g.Name, strings.ToLower(w.kind), w.name, w.namespace))
 	}
+	nodes := func() []string {
+		var out []string
+		for _, n := range r.kube.Nodes() {
+			if p, ok := r.fargate.ProfileOf(n.Name); ok && p == g.Name {
+				out = append(out, n.Name)
+			}
+		}
+		return out
+	}()
 	return r.waitFor(func() bool {
+		// A Fargate node is disrupted while its pod terminates.
+		disrupted := 0
+		for _, n := range nodes {
+			for _, p := range r.kube.PodsOnNode(n) {
+				if p.DeletionTimestamp != nil {
+					disrupted++
+				}
+			}
+		}
+		r.fargateMaxDisrupted[g.Name] = max(r.fargateMaxDisrupted[g.Name], disrupted)
 		for _, w := range refs {
 			if done, _, err := r.kube.RolloutStatus(w.kind, w.namespace, w.name); err != nil || !done {
 				return false

@@ -59,6 +59,9 @@ type run struct {
 	fargate *fargate.Fargate
 	// fargateKubelets caches the kubelet of new Fargate pods per minor.
 	fargateKubelets map[string]string
+	// fargateMaxDisrupted is, per profile, the most pods terminating at once
+	// during its restarts.
+	fargateMaxDisrupted map[string]int
 	// liveGroup maps a managed group of the scenario to the group that
 	// holds its nodes now (its green after a blue-green hop); greens are the
 	// groups blue-green created; deletedNodes counts a deleted group's nodes.
@@ -171,7 +174,7 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 	r.cp.NodeGroupVersions = r.mng.Versions
 	r.asg = asg.New(eng, r.kube, r.workers, asg.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones})
 	r.asg.OnEvent(r.asgEvent)
-	r.fargateKubelets = map[string]string{}
+	r.fargateKubelets, r.fargateMaxDisrupted = map[string]string{}, map[string]int{}
 	r.fargate = fargate.New(eng, r.kube, r.cloud, fargate.Options{Kubelet: r.fargateKubelet, Provision: t.FargateProvision.Get(fargate.DefaultProvision)})
 	r.karp.OnEvent(r.karpenterEvent)
 	r.kube.OnEvent(r.kubeEvent)

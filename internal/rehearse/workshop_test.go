@@ -110,8 +110,8 @@ func TestWorkshop(t *testing.T) {
 		groups[g.Name] = g
 	}
 	for name, replaced := range map[string]int{"initial": 3, "custom-Y": 2, "blue-mng": 2, "default-selfmng": 2, "fp-profile": 1} {
-		if groups[name].Replaced != replaced {
-			t.Errorf("group %s replaced %d nodes, want %d", name, groups[name].Replaced, replaced)
+		if g := groups[name]; g.Replaced != replaced || g.MaxConcurrentDisruptions != 1 && name != "blue-mng" {
+			t.Errorf("group %s replaced %d nodes, %d at once; want %d, one at a time", name, g.Replaced, g.MaxConcurrentDisruptions, replaced)
 		}
 	}
 
