@@ -2,6 +2,8 @@ package rehearse
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -228,6 +230,14 @@ func (r *run) stuckReasons() []string {
 	}
 	if len(drifted) > 0 {
 		out = append(out, fmt.Sprintf("%d drifted node(s) not replaced: %s", len(drifted), strings.Join(drifted, ", ")))
+	}
+	for _, key := range slices.Sorted(maps.Keys(r.rolling)) {
+		w := r.rolling[key]
+		if done, msg, err := r.kube.RolloutStatus(w.Kind, w.Namespace, w.Name); err != nil {
+			out = append(out, fmt.Sprintf("%s %s/%s: %v", strings.ToLower(w.Kind), w.Namespace, w.Name, err))
+		} else if !done {
+			out = append(out, fmt.Sprintf("%s %s/%s: %s", strings.ToLower(w.Kind), w.Namespace, w.Name, msg))
+		}
 	}
 	if len(pending) == 0 {
 		for i, p := range r.kube.NotReadyPods() {

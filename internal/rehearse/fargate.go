@@ -145,6 +145,7 @@ func (r *run) rolloutRestart(kind, namespace, name string) error {
 	if err := r.kube.RolloutRestart(kind, namespace, name); err != nil {
 		return err
 	}
+	r.rolling[objectKey(kind, namespace, name)] = scenario.WorkloadRef{Kind: kind, Namespace: namespace, Name: name}
 	o, ok := r.objects[objectKey(kind, namespace, name)]
 	if !ok {
 		return nil

@@ -62,6 +62,11 @@ type run struct {
 	// fargateMaxDisrupted is, per profile, the most pods terminating at once
 	// during its restarts.
 	fargateMaxDisrupted map[string]int
+	// rolling are the workloads whose pod template the rehearsal changed
+	// (apply, patch, rollout restart) and whose rollout may not be done;
+	// started is set once the starting cluster is in place.
+	rolling map[string]scenario.WorkloadRef
+	started bool
 	// liveGroup maps a managed group of the scenario to the group that
 	// holds its nodes now (its green after a blue-green hop); greens are the
 	// groups blue-green created; deletedNodes counts a deleted group's nodes.
@@ -175,6 +180,7 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 	r.asg = asg.New(eng, r.kube, r.workers, asg.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones})
 	r.asg.OnEvent(r.asgEvent)
 	r.fargateKubelets, r.fargateMaxDisrupted = map[string]string{}, map[string]int{}
+	r.rolling = map[string]scenario.WorkloadRef{}
 	r.fargate = fargate.New(eng, r.kube, r.cloud, fargate.Options{Kubelet: r.fargateKubelet, Provision: t.FargateProvision.Get(fargate.DefaultProvision)})
 	r.karp.OnEvent(r.karpenterEvent)
 	r.kube.OnEvent(r.kubeEvent)
@@ -202,6 +208,7 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 	}
 	// The starting Fargate pods were running before the rehearsal.
 	r.fargate.OnEvent(r.fargateEvent)
+	r.started = true
 	if sc.Spec.Probe != nil {
 		r.probe = r.startProbe(sc.Spec.Probe)
 	}
@@ -262,8 +269,27 @@ func (r *run) apply(o manifest.Object) error {
 	if err != nil {
 		return fmt.Errorf("%s: %s: %v", o.Source, o.Name(), err)
 	}
-	r.objects[objectKey(o.GVK.Kind, o.Object.GetNamespace(), o.Object.GetName())] = o
+	key := objectKey(o.GVK.Kind, o.Object.GetNamespace(), o.Object.GetName())
+	r.objects[key] = o
+	if _, rolls := rolloutKinds[o.GVK.Kind]; rolls && r.started {
+		r.rolling[key] = scenario.WorkloadRef{Kind: o.GVK.Kind, Namespace: o.Object.GetNamespace(), Name: o.Object.GetName()}
+	}
 	return nil
+}
+
+var rolloutKinds = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true}
+
+// rolledOut reports whether every rollout the rehearsal started is done,
+// as kubectl rollout status says it.
+func (r *run) rolledOut() bool {
+	for key, w := range r.rolling {
+		done, _, err := r.kube.RolloutStatus(w.Kind, w.Namespace, w.Name)
+		if err == nil && !done {
+			return false
+		}
+		delete(r.rolling, key)
+	}
+	return true
 }
 
 // createNodes starts each node group with the nodes it has at the start.
@@ -313,10 +339,11 @@ func (r *run) bootstrap() error {
 }
 
 // settled reports whether nothing is left to happen: every pod bound and
-// Ready, nothing terminating, Karpenter idle with no drifted node left, and
-// the control plane not updating.
+// Ready, nothing terminating, every rollout the rehearsal started done,
+// Karpenter idle with no drifted node left, no node group changing and the
+// control plane not updating.
 func (r *run) settled() bool {
-	if !r.kube.Quiet() || r.cp.Updating() || r.asg.Busy() || r.managedBusy() {
+	if !r.kube.Quiet() || r.cp.Updating() || r.asg.Busy() || r.managedBusy() || !r.rolledOut() {
 		return false
 	}
 	return !r.karp.Busy() && !r.karp.AnyDrifted()

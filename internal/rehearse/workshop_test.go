@@ -9,6 +9,8 @@ import (
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/fargate"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+	appsv1 "k8s.io/api/apps/v1"
 )
 
 func loadBuiltin(t *testing.T, name string) *scenario.Scenario {
@@ -235,4 +237,48 @@ func TestTraps(t *testing.T) {
 			t.Errorf("the probe saw no failure during the refresh: %+v", rep.Probe)
 		}
 	})
+}
+
+// TestRolloutRestartAction: the rolloutRestart action replaces the
+// workload's pods, and the applied manifest keeps the restartedAt
+// annotation, so a later patch does not roll the workload out again.
+func TestRolloutRestartAction(t *testing.T) {
+	sc := loadBuiltin(t, "workshop")
+	sc.Spec.Upgrade = nil
+	sc.Spec.Actions = []scenario.Action{{RolloutRestart: &scenario.WorkloadRef{Kind: "Deployment", Namespace: "ui", Name: "ui"}}}
+	r, err := setup(sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]bool{}
+	for _, p := range r.kube.Pods() {
+		if p.Namespace == "ui" {
+			before[p.Name] = true
+		}
+	}
+	if status := r.play(); status != report.Succeeded {
+		t.Fatalf("status %s: %s", status, r.failure)
+	}
+	for _, p := range r.kube.Pods() {
+		if p.Namespace == "ui" && before[p.Name] {
+			t.Errorf("pod %s survived the restart", p.Name)
+		}
+	}
+	tpl, _ := r.kube.PodTemplate("Deployment", "ui", "ui")
+	o := r.objects[objectKey("Deployment", "ui", "ui")]
+	if tpl.Annotations[kube.RestartedAtAnnotation] == "" {
+		t.Fatalf("no restartedAt annotation on the live template: %v", tpl.Annotations)
+	}
+	if got := templateAnnotations(t, o.Object)[kube.RestartedAtAnnotation]; got != tpl.Annotations[kube.RestartedAtAnnotation] {
+		t.Errorf("the applied manifest's restartedAt is %q, the live template's %q", got, tpl.Annotations[kube.RestartedAtAnnotation])
+	}
+}
+
+func templateAnnotations(t *testing.T, obj any) map[string]string {
+	t.Helper()
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		t.Fatalf("%T is not a Deployment", obj)
+	}
+	return d.Spec.Template.Annotations
 }
