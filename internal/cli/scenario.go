@@ -252,7 +252,7 @@ var budgetRE = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
 func newScenarioGenerateCommand() *cobra.Command {
 	var o generateOptions
 	cmd := &cobra.Command{
-		Use:   "generate --nodes N --pods-per-node K [--seed S] [-o FILE]",
+		Use:   "generate --nodes N --pods-per-node K [--seed S] [--mix] [-o FILE]",
 		Short: "Write a synthetic scenario of any size, for scale tests",
 		Long: `Generate writes a synthetic scenario: --nodes Karpenter nodes of one
 instance type, spread evenly over three zones of us-west-2, filled with
@@ -267,6 +267,32 @@ EC2NodeClass at the new version's AMI, so every node drifts and Karpenter
 replaces them under the NodePool's Drifted budget (--budget), and waits for
 the cluster to settle.
 
+With --mix the cluster mixes every node-group type EKS has, as the
+workshop scenario does, and is upgraded by the whole-cluster playbook
+(spec.upgrade.to: --version) instead of a drift action. The control plane
+and every node start one minor behind --version; the --nodes EC2 nodes are
+shared out:
+
+  ~45%  Karpenter NodePool "default" (the remainder); its EC2NodeClass
+        selects al2023@latest, so the nodes drift when the control plane
+        is upgraded, under the --budget budget for Drifted
+   30%  managed node groups managed-1, ... updated in place, 10% of the
+        nodes at a time
+   10%  custom-AMI managed groups custom-ami-1, ... (an image id in the
+        launch template; the upgrade writes the new AMI into it)
+   15%  self-managed ASG "self-managed": instance refresh (min healthy
+        90%, max 110%) with a termination lifecycle hook that drains nodes
+
+Managed groups hold at most 450 nodes each (the EKS quota), so larger
+shares become several groups. On top come a Fargate profile for namespace
+serverless with 5% as many pods as the EC2 nodes carry (at least 1, at most
+200; each pod is a node of its own and not counted in --nodes), and the
+vpc-cni, coredns, kube-proxy and aws-ebs-csi-driver add-ons (spec.addons,
+versions from the embedded table) with their kube-system workloads; the
+DaemonSets' node affinity (eks.amazonaws.com/compute-type NotIn [fargate])
+keeps them off Fargate. Each group's Deployments pin their pods to it by
+nodeSelector. --mix needs --nodes 10 or more and excludes --no-drift.
+
 The same flags give byte-identical output; --seed changes node ages and,
 in the rehearsal, names, zones and tie-breaks. The result is an ordinary
 scenario file: validate it, edit it, rehearse it.`,
@@ -279,12 +305,17 @@ scenario file: validate it, edit it, rehearse it.`,
   ladder rehearse --scenario big.yaml
 
   # The same cluster at rest: no drift, nothing to do
-  ladder scenario generate --nodes 1000 --pods-per-node 40 --no-drift`,
+  ladder scenario generate --nodes 1000 --pods-per-node 40 --no-drift
+
+  # 5000 EC2 nodes of every kind (100,000 pods) and 200 Fargate pods,
+  # upgraded from 1.30 to 1.31 by the playbook
+  ladder scenario generate --nodes 5000 --pods-per-node 20 --mix -o mix.yaml
+  ladder scenario validate mix.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runScenarioGenerate(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.Nodes, "nodes", 0, "Karpenter nodes at the start (1 to 20000)")
+	f.IntVar(&o.Nodes, "nodes", 0, "Karpenter nodes at the start (1 to 20000); with --mix, EC2 nodes of every kind (10 to 20000)")
 	f.IntVar(&o.PodsPerNode, "pods-per-node", 0, "application pods per node (1 to 200, within the instance type's max pods)")
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed, also the scenario's spec.seed")
 	f.StringVar(&o.Version, "version", "1.31", "the control plane's Kubernetes minor; the nodes start one minor behind")
@@ -292,6 +323,7 @@ scenario file: validate it, edit it, rehearse it.`,
 	f.StringVar(&o.Budget, "budget", "10%", `the NodePool's Drifted budget: a node count ("5") or a percentage ("10%")`)
 	f.IntVar(&o.Namespaces, "namespaces", 0, "namespaces to spread the workloads over (default: one per 50 Deployments)")
 	f.BoolVar(&o.NoDrift, "no-drift", false, "leave out the AMI switch: the cluster only starts and settles")
+	f.BoolVar(&o.Mix, "mix", false, "mix every node type (Karpenter, managed, custom-AMI managed, self-managed, Fargate) with the EKS add-ons, upgraded by the playbook to --version")
 	f.StringVarP(&o.output, "output", "o", "-", "file to write (- for stdout)")
 	_ = cmd.MarkFlagRequired("nodes")
 	_ = cmd.MarkFlagRequired("pods-per-node")

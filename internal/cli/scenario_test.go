@@ -212,7 +212,7 @@ func TestScenarioValidateBuiltins(t *testing.T) {
 			}
 		})
 	}
-	code, stdout, stderr := runLadder("scenario", "validate", scenario.Default)
+	code, stdout, stderr := runLadder("scenario", "validate", "karpenter-drift")
 	want := "scenario karpenter-drift is valid: 1 node group(s), 12 manifest(s) (2 ignored: Service×2), 5 action(s)\n"
 	if code != 0 || stdout != want || stderr != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
@@ -220,7 +220,7 @@ func TestScenarioValidateBuiltins(t *testing.T) {
 }
 
 func TestScenarioValidateJSON(t *testing.T) {
-	code, stdout, stderr := runLadder("scenario", "validate", scenario.Default, "-o", "json")
+	code, stdout, stderr := runLadder("scenario", "validate", "karpenter-drift", "-o", "json")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr: %s", code, stderr)
 	}
@@ -604,6 +604,80 @@ func TestScenarioGenerate(t *testing.T) {
 	}
 }
 
+// --mix writes a cluster of every node type that validates, the same bytes
+// each time, upgraded by the playbook.
+func TestScenarioGenerateMix(t *testing.T) {
+	args := []string{"scenario", "generate", "--nodes", "20", "--pods-per-node", "10", "--seed", "4", "--mix"}
+	code, stdout, stderr := runLadder(args...)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, again, _ := runLadder(args...); again != stdout {
+		t.Errorf("a second run differs")
+	}
+	for _, want := range []string{"--mix\n", "type: karpenter", "type: managed", "amiType: CUSTOM", "type: self-managed", "terminationHook: true",
+		"type: fargate", "- name: aws-ebs-csi-driver", "alias: al2023@latest", "key: eks.amazonaws.com/compute-type, operator: NotIn", "  upgrade:\n    to: \"1.31\""} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "mix.yaml")
+	if code, _, stderr := runLadder(append(args, "-o", file)...); code != 0 {
+		t.Fatalf("-o: exit %d: %s", code, stderr)
+	}
+	code, out, stderr := runLadder("scenario", "validate", file)
+	if code != 0 || !strings.Contains(out, " is valid: 5 node group(s), ") || !strings.Contains(out, ", 0 action(s)") {
+		t.Errorf("validate: exit %d, stdout %q, stderr:\n%s", code, out, stderr)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if l != "" && !strings.Contains(l, "Fargate") {
+			t.Errorf("validate warns: %s", l)
+		}
+	}
+}
+
+// A small --mix cluster rehearses to success: the playbook upgrades the
+// control plane, the add-ons and every node group, each by its own
+// mechanism, and every node ends at the target.
+func TestScenarioGenerateMixRehearses(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "mix.yaml")
+	if code, _, stderr := runLadder("scenario", "generate", "--nodes", "10", "--pods-per-node", "10", "--mix", "-o", file); code != 0 {
+		t.Fatalf("generate: %s", stderr)
+	}
+	code, stdout, stderr := runLadder("rehearse", "--scenario", file, "-o", "json")
+	if code != 0 {
+		t.Fatalf("rehearse: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Status string
+		Phases []struct{ Kind, Name, Strategy, Status string }
+		Nodes  []struct{ Name, Group, Version string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != "succeeded" {
+		t.Fatalf("status %s", rep.Status)
+	}
+	var groups []string
+	for _, p := range rep.Phases {
+		if p.Status != "succeeded" {
+			t.Errorf("phase %s %s: %s", p.Kind, p.Name, p.Status)
+		}
+		if p.Kind == "node-group" {
+			groups = append(groups, p.Name+"("+p.Strategy+")")
+		}
+	}
+	if got, want := strings.Join(groups, " "), "managed-1(in-place) custom-ami-1(in-place) karpenter(drift) self-managed(instance-refresh) fargate(restart)"; got != want {
+		t.Errorf("node-group phases %s, want %s", got, want)
+	}
+	for _, n := range rep.Nodes {
+		if !strings.HasPrefix(n.Version, "v1.31.") {
+			t.Errorf("node %s of %s at %s after the upgrade", n.Name, n.Group, n.Version)
+		}
+	}
+}
+
 // A small generated scenario rehearses to success: every node drifts and is
 // replaced.
 func TestScenarioGenerateRehearses(t *testing.T) {
@@ -649,6 +723,8 @@ func TestScenarioGenerateBadFlags(t *testing.T) {
 		{"negative namespaces", append(base, "--namespaces", "-1"), "error: --namespaces -1: must be 0 (one per 50 Deployments) or more"},
 		{"unwritable output", append(base, "-o", "/nonexistent/dir/gen.yaml"), "error: -o /nonexistent/dir/gen.yaml: no such file or directory"},
 		{"a stray argument", append(base, "extra"), `error: unknown command "extra" for "ladder scenario generate"`},
+		{"--mix with --no-drift", append(base[:4:4], "--pods-per-node", "10", "--mix", "--no-drift"), "error: --no-drift cannot be combined with --mix"},
+		{"--mix with too few nodes", append(base, "--mix"), "error: --nodes 3: --mix needs 10 or more, to share them among Karpenter (45%), managed (30%), custom-AMI managed (10%) and self-managed (15%) groups"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -690,11 +766,11 @@ func TestScenarioList(t *testing.T) {
 }
 
 func TestScenarioShow(t *testing.T) {
-	code, stdout, stderr := runLadder("scenario", "show", scenario.Default)
+	code, stdout, stderr := runLadder("scenario", "show", "karpenter-drift")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	src, err := scenario.BuiltinSource(scenario.Default)
+	src, err := scenario.BuiltinSource("karpenter-drift")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -702,7 +778,7 @@ func TestScenarioShow(t *testing.T) {
 	if !strings.Contains(stdout, "# file: scenario.yaml\n"+string(src)) {
 		t.Errorf("the scenario's YAML is not shown under # file: scenario.yaml:\n%s", stdout)
 	}
-	sc, err := scenario.LoadBuiltin(scenario.Default)
+	sc, err := scenario.LoadBuiltin("karpenter-drift")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -790,7 +866,7 @@ func TestScenarioHelp(t *testing.T) {
 		{[]string{"scenario", "--help"}, []string{"docs/scenario.md", "spec.nodeGroups[]", "Available Commands:", "validate", "generate", "list", "show", "Examples:"}},
 		{[]string{"scenario"}, []string{"Usage:", "Available Commands:"}},
 		{[]string{"scenario", "validate", "--help"}, []string{"docs/scenario.md", "Exit status: 0 valid, 1 invalid", "one line each", "Examples:", "-o json"}},
-		{[]string{"scenario", "generate", "--help"}, []string{"--pods-per-node", "--no-drift", "Examples:", "byte-identical"}},
+		{[]string{"scenario", "generate", "--help"}, []string{"--pods-per-node", "--no-drift", "Examples:", "byte-identical", "--mix", "self-managed", "Fargate", "--nodes 5000 --pods-per-node 20 --mix"}},
 		{[]string{"scenario", "list", "--help"}, []string{"ladder scenario show NAME", "Examples:"}},
 		{[]string{"scenario", "show", "--help"}, []string{"# file: PATH", "--to", "Examples:"}},
 		{[]string{"scenario", "instance-types", "--help"}, []string{"spec.instanceTypes", "Examples:"}},

@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
@@ -74,8 +75,7 @@ func (r *run) runUntil(done func() bool) bool {
 	if done() {
 		return true
 	}
-	r.eng.Run(r.limit, done)
-	return done()
+	return r.eng.Run(r.limit, done) == sim.Done
 }
 
 // upgradeTarget is the playbook's target: to, else spec.upgrade.to, else

@@ -73,14 +73,14 @@ func (r *run) updateAddon(st plan.Step) error {
 		return fmt.Errorf("add-on %s: none of its workloads (%s) runs an image of the add-on to update", st.Name, describeRefs(refs))
 	}
 	r.event("Normal", "AddonUpdating", fmt.Sprintf("add-on %s: %s → %s (UpdateAddon; images %s)", st.Name, from, to, strings.Join(images, ", ")))
-	if err := r.waitFor(func() bool {
+	if err := r.waitFor(r.everySecond(func() bool {
 		for _, w := range refs {
 			if done, _, err := r.kube.RolloutStatus(w.Kind, w.Namespace, w.Name); err != nil || !done {
 				return false
 			}
 		}
 		return true
-	}); err != nil {
+	})); err != nil {
 		return err
 	}
 	r.addonVersions[st.Name] = to

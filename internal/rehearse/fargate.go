@@ -117,7 +117,7 @@ func (r *run) restartFargate(g scenario.NodeGroup, to kubeversion.Minor) error {
 		}
 		return out
 	}()
-	return r.waitFor(func() bool {
+	return r.waitFor(r.everySecond(func() bool {
 		// A Fargate node is disrupted while its pod terminates.
 		disrupted := 0
 		for _, n := range nodes {
@@ -134,7 +134,7 @@ func (r *run) restartFargate(g scenario.NodeGroup, to kubeversion.Minor) error {
 			}
 		}
 		return r.kube.Quiet() && r.groupAt(g.Name, to)
-	})
+	}))
 }
 
 // rolloutRestart is kubectl rollout restart; the applied manifest takes the

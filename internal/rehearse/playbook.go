@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 
@@ -96,6 +97,21 @@ func (r *run) phaseNote(msg string) {
 // errTimeLimit reports that a step was still waiting when the virtual-time
 // limit ran out: the rehearsal is stuck, not failed.
 var errTimeLimit = fmt.Errorf("time limit")
+
+// everySecond wraps a costly condition (kubectl rollout status walks every
+// pod of a DaemonSet) so it is evaluated at most once per virtual second,
+// as a client polling the API would; in between it reports false.
+func (r *run) everySecond(cond func() bool) func() bool {
+	var next time.Time
+	return func() bool {
+		now := r.eng.Now()
+		if now.Before(next) {
+			return false
+		}
+		next = now.Add(time.Second)
+		return cond()
+	}
+}
 
 // waitFor runs the twin until done or the time limit.
 func (r *run) waitFor(done func() bool) error {

@@ -12,7 +12,8 @@ import (
 
 // GenerateOptions shape a synthetic cluster for scale tests.
 type GenerateOptions struct {
-	// Nodes is how many Karpenter nodes run at the start.
+	// Nodes is how many Karpenter nodes run at the start; with Mix, how
+	// many EC2 nodes of every kind (Fargate pods come on top).
 	Nodes int
 	// PodsPerNode is how many application pods each node carries.
 	PodsPerNode int
@@ -28,6 +29,12 @@ type GenerateOptions struct {
 	Namespaces int
 	// NoDrift leaves out the action that switches the EC2NodeClass AMI.
 	NoDrift bool
+	// Mix spreads the nodes over every node-group type — a Karpenter
+	// NodePool, managed groups in place and on a custom AMI, a self-managed
+	// ASG and a Fargate profile — with the EKS add-ons, and upgrades the
+	// cluster with the playbook (spec.upgrade) instead of a drift action;
+	// see generateMix.
+	Mix bool
 }
 
 // podsPerWorkload is the replica count of each generated Deployment.
@@ -44,6 +51,11 @@ func Generate(o GenerateOptions) ([]byte, error) {
 	}
 	if o.PodsPerNode <= 0 || o.PodsPerNode > 200 {
 		return nil, fmt.Errorf("--pods-per-node %d: use 1 to 200", o.PodsPerNode)
+	}
+	if o.Mix {
+		if err := checkMix(o); err != nil {
+			return nil, err
+		}
 	}
 	if o.Version == "" {
 		o.Version = "1.31"
@@ -65,6 +77,9 @@ func Generate(o GenerateOptions) ([]byte, error) {
 	}
 	if o.PodsPerNode+3 > it.MaxPods {
 		return nil, fmt.Errorf("--pods-per-node %d: %s holds at most %d pods, 3 of them daemons", o.PodsPerNode, it.Name, it.MaxPods)
+	}
+	if o.Mix {
+		return generateMix(o, from, target, it)
 	}
 	oldAMI, err := catalog.ResolveAlias("al2023@latest", from.String(), catalog.ArchX8664, time.Time{})
 	if err != nil {
