@@ -292,6 +292,10 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 // firstFit indexes simulation nodes in blocks by their largest free CPU.
 type firstFit struct {
 	maxCPU []int64
+	// fits caches, per pod signature (kube.PodSignature), whether each node
+	// passes the taint and node-affinity checks: 0 not known yet, 1 yes,
+	// 2 no. Those depend only on the pod's signature and the node.
+	fits map[int][]uint8
 }
 
 const firstFitBlock = 32
@@ -319,6 +323,16 @@ func (f *firstFit) update(nodes []simNode, i int) { f.recompute(nodes, i/firstFi
 func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []simNode, idx *firstFit) int {
 	var affinity *nodeaffinity.RequiredNodeAffinity
 	var zones []string
+	zonesKnown := false
+	if idx.fits == nil {
+		idx.fits = map[int][]uint8{}
+	}
+	sig := k.kube.PodSignature(pod)
+	fits := idx.fits[sig]
+	if len(fits) < len(nodes) {
+		fits = append(fits, make([]uint8, len(nodes)-len(fits))...)
+		idx.fits[sig] = fits
+	}
 	for i := 0; i < len(nodes); i++ {
 		if i%firstFitBlock == 0 && idx.maxCPU[i/firstFitBlock] < req.MilliCPU {
 			i += firstFitBlock - 1 // nothing in this block has the CPU
@@ -328,16 +342,23 @@ func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []s
 		if n.excluded || !req.FitsIn(n.free) {
 			continue
 		}
-		if affinity == nil {
-			a := nodeaffinity.GetRequiredNodeAffinity(pod)
-			affinity = &a
-			zones = k.kube.VolumeZones(pod)
+		if fits[i] == 0 {
+			if affinity == nil {
+				a := nodeaffinity.GetRequiredNodeAffinity(pod)
+				affinity = &a
+			}
+			fits[i] = 2
+			if toleratesForScheduling(pod, n.labels.Spec.Taints) {
+				if ok, _ := affinity.Match(n.labels); ok {
+					fits[i] = 1
+				}
+			}
 		}
-		if !toleratesForScheduling(pod, n.labels.Spec.Taints) {
+		if fits[i] != 1 {
 			continue
 		}
-		if ok, _ := affinity.Match(n.labels); !ok {
-			continue
+		if !zonesKnown {
+			zones, zonesKnown = k.kube.VolumeZones(pod), true
 		}
 		if !zoneAllowed(zones, n.labels.Labels[corev1.LabelTopologyZone]) {
 			continue

@@ -507,6 +507,16 @@ func (c *Cluster) Workloads() []WorkloadStatus {
 	return out
 }
 
+// PodSignature numbers the pod's combination of tolerations, node selector
+// and required node affinity: two pods with the same number pass the same
+// taint and node-affinity checks on every node.
+func (c *Cluster) PodSignature(pod *corev1.Pod) int {
+	if ps, ok := c.byPod[pod]; ok {
+		return ps.sig
+	}
+	return c.signature(&pod.Spec)
+}
+
 // signature numbers the distinct combinations of the pod fields the
 // scheduler's node-only filters read: tolerations, node selector and
 // required node affinity.
