@@ -96,7 +96,7 @@ func (r *run) restartFargate(g scenario.NodeGroup, to kubeversion.Minor) error {
 	}
 	if len(bare) > 0 {
 		sort.Strings(bare)
-		return fmt.Errorf("Fargate profile %s: pod(s) %s have no Deployment or StatefulSet to restart; delete and recreate them to move them to %s", g.Name, strings.Join(bare, ", "), to)
+		return fmt.Errorf("node group %s (Fargate profile): pod(s) %s have no Deployment or StatefulSet to restart; delete and recreate them to move them to %s", g.Name, strings.Join(bare, ", "), to)
 	}
 	sort.Slice(refs, func(i, j int) bool {
 		a, b := refs[i], refs[j]
@@ -104,7 +104,7 @@ func (r *run) restartFargate(g scenario.NodeGroup, to kubeversion.Minor) error {
 	})
 	for _, w := range refs {
 		if err := r.rolloutRestart(w.kind, w.namespace, w.name); err != nil {
-			return fmt.Errorf("Fargate profile %s: %v", g.Name, err)
+			return fmt.Errorf("node group %s (Fargate profile): %v", g.Name, err)
 		}
 		r.event("Normal", "RolloutRestarted", fmt.Sprintf("Fargate profile %s: kubectl rollout restart %s/%s -n %s", g.Name, strings.ToLower(w.kind), w.name, w.namespace))
 	}

@@ -81,18 +81,18 @@ type Cluster struct {
 	pvs            map[string]*corev1.PersistentVolume
 	storageClasses map[string]*storagev1.StorageClass
 
-	scheduler   *sim.Trigger
-	daemonSets  *sim.Trigger
-	nextStart   int
-	podSeq      uint64
-	uidSeq      uint64
-	tracking    bool
+	scheduler  *sim.Trigger
+	daemonSets *sim.Trigger
+	nextStart  int
+	podSeq     uint64
+	uidSeq     uint64
+	tracking   bool
 	// trackedSince is when StartTracking was called.
 	trackedSince time.Time
-	unschedHook []func()
-	podHook     []func(node string)
-	nodeHook    []func(node string)
-	log         func(Event)
+	unschedHook  []func()
+	podHook      []func(node string)
+	nodeHook     []func(node string)
+	log          func(Event)
 
 	// admission.go: mutating admission and pod lifecycle hooks.
 	admitHooks   []func(*corev1.Pod)
