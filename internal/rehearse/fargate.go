@@ -41,9 +41,10 @@ func (r *run) addFargateProfiles() error {
 }
 
 // fargateKubelet is the kubelet a Fargate pod starts with: the control
-// plane's minor at its newest patch ("Any new Pods that are launched on
-// Fargate have a kubelet version that matches your cluster version"),
-// taken from the newest AL2023 AMI of that minor.
+// plane's minor ("Any new Pods that are launched on Fargate have a kubelet
+// version that matches your cluster version") at its most recent patch
+// ("All Fargate Pods start on the most recent Kubernetes patch version";
+// semantics.md §E), taken from the newest AL2023 AMI of that minor.
 func (r *run) fargateKubelet() string {
 	minor := r.cp.Version().String()
 	if v, ok := r.fargateKubelets[minor]; ok {
@@ -70,21 +71,23 @@ func (r *run) fargateEvent(e fargate.Event) {
 // status until each is done and every pod of the profile runs on a node of
 // the new version.
 func (r *run) restartFargate(g scenario.NodeGroup, to kubeversion.Minor) error {
-	type ref struct{ kind, namespace, name string }
-	seen := map[ref]bool{}
-	var refs []ref
-	var bare []string
+	var nodes []string // the profile's nodes
 	for _, n := range r.kube.Nodes() {
-		if name, _ := r.nodeGroup(n); name != g.Name {
+		if p, ok := r.fargate.ProfileOf(n.Name); ok && p == g.Name {
+			nodes = append(nodes, n.Name)
+		}
+	}
+	seen := map[scenario.WorkloadRef]bool{}
+	var refs []scenario.WorkloadRef
+	var bare []string
+	for _, name := range nodes {
+		if v, err := kubeversion.Parse(r.kube.Node(name).Status.NodeInfo.KubeletVersion); err == nil && v == to {
 			continue
 		}
-		if v, err := kubeversion.Parse(n.Status.NodeInfo.KubeletVersion); err == nil && v == to {
-			continue
-		}
-		for _, p := range r.kube.PodsOnNode(n.Name) {
+		for _, p := range r.kube.PodsOnNode(name) {
 			kind, owner := r.kube.PodOwner(p.Namespace, p.Name)
 			if kind == "Deployment" || kind == "StatefulSet" {
-				k := ref{kind, p.Namespace, owner}
+				k := scenario.WorkloadRef{Kind: kind, Namespace: p.Namespace, Name: owner}
 				if !seen[k] {
 					seen[k] = true
 					refs = append(refs, k)
@@ -100,23 +103,14 @@ func (r *run) restartFargate(g scenario.NodeGroup, to kubeversion.Minor) error {
 	}
 	sort.Slice(refs, func(i, j int) bool {
 		a, b := refs[i], refs[j]
-		return a.kind+"/"+a.namespace+"/"+a.name < b.kind+"/"+b.namespace+"/"+b.name
+		return objectKey(a.Kind, a.Namespace, a.Name) < objectKey(b.Kind, b.Namespace, b.Name)
 	})
 	for _, w := range refs {
-		if err := r.rolloutRestart(w.kind, w.namespace, w.name); err != nil {
+		if err := r.rolloutRestart(w.Kind, w.Namespace, w.Name); err != nil {
 			return fmt.Errorf("node group %s (Fargate profile): %v", g.Name, err)
 		}
-		r.event("Normal", "RolloutRestarted", fmt.Sprintf("Fargate profile %s: kubectl rollout restart %s/%s -n %s", g.Name, strings.ToLower(w.kind), w.name, w.namespace))
+		r.event("Normal", "RolloutRestarted", fmt.Sprintf("Fargate profile %s: kubectl rollout restart %s/%s -n %s", g.Name, strings.ToLower(w.Kind), w.Name, w.Namespace))
 	}
-	nodes := func() []string {
-		var out []string
-		for _, n := range r.kube.Nodes() {
-			if p, ok := r.fargate.ProfileOf(n.Name); ok && p == g.Name {
-				out = append(out, n.Name)
-			}
-		}
-		return out
-	}()
 	return r.waitFor(r.everySecond(func() bool {
 		// A Fargate node is disrupted while its pod terminates.
 		disrupted := 0
@@ -129,7 +123,7 @@ func (r *run) restartFargate(g scenario.NodeGroup, to kubeversion.Minor) error {
 		}
 		r.fargateMaxDisrupted[g.Name] = max(r.fargateMaxDisrupted[g.Name], disrupted)
 		for _, w := range refs {
-			if done, _, err := r.kube.RolloutStatus(w.kind, w.namespace, w.name); err != nil || !done {
+			if done, _, err := r.kube.RolloutStatus(w.Kind, w.Namespace, w.Name); err != nil || !done {
 				return false
 			}
 		}

@@ -95,9 +95,12 @@ func AddonImage(addon, image string, v AddonVersion) (string, bool) {
 }
 
 // CheckAddonUpdate is UpdateAddon's validation in the twin: a known
-// add-on, no downgrade, one add-on minor at a time (§E), and for
-// kube-proxy the skew policy against the API server and every kubelet
-// (§D.4). kubelets maps node names to kubelet versions.
+// add-on, one add-on minor at a time ("may only be upgraded one minor
+// version at a time", semantics.md §E), and for kube-proxy the skew policy
+// against the API server and every kubelet (§D.4). kubelets maps node names
+// to kubelet versions. Refusing a downgrade is the twin's own guard: the
+// reference says nothing of add-on downgrades, and a playbook only moves
+// add-ons up.
 func CheckAddonUpdate(addon, from, to string, cluster kubeversion.Minor, kubelets map[string]string) error {
 	if _, ok := addonImages[addon]; !ok {
 		return fmt.Errorf("add-on %s is not one the twin models (vpc-cni, coredns, kube-proxy, aws-ebs-csi-driver)", addon)
