@@ -250,6 +250,9 @@ type simBase struct {
 	// packed alone; it is valid for items[:placed].
 	assign []int
 	placed int
+	// static lists the nodes each pod signature may use; it follows the
+	// capacity's order.
+	static *staticFit
 }
 
 // newSimBase gathers a pass's shared simulation state.
@@ -290,9 +293,18 @@ func (k *Karpenter) newSimBase() *simBase {
 		b.index[b.capacity[i].name] = i
 	}
 	b.items = k.podItems(pods)
-	nodes := append([]simNode(nil), b.capacity...)
-	idx := newFirstFit(nodes)
-	b.assign = make([]int, len(b.items))
+	b.static = newStaticFit()
+	k.packBase(b)
+	return b
+}
+
+// packBase packs the base pods alone onto the capacity and records where
+// each went, up to the first that needs a new NodeClaim.
+func (k *Karpenter) packBase(b *simBase) {
+	nodes := append(k.baseNodes[:0], b.capacity...)
+	k.baseNodes = nodes
+	idx := newFirstFit(nodes, b.static)
+	b.assign = b.assign[:0]
 	b.placed = len(b.items)
 	for i, it := range b.items {
 		j := k.placeExisting(it.pod, it.req, nodes, idx)
@@ -302,20 +314,18 @@ func (k *Karpenter) newSimBase() *simBase {
 		}
 		nodes[j].free = nodes[j].free.Sub(it.req)
 		idx.update(nodes, j)
-		b.assign[i] = j
+		b.assign = append(b.assign, j)
 	}
-	return b
 }
 
 // updateSimBase brings a pass's base up to date after a command started:
 // its candidate leaves the capacity, its pods' nominations reserve room on
 // their targets, and its replacements join as capacity still initializing.
-// It reports false when the base must be rebuilt instead (base pods were
-// packed against the old capacity).
+// The base pods are packed again against the new capacity: the result is
+// the base a fresh pass would build (the command's own pods are nominated,
+// so they do not join the base). It reports false when the base must be
+// rebuilt instead.
 func (k *Karpenter) updateSimBase(b *simBase, cmd *command) bool {
-	if len(b.items) > 0 {
-		return false
-	}
 	for _, c := range cmd.candidates {
 		if i, ok := b.index[c.claim.Node]; ok {
 			b.capacity[i].excluded = true
@@ -343,7 +353,7 @@ func (k *Karpenter) updateSimBase(b *simBase, cmd *command) bool {
 			r.proto = k.prototypeNode(p, r.labels)
 		}
 		free := k.smallestAllocatable(r.options).Sub(k.daemonOverhead(p, r.proto)).Sub(k.reservedOn["nodeclaim/"+r.Name])
-		b.capacity = append(b.capacity, simNode{name: "nodeclaim/" + r.Name, labels: r.proto, free: free})
+		b.capacity = append(b.capacity, simNode{name: "nodeclaim/" + r.Name, labels: r.proto, free: free, fit: k.fitRowFor("nodeclaim/" + r.Name)})
 	}
 	// Keep the uninitialized tail in name order, and the index with it.
 	first := len(b.capacity)
@@ -352,8 +362,12 @@ func (k *Karpenter) updateSimBase(b *simBase, cmd *command) bool {
 	}
 	tail := b.capacity[first:]
 	sort.SliceStable(tail, func(i, j int) bool { return tail[i].name < tail[j].name })
+	b.static = newStaticFit() // positions moved
 	for i := first; i < len(b.capacity); i++ {
 		b.index[b.capacity[i].name] = i
+	}
+	if len(b.items) > 0 {
+		k.packBase(b)
 	}
 	return true
 }

@@ -141,6 +141,10 @@ type Karpenter struct {
 	// simNodes and simPtrs are existingCapacity's reused buffers.
 	simNodes  []simNode
 	simPtrs   []*simNode
+	baseNodes []simNode // packBase's buffer
+	// fitRows caches each node's taint and affinity results per pod
+	// signature across simulations; a node's row is dropped when it changes.
+	fitRows   map[string]*fitRow
 	typeFacts map[string]*typeFacts
 }
 
@@ -191,11 +195,13 @@ func New(eng *sim.Engine, kc *kube.Cluster, cloud *ec2.Cloud, opts Options) *Kar
 		reservedOn:    map[string]kube.Resources{},
 		nominatedOn:   map[string]int{},
 		typeFacts:     map[string]*typeFacts{},
+		fitRows:       map[string]*fitRow{},
 	}
 	k.version = opts.ControlPlaneVersion()
 	k.batch.k = k
 	k.disrupting = eng.NewTrigger(k.disrupt)
 	kc.OnUnschedulable(k.batch.trigger)
+	kc.OnNodeChange(func(node string) { delete(k.fitRows, node) })
 	eng.Every(disruptionPollingPeriod, k.disrupt)
 	eng.Every(versionPollPeriod, k.discoverVersion)
 	eng.Every(amiRefreshPeriod, k.refreshAMIs)

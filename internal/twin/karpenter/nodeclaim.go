@@ -280,6 +280,7 @@ func (k *Karpenter) launch(claim *NodeClaim) {
 		}
 		k.log(Event{Type: "Warning", Code: "LaunchFailed", Message: "failed launching nodeclaim: " + msg, NodePool: claim.NodePool, NodeClaim: claim.Name})
 		delete(k.claims, claim.Name)
+		delete(k.fitRows, "nodeclaim/"+claim.Name)
 		k.sortedClaims = nil
 		k.commandProgress() // a command waiting for this replacement fails now
 		k.batch.trigger()

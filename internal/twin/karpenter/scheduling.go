@@ -29,7 +29,26 @@ type simNode struct {
 	labels      *corev1.Node // labels and taints used for feasibility
 	free        kube.Resources
 	initialized bool
-	excluded    bool // the candidate being simulated away
+	excluded    bool    // the candidate being simulated away
+	fit         *fitRow // the node's cached taint and affinity results
+}
+
+// fitRow caches, per pod signature (kube.PodSignature), whether one node
+// passes the taint and node-affinity checks: 0 not known yet, 1 yes, 2 no.
+// Those depend only on the pod's signature and the node's labels and
+// taints, so a row lives across simulations and disruption passes until the
+// node changes (Karpenter.fitRows).
+type fitRow struct{ v []uint8 }
+
+// fitRowFor returns the cached row of a node ("nodeclaim/NAME" for an
+// in-flight NodeClaim, whose prototype never changes).
+func (k *Karpenter) fitRowFor(name string) *fitRow {
+	row := k.fitRows[name]
+	if row == nil {
+		row = &fitRow{}
+		k.fitRows[name] = row
+	}
+	return row
 }
 
 // sortCapacity orders existing capacity as Karpenter's scheduler tries it:
@@ -95,7 +114,7 @@ func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
 		if r, ok := k.reservedOn[key]; ok {
 			free = free.Sub(r)
 		}
-		add(simNode{name: n.Name, labels: n, free: free, initialized: k.initializedCapacity(n.Name)})
+		add(simNode{name: n.Name, labels: n, free: free, initialized: k.initializedCapacity(n.Name), fit: k.fitRowFor(n.Name)})
 	}
 	// In-flight NodeClaims: launched or not, not yet a node.
 	for _, c := range k.NodeClaims() {
@@ -111,7 +130,7 @@ func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
 		}
 		proto := c.proto
 		free := k.smallestAllocatable(c.options).Sub(k.daemonOverhead(p, proto)).Sub(k.reservedOn["nodeclaim/"+c.Name])
-		add(simNode{name: "nodeclaim/" + c.Name, labels: proto, free: free})
+		add(simNode{name: "nodeclaim/" + c.Name, labels: proto, free: free, fit: k.fitRowFor("nodeclaim/" + c.Name)})
 	}
 	k.simPtrs = k.simPtrs[:0]
 	for i := range k.simNodes {
@@ -256,7 +275,11 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 	// existing is in the scheduler's order (sortCapacity); a pod takes the
 	// first node that fits (scheduler.go addToExistingNode). Blocks of nodes
 	// remember their largest free CPU so the search skips full stretches.
-	idx := newFirstFit(existing)
+	var static *staticFit
+	if decide != nil {
+		static = decide.static
+	}
+	idx := newFirstFit(existing, static)
 	for {
 		it, ok := sorted.next()
 		if !ok {
@@ -289,19 +312,62 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 	}
 }
 
-// firstFit indexes simulation nodes in blocks by their largest free CPU.
+// firstFit indexes simulation nodes in blocks by their largest free CPU,
+// and per pod signature by the nodes whose taints and labels admit it.
 type firstFit struct {
 	maxCPU []int64
-	// fits caches, per pod signature (kube.PodSignature), whether each node
-	// passes the taint and node-affinity checks: 0 not known yet, 1 yes,
-	// 2 no. Those depend only on the pod's signature and the node.
-	fits map[int][]uint8
+	static *staticFit
 }
 
 const firstFitBlock = 32
 
-func newFirstFit(nodes []simNode) *firstFit {
-	f := &firstFit{maxCPU: make([]int64, (len(nodes)+firstFitBlock-1)/firstFitBlock)}
+// staticFit lists, per pod signature, the positions of the simulation's
+// nodes that pass the taint and node-affinity checks, in capacity order. It
+// holds while the capacity's order and the nodes' labels and taints do: a
+// disruption pass shares one across its simulations (simBase.static).
+type staticFit struct {
+	lists map[int][]int32
+}
+
+func newStaticFit() *staticFit { return &staticFit{lists: map[int][]int32{}} }
+
+// list returns the positions of nodes that admit pod's signature sig.
+func (s *staticFit) list(pod *corev1.Pod, sig int, nodes []simNode) []int32 {
+	if l, ok := s.lists[sig]; ok {
+		return l
+	}
+	var affinity *nodeaffinity.RequiredNodeAffinity
+	l := []int32{}
+	for i := range nodes {
+		row := nodes[i].fit
+		if sig >= len(row.v) {
+			row.v = append(row.v, make([]uint8, sig+1-len(row.v))...)
+		}
+		if row.v[sig] == 0 {
+			if affinity == nil {
+				a := nodeaffinity.GetRequiredNodeAffinity(pod)
+				affinity = &a
+			}
+			row.v[sig] = 2
+			if toleratesForScheduling(pod, nodes[i].labels.Spec.Taints) {
+				if ok, _ := affinity.Match(nodes[i].labels); ok {
+					row.v[sig] = 1
+				}
+			}
+		}
+		if row.v[sig] == 1 {
+			l = append(l, int32(i))
+		}
+	}
+	s.lists[sig] = l
+	return l
+}
+
+func newFirstFit(nodes []simNode, static *staticFit) *firstFit {
+	if static == nil {
+		static = newStaticFit()
+	}
+	f := &firstFit{maxCPU: make([]int64, (len(nodes)+firstFitBlock-1)/firstFitBlock), static: static}
 	for b := range f.maxCPU {
 		f.recompute(nodes, b)
 	}
@@ -320,41 +386,18 @@ func (f *firstFit) recompute(nodes []simNode, b int) {
 
 func (f *firstFit) update(nodes []simNode, i int) { f.recompute(nodes, i/firstFitBlock) }
 
+// placeExisting returns the first node in capacity order that admits the
+// pod and has room for it, or -1.
 func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []simNode, idx *firstFit) int {
-	var affinity *nodeaffinity.RequiredNodeAffinity
 	var zones []string
 	zonesKnown := false
-	if idx.fits == nil {
-		idx.fits = map[int][]uint8{}
-	}
-	sig := k.kube.PodSignature(pod)
-	fits := idx.fits[sig]
-	if len(fits) < len(nodes) {
-		fits = append(fits, make([]uint8, len(nodes)-len(fits))...)
-		idx.fits[sig] = fits
-	}
-	for i := 0; i < len(nodes); i++ {
-		if i%firstFitBlock == 0 && idx.maxCPU[i/firstFitBlock] < req.MilliCPU {
-			i += firstFitBlock - 1 // nothing in this block has the CPU
-			continue
+	for _, p := range idx.static.list(pod, k.kube.PodSignature(pod), nodes) {
+		i := int(p)
+		if idx.maxCPU[i/firstFitBlock] < req.MilliCPU {
+			continue // nothing in this block has the CPU
 		}
 		n := &nodes[i]
 		if n.excluded || !req.FitsIn(n.free) {
-			continue
-		}
-		if fits[i] == 0 {
-			if affinity == nil {
-				a := nodeaffinity.GetRequiredNodeAffinity(pod)
-				affinity = &a
-			}
-			fits[i] = 2
-			if toleratesForScheduling(pod, n.labels.Spec.Taints) {
-				if ok, _ := affinity.Match(n.labels); ok {
-					fits[i] = 1
-				}
-			}
-		}
-		if fits[i] != 1 {
 			continue
 		}
 		if !zonesKnown {

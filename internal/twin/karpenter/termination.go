@@ -117,6 +117,7 @@ func (k *Karpenter) removeNodeClaim(c *NodeClaim) {
 		return
 	}
 	delete(k.claims, c.Name)
+	delete(k.fitRows, "nodeclaim/"+c.Name)
 	k.sortedClaims = nil
 	if c.Node != "" {
 		delete(k.byNode, c.Node)

@@ -109,6 +109,11 @@ type Cluster struct {
 	dsGeneration uint64
 
 	feasibleBuf []*nodeState // findNode's reused buffer
+	// staticLists holds, per workload pod signature, the positions in
+	// nodeList of the nodes that pass the node-only filters, valid while
+	// nodeGen (bumped by every node change) is unchanged.
+	staticLists map[int]*staticList
+	nodeGen     uint64
 	drainBlocks []*DrainBlock
 	signatures  map[string]int
 }

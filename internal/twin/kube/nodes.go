@@ -147,6 +147,7 @@ func (c *Cluster) RemoveNode(name, reason string) error {
 
 func (c *Cluster) nodeChanged(name string) {
 	c.capacityGen++
+	c.nodeGen++
 	if ns, ok := c.nodes[name]; ok {
 		ns.zoneName = ns.node.Labels[corev1.LabelTopologyZone]
 		ns.zoneIdx = c.zoneIndex(ns.zoneName)

@@ -122,11 +122,32 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 	feasible := c.feasibleBuf[:0]
 	defer func() { c.feasibleBuf = feasible[:0] }()
 	processed := 0
-	for i := 0; i < total && len(feasible) < want; i++ {
-		ns := c.nodeList[(c.nextStart+i)%total]
-		processed++
-		if c.feasible(ps, ns, affinity) {
+	if w := ps.owner; w != nil && w.kind != "Pod" {
+		// The same walk, over only the nodes that pass the node-only
+		// filters: the nodes in between would all have failed them.
+		list := c.staticList(ps, affinity)
+		first := sort.Search(len(list), func(i int) bool { return int(list[i]) >= c.nextStart })
+		last := -1
+		for k := 0; k < len(list) && len(feasible) < want; k++ {
+			pos := int(list[(first+k)%len(list)])
+			ns := c.nodeList[pos]
+			if !ps.req.FitsIn(ns.free()) || (ps.hasClaims && c.volumeFits(ps.pod, ns) != "") {
+				continue
+			}
 			feasible = append(feasible, ns)
+			last = pos
+		}
+		processed = total
+		if len(feasible) == want {
+			processed = (last-c.nextStart+total)%total + 1
+		}
+	} else {
+		for i := 0; i < total && len(feasible) < want; i++ {
+			ns := c.nodeList[(c.nextStart+i)%total]
+			processed++
+			if c.feasible(ps, ns, affinity) {
+				feasible = append(feasible, ns)
+			}
 		}
 	}
 	c.nextStart = (c.nextStart + processed) % total
@@ -189,6 +210,50 @@ func (c *Cluster) feasible(ps *podState, ns *nodeState, affinity nodeaffinity.Re
 		return false
 	}
 	return !ps.hasClaims || c.volumeFits(ps.pod, ns) == ""
+}
+
+// staticList is the positions in nodeList of the nodes that pass a
+// workload pod signature's node-only filters (staticFilter), in order.
+type staticList struct {
+	gen       uint64
+	positions []int32
+}
+
+// staticList returns the nodes a workload pod's signature may use, built
+// again after any node changed.
+func (c *Cluster) staticList(ps *podState, affinity nodeaffinity.RequiredNodeAffinity) []int32 {
+	if c.staticLists == nil {
+		c.staticLists = map[int]*staticList{}
+	}
+	l := c.staticLists[ps.sig]
+	if l == nil {
+		l = &staticList{}
+		c.staticLists[ps.sig] = l
+	} else if l.gen == c.nodeGen {
+		return l.positions
+	}
+	l.gen, l.positions = c.nodeGen, l.positions[:0]
+	for i, ns := range c.nodeList {
+		if c.staticFits(ps, ns, affinity) {
+			l.positions = append(l.positions, int32(i))
+		}
+	}
+	return l.positions
+}
+
+// staticFits runs staticFilter through the node's cache.
+func (c *Cluster) staticFits(ps *podState, ns *nodeState, affinity nodeaffinity.RequiredNodeAffinity) bool {
+	sig := ps.sig
+	if sig >= len(ns.static) {
+		ns.static = append(ns.static, make([]int8, sig+1-len(ns.static))...)
+	}
+	if ns.static[sig] == staticUnknown {
+		ns.static[sig] = staticFails
+		if c.staticFilter(ps, ns, affinity) == "" {
+			ns.static[sig] = staticFits
+		}
+	}
+	return ns.static[sig] == staticFits
 }
 
 const (
