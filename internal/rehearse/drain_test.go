@@ -74,7 +74,7 @@ func rehearseDrain(t *testing.T, replicas string, pinned bool) *report.Report {
 // below its PDB.
 func TestDrainActionHonoursPDBs(t *testing.T) {
 	rep := rehearseDrain(t, "1", true)
-	if rep.Status != report.Failed || !strings.Contains(rep.Failure, "drain did not complete within 2m0s") {
+	if rep.Status != report.Failed || !strings.Contains(rep.Failure, "global timeout reached: 2m0s") {
 		t.Fatalf("status %s, failure %q; want failed at the drain timeout", rep.Status, rep.Failure)
 	}
 	if len(rep.Blocked) != 1 || rep.Blocked[0].PDB != "default/web" || rep.Blocked[0].Seconds != 120 {

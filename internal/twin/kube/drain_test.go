@@ -143,7 +143,7 @@ func TestDrainFails(t *testing.T) {
 				must(t, c.Apply(pdb("web", "web", 1)))
 			},
 			opts: DrainOptions{Timeout: 30 * time.Second},
-			want: "drain did not complete within 30s",
+			want: "global timeout reached: 30s",
 		},
 	}
 	for _, tc := range cases {
