@@ -2,6 +2,7 @@ package eviction
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -181,15 +182,21 @@ func expectedScale(pods []*corev1.Pod, scale ScaleFunc) (expectedCount int32, un
 		}
 		return -1
 	}
+	// seen holds the controllerRefs already resolved: upstream checks the
+	// map by the pod's controllerRef UID but fills it by the scale's owner
+	// (a ReplicaSet's pods resolve to their Deployment), so it resolves
+	// every pod again; the result is the same for the same ref.
+	var seen []types.UID
 	for _, pod := range pods {
 		ref := ControllerOf(pod)
 		if ref == nil {
 			unmanaged = append(unmanaged, pod.Name)
 			continue
 		}
-		if find(ref.UID) >= 0 {
+		if slices.Contains(seen, ref.UID) || find(ref.UID) >= 0 {
 			continue
 		}
+		seen = append(seen, ref.UID)
 		var (
 			uid      types.UID
 			replicas int32

@@ -40,7 +40,7 @@ const DefaultProvision = 45 * time.Second
 // Cluster is what the Fargate scheduler needs from Kubernetes: the
 // admission hook, pod events, the binding subresource and nodes.
 type Cluster interface {
-	OnAdmit(fn func(pod *corev1.Pod))
+	OnAdmit(fn func(pod *corev1.Pod) (changed bool))
 	OnPodCreated(fn func(pod *corev1.Pod))
 	OnPodDeleted(fn func(pod *corev1.Pod))
 	Bind(namespace, name, node string) error
@@ -157,16 +157,17 @@ func (f *Fargate) profileFor(pod *corev1.Pod) (Profile, bool) {
 
 // admit is EKS's mutating webhook: a pod a profile selects gets the Fargate
 // scheduler and the profile's label.
-func (f *Fargate) admit(pod *corev1.Pod) {
+func (f *Fargate) admit(pod *corev1.Pod) bool {
 	p, ok := f.profileFor(pod)
 	if !ok || pod.Spec.NodeName != "" {
-		return
+		return false
 	}
 	pod.Spec.SchedulerName = SchedulerName
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}
 	pod.Labels[LabelFargateProfile] = p.Name
+	return true
 }
 
 // created is the Fargate scheduler seeing a new pod: it provisions the pod's

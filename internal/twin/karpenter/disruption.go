@@ -303,7 +303,8 @@ func (k *Karpenter) newSimBase() *simBase {
 func (k *Karpenter) packBase(b *simBase) {
 	nodes := append(k.baseNodes[:0], b.capacity...)
 	k.baseNodes = nodes
-	idx := newFirstFit(nodes, b.static)
+	idx := k.newFirstFit(nodes, b.static)
+	defer k.releaseFirstFit(idx)
 	b.assign = b.assign[:0]
 	b.placed = len(b.items)
 	for i, it := range b.items {

@@ -142,6 +142,7 @@ type Karpenter struct {
 	simNodes  []simNode
 	simPtrs   []*simNode
 	baseNodes []simNode // packBase's buffer
+	firstFits *firstFit // a released firstFit, reused by the next packing
 	// fitRows caches each node's taint and affinity results per pod
 	// signature across simulations; a node's row is dropped when it changes.
 	fitRows   map[string]*fitRow

@@ -2,6 +2,7 @@ package karpenter
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -279,7 +280,8 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 	if decide != nil {
 		static = decide.static
 	}
-	idx := newFirstFit(existing, static)
+	idx := k.newFirstFit(existing, static)
+	defer k.releaseFirstFit(idx)
 	for {
 		it, ok := sorted.next()
 		if !ok {
@@ -312,14 +314,24 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 	}
 }
 
-// firstFit indexes simulation nodes in blocks by their largest free CPU,
-// and per pod signature by the nodes whose taints and labels admit it.
+// firstFit finds, for a pod, the first node in capacity order that admits
+// it and has room: per pod signature it walks the nodes whose taints and
+// labels admit the signature (staticFit), through a tree of their largest
+// free CPU that skips full stretches in O(log n).
 type firstFit struct {
-	maxCPU []int64
 	static *staticFit
+	trees  map[int]*fitTree
+	order  []*fitTree // trees in creation order, for update
+	spare  []*fitTree // released trees, whose storage is reused
 }
 
-const firstFitBlock = 32
+// fitTree is a max segment tree of free CPU over one signature's node list;
+// an excluded node counts as -1.
+type fitTree struct {
+	pos  []int32 // positions in the simulation's nodes, ascending
+	size int     // leaves: a power of two ≥ len(pos)
+	max  []int64
+}
 
 // staticFit lists, per pod signature, the positions of the simulation's
 // nodes that pass the taint and node-affinity checks, in capacity order. It
@@ -363,39 +375,113 @@ func (s *staticFit) list(pod *corev1.Pod, sig int, nodes []simNode) []int32 {
 	return l
 }
 
-func newFirstFit(nodes []simNode, static *staticFit) *firstFit {
+func (k *Karpenter) newFirstFit(nodes []simNode, static *staticFit) *firstFit {
 	if static == nil {
 		static = newStaticFit()
 	}
-	f := &firstFit{maxCPU: make([]int64, (len(nodes)+firstFitBlock-1)/firstFitBlock), static: static}
-	for b := range f.maxCPU {
-		f.recompute(nodes, b)
+	f := k.firstFits
+	if f == nil {
+		f = &firstFit{trees: map[int]*fitTree{}}
 	}
+	k.firstFits = nil
+	f.static = static
 	return f
 }
 
-func (f *firstFit) recompute(nodes []simNode, b int) {
-	max := int64(-1)
-	for i := b * firstFitBlock; i < len(nodes) && i < (b+1)*firstFitBlock; i++ {
-		if !nodes[i].excluded && nodes[i].free.MilliCPU > max {
-			max = nodes[i].free.MilliCPU
-		}
-	}
-	f.maxCPU[b] = max
+// releaseFirstFit keeps f's storage for the next packing: a disruption pass
+// packs thousands of times.
+func (k *Karpenter) releaseFirstFit(f *firstFit) {
+	clear(f.trees)
+	f.spare = append(f.spare, f.order...)
+	f.order = f.order[:0]
+	f.static = nil
+	k.firstFits = f
 }
 
-func (f *firstFit) update(nodes []simNode, i int) { f.recompute(nodes, i/firstFitBlock) }
+// tree returns signature sig's tree, built from the nodes' current room.
+func (f *firstFit) tree(pod *corev1.Pod, sig int, nodes []simNode) *fitTree {
+	if t := f.trees[sig]; t != nil {
+		return t
+	}
+	pos := f.static.list(pod, sig, nodes)
+	var t *fitTree
+	if n := len(f.spare); n > 0 {
+		t, f.spare = f.spare[n-1], f.spare[:n-1]
+	} else {
+		t = &fitTree{}
+	}
+	t.pos, t.size = pos, 1
+	for t.size < len(pos) {
+		t.size *= 2
+	}
+	if cap(t.max) < 2*t.size {
+		t.max = make([]int64, 2*t.size)
+	}
+	t.max = t.max[:2*t.size]
+	for k := range t.size {
+		t.max[t.size+k] = -1
+		if k < len(pos) {
+			t.max[t.size+k] = roomCPU(&nodes[pos[k]])
+		}
+	}
+	for n := t.size - 1; n >= 1; n-- {
+		t.max[n] = max(t.max[2*n], t.max[2*n+1])
+	}
+	f.trees[sig] = t
+	f.order = append(f.order, t)
+	return t
+}
+
+func roomCPU(n *simNode) int64 {
+	if n.excluded {
+		return -1
+	}
+	return n.free.MilliCPU
+}
+
+// update records that node i's room changed.
+func (f *firstFit) update(nodes []simNode, i int) {
+	for _, t := range f.order {
+		k, found := slices.BinarySearch(t.pos, int32(i))
+		if !found {
+			continue
+		}
+		n := t.size + k
+		t.max[n] = roomCPU(&nodes[i])
+		for n /= 2; n >= 1; n /= 2 {
+			t.max[n] = max(t.max[2*n], t.max[2*n+1])
+		}
+	}
+}
+
+// first returns the first list index at or after from whose node has at
+// least cpu free, or -1.
+func (t *fitTree) first(from int, cpu int64) int {
+	return t.find(1, 0, t.size, from, cpu)
+}
+
+func (t *fitTree) find(n, lo, hi, from int, cpu int64) int {
+	if hi <= from || t.max[n] < cpu {
+		return -1
+	}
+	if hi-lo == 1 {
+		return lo
+	}
+	mid := (lo + hi) / 2
+	if r := t.find(2*n, lo, mid, from, cpu); r >= 0 {
+		return r
+	}
+	return t.find(2*n+1, mid, hi, from, cpu)
+}
 
 // placeExisting returns the first node in capacity order that admits the
 // pod and has room for it, or -1.
 func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []simNode, idx *firstFit) int {
 	var zones []string
 	zonesKnown := false
-	for _, p := range idx.static.list(pod, k.kube.PodSignature(pod), nodes) {
-		i := int(p)
-		if idx.maxCPU[i/firstFitBlock] < req.MilliCPU {
-			continue // nothing in this block has the CPU
-		}
+	t := idx.tree(pod, k.kube.PodSignature(pod), nodes)
+	for at := t.first(0, req.MilliCPU); at >= 0; at = t.first(at+1, req.MilliCPU) {
+		i := int(t.pos[at])
 		n := &nodes[i]
 		if n.excluded || !req.FitsIn(n.free) {
 			continue

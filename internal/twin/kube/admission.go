@@ -22,9 +22,13 @@ import (
 // every pod the cluster creates (controllers' pods and applied bare pods)
 // after the API server's defaulting (schedulerName, grace period) and
 // before the pod is stored and scheduled — where a mutating admission
-// webhook runs. A pod whose schedulerName a hook sets to another scheduler
-// is left Pending by the default scheduler until Bind.
-func (c *Cluster) OnAdmit(fn func(pod *corev1.Pod)) { c.admitHooks = append(c.admitHooks, fn) }
+// webhook runs — and reports whether it changed the pod (a pod no hook
+// changed shares its template's requests and scheduling signature). A pod
+// whose schedulerName a hook sets to another scheduler is left Pending by
+// the default scheduler until Bind.
+func (c *Cluster) OnAdmit(fn func(pod *corev1.Pod) (changed bool)) {
+	c.admitHooks = append(c.admitHooks, fn)
+}
 
 // OnPodCreated registers fn to run after a pod is stored (and bound, when
 // it named its node). fn must not keep the pod beyond read-only use.
@@ -39,15 +43,19 @@ func (c *Cluster) OnPodDeleted(fn func(pod *corev1.Pod)) {
 	c.deletedHooks = append(c.deletedHooks, fn)
 }
 
-// admit runs the admission hooks on a new pod and reports whether any ran.
+// admit runs the admission hooks on a new pod and reports whether any
+// changed it.
 func (c *Cluster) admit(pod *corev1.Pod) bool {
+	changed := false
 	for _, h := range c.admitHooks {
-		h(pod)
+		if h(pod) {
+			changed = true
+		}
 	}
 	if len(c.admitHooks) > 0 && pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
 	}
-	return len(c.admitHooks) > 0
+	return changed
 }
 
 func (c *Cluster) podCreated(ps *podState) {

@@ -81,7 +81,7 @@ func TestOnAdmitCanChooseTheScheduler(t *testing.T) {
 	eng, c := newCluster(t)
 	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
 	var seen []string
-	c.OnAdmit(func(p *corev1.Pod) {
+	c.OnAdmit(func(p *corev1.Pod) bool {
 		seen = append(seen, p.Spec.SchedulerName)
 		if p.UID != "" || c.Pod(p.Namespace, p.Name) != nil {
 			t.Errorf("pod %s admitted after it was stored", p.Name)
@@ -89,7 +89,9 @@ func TestOnAdmitCanChooseTheScheduler(t *testing.T) {
 		if p.Labels["app"] == "web" {
 			p.Spec.SchedulerName = fargateScheduler
 			p.Labels["eks.amazonaws.com/fargate-profile"] = "fp-default"
+			return true
 		}
+		return false
 	})
 	must(t, c.Apply(deployment("default", "web", 2, "100m")))
 	must(t, c.Apply(deployment("default", "api", 1, "100m")))

@@ -73,11 +73,11 @@ type Cluster struct {
 	zoneScratch    []int                     // pickBest's replicas per zone
 	capacityGen    uint64                    // bumped when a node changes or a pod frees resources
 	pending        map[string]*podState
-	workloads      map[string]*workload // by kind/namespace/name
-	workloadOrder  []*workload          // creation order
-	pdbs           map[string]*pdbState // by namespace/name
-	pdbsByNS       map[string][]*pdbState
-	pvcs           map[string]*pvcState // by namespace/name
+	workloads      map[string]*workload   // by kind/namespace/name
+	workloadOrder  []*workload            // creation order
+	pdbs           map[string]*pdbState   // by namespace/name
+	pdbsByIndex    map[string][]*pdbState // see pdbIndexKey
+	pvcs           map[string]*pvcState   // by namespace/name
 	pvs            map[string]*corev1.PersistentVolume
 	storageClasses map[string]*storagev1.StorageClass
 
@@ -95,7 +95,7 @@ type Cluster struct {
 	log          func(Event)
 
 	// admission.go: mutating admission and pod lifecycle hooks.
-	admitHooks   []func(*corev1.Pod)
+	admitHooks   []func(*corev1.Pod) bool
 	createdHooks []func(*corev1.Pod)
 	deletedHooks []func(*corev1.Pod)
 
@@ -152,7 +152,7 @@ func New(eng *sim.Engine, opts Options) *Cluster {
 		pending:        map[string]*podState{},
 		workloads:      map[string]*workload{},
 		pdbs:           map[string]*pdbState{},
-		pdbsByNS:       map[string][]*pdbState{},
+		pdbsByIndex:    map[string][]*pdbState{},
 		pvcs:           map[string]*pvcState{},
 		pvs:            map[string]*corev1.PersistentVolume{},
 		storageClasses: map[string]*storagev1.StorageClass{},

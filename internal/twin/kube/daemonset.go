@@ -48,6 +48,7 @@ func (c *Cluster) reconcileDaemonSets() {
 				c.manageDaemonNode(w, name, pods, surge)
 			} else {
 				delete(w.daemonNodes, name)
+				w.daemonStrays[name] = true
 			}
 		}
 		if w.updating() {
@@ -67,8 +68,12 @@ func (c *Cluster) reconcileDaemonSets() {
 		// desired is the nodes the pod should run on, plus those where it
 		// still runs though it should not any more (a new NoSchedule taint).
 		desired := int32(len(w.daemonNodes))
-		for name, pods := range w.daemonPods {
-			if !w.daemonNodes[name] && anyRunning(pods) {
+		for name := range w.daemonStrays {
+			pods, has := w.daemonPods[name]
+			switch {
+			case !has || w.daemonNodes[name]:
+				delete(w.daemonStrays, name)
+			case anyRunning(pods):
 				desired++
 			}
 		}
@@ -301,7 +306,11 @@ func daemonSetAllowsSurge(w *workload) bool {
 }
 
 func (c *Cluster) daemonShouldRun(w *workload, node *corev1.Node) bool {
-	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: w.template.Spec}).Match(node); !ok {
+	if w.daemonAffinity == nil {
+		a := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: w.template.Spec})
+		w.daemonAffinity = &a
+	}
+	if ok, _ := w.daemonAffinity.Match(node); !ok {
 		return false
 	}
 	tolerations := w.daemonTolerations
@@ -334,7 +343,7 @@ const daemonSetTemplateGenerationKey = "pod-template-generation"
 // util.CreatePodTemplate does.
 func (c *Cluster) newDaemonSetPod(w *workload, node string) *corev1.Pod {
 	rev := w.cur
-	p := &corev1.Pod{ObjectMeta: *rev.template.ObjectMeta.DeepCopy(), Spec: *rev.template.Spec.DeepCopy()}
+	p := &corev1.Pod{ObjectMeta: *rev.template.ObjectMeta.DeepCopy(), Spec: podSpecOf(&rev.template.Spec)}
 	p.Namespace = w.namespace
 	p.Labels = withLabel(p.Labels, appsv1.ControllerRevisionHashLabelKey, rev.hash)
 	p.Labels[daemonSetTemplateGenerationKey] = w.templateGenerationLabel()

@@ -52,10 +52,12 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 		for _, ps := range old.pods.m {
 			ps.pdbs = without(ps.pdbs, old)
 		}
-		c.pdbsByNS[pdb.Namespace] = without(c.pdbsByNS[pdb.Namespace], old)
+		ik := pdbIndexKey(old)
+		c.pdbsByIndex[ik] = without(c.pdbsByIndex[ik], old)
 	}
 	c.pdbs[k] = st
-	c.pdbsByNS[pdb.Namespace] = append(c.pdbsByNS[pdb.Namespace], st)
+	ik := pdbIndexKey(st)
+	c.pdbsByIndex[ik] = append(c.pdbsByIndex[ik], st)
 	if st.sel != nil {
 		for _, ps := range c.pods {
 			if ps.pod.Namespace == pdb.Namespace && st.sel.Matches(labels.Set(ps.pod.Labels)) {
@@ -66,14 +68,40 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 	}
 }
 
-// indexPodInPDBs links a new pod and the PDBs that select it.
-func (c *Cluster) indexPodInPDBs(ps *podState) {
-	for _, st := range c.pdbsByNS[ps.pod.Namespace] {
-		if st.sel != nil && st.sel.Matches(labels.Set(ps.pod.Labels)) {
-			st.pods.add(ps)
-			st.dirty = true
-			ps.pdbs = append(ps.pdbs, st)
+// pdbIndexKey is where a PDB is filed in Cluster.pdbsByIndex: under
+// "NAMESPACE/KEY=VALUE" for the first of its selector's matchLabels (a pod
+// without that label cannot match it), else under "NAMESPACE/".
+func pdbIndexKey(st *pdbState) string {
+	ns := st.pdb.Namespace + "/"
+	if st.pdb.Spec.Selector == nil || len(st.pdb.Spec.Selector.MatchLabels) == 0 {
+		return ns
+	}
+	first := ""
+	for k := range st.pdb.Spec.Selector.MatchLabels {
+		if first == "" || k < first {
+			first = k
 		}
+	}
+	return ns + first + "=" + st.pdb.Spec.Selector.MatchLabels[first]
+}
+
+// indexPodInPDBs links a new pod and the PDBs that select it: those filed
+// under one of its labels, and those without matchLabels.
+func (c *Cluster) indexPodInPDBs(ps *podState) {
+	ns := ps.pod.Namespace + "/"
+	set := labels.Set(ps.pod.Labels)
+	link := func(list []*pdbState) {
+		for _, st := range list {
+			if st.sel != nil && st.sel.Matches(set) {
+				st.pods.add(ps)
+				st.dirty = true
+				ps.pdbs = append(ps.pdbs, st)
+			}
+		}
+	}
+	link(c.pdbsByIndex[ns])
+	for k, v := range ps.pod.Labels {
+		link(c.pdbsByIndex[ns+k+"="+v])
 	}
 	ps.pdbs = sortedPDBs(ps.pdbs)
 }

@@ -60,7 +60,7 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *po
 	if pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
 	}
-	admitted := c.admit(pod)
+	changed := c.admit(pod)
 	pod.CreationTimestamp = c.now()
 	pod.UID = c.newUID("Pod")
 	pod.ResourceVersion = "1"
@@ -68,15 +68,17 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *po
 	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, owner: owner, rev: rev,
 		hasClaims: len(podClaims(pod)) > 0, external: pod.Spec.SchedulerName != corev1.DefaultSchedulerName}
 	switch {
-	case rev != nil && owner.kind != "DaemonSet" && !admitted:
-		// Pods of one template request the same: computed once per revision.
+	case rev != nil && !changed:
+		// Pods of one template request the same (a DaemonSet pod differs
+		// from its template only in its node affinity and tolerations):
+		// computed once per revision.
 		ps.req = rev.requests(pod)
 	default:
 		ps.req = PodRequests(pod)
 	}
 	if rev != nil {
 		ps.sig = rev.sig
-		if admitted && owner.kind != "DaemonSet" && !sameSchedulingConstraints(&pod.Spec, &rev.template.Spec) {
+		if changed && owner.kind != "DaemonSet" && !sameSchedulingConstraints(&pod.Spec, &rev.template.Spec) {
 			ps.sig = c.signature(&pod.Spec)
 		}
 		rev.pods++

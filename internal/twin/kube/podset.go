@@ -1,6 +1,9 @@
 package kube
 
-import "sort"
+import (
+	"slices"
+	"strings"
+)
 
 // podSet is a set of pods keyed by namespace/name that hands them out in key
 // order, sorting again only after the set changed. Nodes, workloads and PDBs
@@ -37,7 +40,7 @@ func (s *podSet) list() []*podState {
 		for _, ps := range s.m {
 			s.sorted = append(s.sorted, ps)
 		}
-		sort.Slice(s.sorted, func(i, j int) bool { return s.sorted[i].key < s.sorted[j].key })
+		slices.SortFunc(s.sorted, func(a, b *podState) int { return strings.Compare(a.key, b.key) })
 	}
 	return s.sorted
 }

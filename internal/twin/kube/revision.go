@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"slices"
 )
 
 // revision is one version of a workload's pod template and the pods made
@@ -106,4 +107,18 @@ func (r *revision) requests(pod *corev1.Pod) Resources {
 		r.req, r.reqSet = PodRequests(pod), true
 	}
 	return r.req
+}
+
+// podSpecOf is a controller's copy of its template's pod spec for a new pod.
+// The containers are shared with the template: nothing in the twin writes to
+// a stored pod's containers (requests, probes, images are read-only here,
+// as a pod's are in Kubernetes without in-place resize), and sharing them
+// halves the memory a pod takes. Everything else is copied.
+func podSpecOf(t *corev1.PodSpec) corev1.PodSpec {
+	shallow := *t
+	shallow.Containers, shallow.InitContainers = nil, nil
+	spec := *shallow.DeepCopy()
+	spec.Containers = slices.Clone(t.Containers)
+	spec.InitContainers = slices.Clone(t.InitContainers)
+	return spec
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/dump"
 
 	"github.com/ladder-eks/ladder/internal/sim"
@@ -63,10 +64,13 @@ type workload struct {
 	current      *revision
 	// DaemonSet: the template's tolerations plus the controller's own, the
 	// pods on each node (terminating ones included, oldest first), and the
-	// nodes the daemon should run on.
+	// nodes the daemon should run on; daemonStrays holds the nodes that
+	// left daemonNodes, which may still run a pod (counted as desired).
 	daemonTolerations []corev1.Toleration
 	daemonPods        map[string][]*podState
 	daemonNodes       map[string]bool
+	daemonStrays      map[string]bool
+	daemonAffinity    *nodeaffinity.RequiredNodeAffinity // of template, built on first use
 	// idx is the workload's position in creation order.
 	idx int
 }
@@ -216,7 +220,7 @@ func (c *Cluster) applyDaemonSet(d *appsv1.DaemonSet) error {
 		return nil
 	}
 	w := &workload{kind: "DaemonSet", namespace: d.Namespace, name: d.Name, obj: d, template: d.Spec.Template, selector: sel, minReady: d.Spec.MinReadySeconds,
-		daemonTolerations: daemonTolerations(d.Spec.Template.Spec.Tolerations), daemonPods: map[string][]*podState{}, daemonNodes: map[string]bool{}}
+		daemonTolerations: daemonTolerations(d.Spec.Template.Spec.Tolerations), daemonPods: map[string][]*podState{}, daemonNodes: map[string]bool{}, daemonStrays: map[string]bool{}}
 	c.dsAllDirty = true
 	c.dsGeneration++
 	c.addWorkload(w)
@@ -291,6 +295,7 @@ func (w *workload) bumpGeneration() {
 // ReplicaSet when the deployment controller creates it.
 func (c *Cluster) setTemplate(w *workload, t corev1.PodTemplateSpec) {
 	w.template = t
+	w.daemonAffinity = nil
 	w.templateGeneration++
 	w.generationLabel = ""
 	switch o := w.obj.(type) {
