@@ -2,19 +2,50 @@
 # the README and .ci/run call exactly it.
 GO ?= go
 
-.PHONY: test build bench vet fmt-check
+# LAB=0 leaves out the lab tests (a real control plane; see docs/lab.md).
+LAB ?= 1
+
+.PHONY: test build bench vet fmt-check lab-build lab-test
 
 build:
 	$(GO) build -o bin/ladder ./cmd/ladder
 
-# The whole test suite: formatting, vet, every unit and scenario test, and
-# one quick pass of each benchmark so they cannot rot.
+# The whole test suite: formatting, vet, every unit and scenario test, one
+# quick pass of each benchmark so they cannot rot, and the lab tests.
 test: fmt-check vet
 	$(GO) test ./...
 	$(GO) test -run '^$$' -bench 'AllowedByReason|Changes|RehearseDrift200Nodes|RehearseMix200Nodes' -benchtime 1x ./...
+	@if [ "$(LAB)" != 0 ]; then $(MAKE) --no-print-directory lab-test; fi
+
+# The lab's binaries (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kwok) in the user cache: about 15 minutes on 2 cores the
+# first time, nothing when they are there.
+lab-build:
+	$(GO) run ./cmd/ladder lab build
+
+# The tests behind the `lab` build tag, in the packages that have some, one
+# package at a time (each starts its own lab). Their labs live under a
+# temporary LADDER_LABTEST_DIR; whatever happens to the tests (failure,
+# timeout panic, Ctrl-C), every lab found there is stopped with `ladder lab
+# down` before the target ends.
+lab-test: lab-build
+	@set -u; \
+	work=$$(mktemp -d); \
+	cleanup() { \
+		for d in "$$work"/labs/lab-*; do \
+			[ -d "$$d" ] && "$$work/ladder" lab down --dir "$$d" >/dev/null; \
+		done; \
+		rm -rf "$$work"; \
+	}; \
+	trap cleanup EXIT; trap 'exit 130' INT TERM; \
+	$(GO) build -o "$$work/ladder" ./cmd/ladder || exit 1; \
+	pkgs=$$(grep -rl --include='*_test.go' '^//go:build.*\blab\b' . | xargs -n1 dirname | sort -u); \
+	echo "lab tests in: $$(echo $$pkgs)"; \
+	LADDER_LABTEST_DIR="$$work/labs" $(GO) test -tags lab -p 1 -timeout 60m $$pkgs
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags lab ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -67,6 +67,8 @@ seconds and reports what the real one would do.`,
 		newBudgetsCommand(),
 		newScenarioCommand(),
 		newVersionCommand(),
+		newInventoryCommand(),
+		newLabCommand(),
 	)
 	return root, finish
 }

@@ -82,6 +82,7 @@ metadata:
   name: default
 spec:
   role: KarpenterNodeRole-test
+  amiFamily: AL2023
   amiSelectorTerms:
     - id: ami-0f676a166352f02ab
   subnetSelectorTerms:

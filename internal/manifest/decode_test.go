@@ -64,6 +64,7 @@ metadata:
   name: default
 spec:
   role: KarpenterNodeRole
+  amiFamily: AL2023
   amiSelectorTerms:
     - id: ami-0f676a166352f02ab
   subnetSelectorTerms: [{tags: {k: v}}]

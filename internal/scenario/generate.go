@@ -134,7 +134,7 @@ func Generate(o GenerateOptions) ([]byte, error) {
 			b.WriteString("        " + line + "\n")
 		}
 	}
-	in("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n  role: KarpenterNodeRole-synthetic\n  amiSelectorTerms:\n    - id: %s\n  subnetSelectorTerms:\n    - tags: {karpenter.sh/discovery: synthetic}\n  securityGroupSelectorTerms:\n    - tags: {karpenter.sh/discovery: synthetic}\n---", oldAMI.ID)
+	in("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n  role: KarpenterNodeRole-synthetic\n  amiFamily: AL2023\n  amiSelectorTerms:\n    - id: %s\n  subnetSelectorTerms:\n    - tags: {karpenter.sh/discovery: synthetic}\n  securityGroupSelectorTerms:\n    - tags: {karpenter.sh/discovery: synthetic}\n---", oldAMI.ID)
 	in("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [%s]}\n  disruption:\n    consolidationPolicy: WhenEmpty\n    consolidateAfter: 5m\n    budgets:\n      - nodes: %q\n---", it.Name, o.Budget)
 	for _, ds := range []struct {
 		name string

@@ -222,6 +222,17 @@ func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
 	if len(nc.Spec.AMISelectorTerms) == 0 {
 		v.failObject(o, "spec.amiSelectorTerms", "missing", "select an AMI by alias (al2023@latest), id or name")
 	}
+	// The EC2NodeClass CRD's own rule (karpenter-provider-aws
+	// pkg/apis/v1/ec2nodeclass.go XValidation): the API server refuses the
+	// object, so the twin does too.
+	hasAlias := false
+	for _, t := range nc.Spec.AMISelectorTerms {
+		hasAlias = hasAlias || t.Alias != ""
+	}
+	if len(nc.Spec.AMISelectorTerms) > 0 && !hasAlias && nc.Spec.AMIFamily == nil {
+		v.failObject(o, "spec.amiFamily", "must specify amiFamily if amiSelectorTerms does not contain an alias",
+			"add amiFamily: AL2023 (or the family of the selected AMI), as the EC2NodeClass CRD requires")
+	}
 	for i, t := range nc.Spec.AMISelectorTerms {
 		f := fmt.Sprintf("spec.amiSelectorTerms[%d]", i)
 		switch {

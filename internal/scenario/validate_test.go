@@ -58,6 +58,7 @@ metadata:
   name: default
 spec:
   role: KarpenterNodeRole-test
+  amiFamily: AL2023
   amiSelectorTerms:
     - id: ami-0f676a166352f02ab
 ---
@@ -182,7 +183,7 @@ func TestValidateErrorsPointAtFieldAndLine(t *testing.T) {
 	want := map[string]string{ // field → "file:line" it must point at
 		"spec.disruption.budgets[0].schedule":         "/virtual/manifests/cluster.yaml:13",
 		"spec.template.spec.nodeClassRef.name":        "/virtual/manifests/cluster.yaml:8",
-		"spec":                                        "/virtual/manifests/cluster.yaml:50",
+		"spec":                                        "/virtual/manifests/cluster.yaml:51",
 		"spec.nodeGroups[0].karpenter.nodes[0].zone":  "/virtual/scenario.yaml:19",
 		"spec.actions[2].upgradeControlPlane.version": "/virtual/scenario.yaml:26",
 	}
@@ -302,6 +303,34 @@ func TestGenerateOptionsValidate(t *testing.T) {
 			again, _ := Generate(o)
 			if string(again) != string(data) {
 				t.Error("Generate is not deterministic")
+			}
+		})
+	}
+}
+
+// TestValidateAMIFamilyRule: the EC2NodeClass CRD refuses a class whose
+// amiSelectorTerms hold no alias and that sets no amiFamily
+// (karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go XValidation).
+func TestValidateAMIFamilyRule(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replace []string
+		want    string // "" for valid
+	}{
+		{"id with amiFamily", nil, ""},
+		{"id without amiFamily", []string{"  amiFamily: AL2023\n", ""}, "cluster.yaml:19: EC2NodeClass default: spec.amiFamily: must specify amiFamily if amiSelectorTerms does not contain an alias"},
+		{"alias without amiFamily", []string{"  amiFamily: AL2023\n", "", "- id: ami-0f676a166352f02ab", "- alias: al2023@latest"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := parseTest(t, tc.replace...)
+			if err == nil {
+				_, err = sc.Validate()
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("want valid, got %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
 	}

@@ -21,6 +21,7 @@ metadata:
   name: default
 spec:
   role: KarpenterNodeRole-eksworkshop
+  amiFamily: AL2023
   amiSelectorTerms:
     - id: %s
 `

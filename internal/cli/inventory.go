@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ladder-eks/ladder/internal/inventory"
+	"github.com/ladder-eks/ladder/internal/scenario"
+)
+
+// inventoryTimeout bounds every request to the API server, so an
+// unreachable cluster is an error, not a hang.
+const inventoryTimeout = 30 * time.Second
+
+func newInventoryCommand() *cobra.Command {
+	var kubeconfig, kubeContext, scenarioName, output string
+	cmd := &cobra.Command{
+		Use:   "inventory [--kubeconfig K] [--context C] [--scenario NAME|FILE] [-o text|json]",
+		Short: "List the cluster's node groups by type and what each carries",
+		Long: `Inventory lists every node group of a cluster — EKS managed (on the AMI EKS
+picks, or on its own launch template: managed-custom-ami), self-managed,
+Karpenter NodePool, Fargate profile — with its node count, zones, instance and
+capacity types, kubelet and kube-proxy versions, AMI, and the workloads its
+pods belong to: what to know before an upgrade, in one command.
+
+Groups are recognised by the labels real nodes carry:
+  eks.amazonaws.com/compute-type=fargate     Fargate (eks.amazonaws.com/fargate-profile)
+  karpenter.sh/nodepool                      Karpenter
+  eks.amazonaws.com/nodegroup                managed; with eks.amazonaws.com/sourceLaunchTemplateId
+                                             managed-custom-ami (the cluster cannot tell an AMI
+                                             pinned in the template from one EKS picks)
+  alpha.eksctl.io/nodegroup-name             self-managed (eksctl)
+  none of these                              self-managed, "(no group label)"
+The kube-proxy version is the image tag of the kube-proxy pod on each node,
+else the node's status.nodeInfo.kubeProxyVersion.
+
+The cluster is the current context of the kubeconfig (--kubeconfig, else
+$KUBECONFIG, else ~/.kube/config), or --context. With --scenario the
+inventory is of a scenario's starting cluster as Ladder's twin builds it —
+the cluster "ladder lab up --scenario" materializes.
+
+The user needs list on nodes, pods and replicasets (jobs when a Job owns a
+pod), and optionally on Karpenter's nodeclaims (for Karpenter nodes' AMIs).`,
+		Example: `  # The cluster of the current context
+  ladder inventory
+
+  # Another context, as JSON (schema: docs/inventory.md)
+  ladder inventory --context prod -o json | jq '.groups[] | {name, type, kubeletVersions}'
+
+  # The workshop's starting cluster, without a cluster
+  ladder inventory --scenario workshop`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("-o %q: use text or json", output)
+			}
+			if scenarioName != "" && (kubeconfig != "" || kubeContext != "") {
+				return fmt.Errorf("--scenario inventories a scenario, --kubeconfig/--context a cluster: give one or the other")
+			}
+			var inv *inventory.Inventory
+			var err error
+			if scenarioName != "" {
+				inv, err = scenarioInventory(scenarioName)
+			} else {
+				inv, err = clusterInventory(cmd.Context(), kubeconfig, kubeContext)
+			}
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return inv.WriteJSON(cmd.OutOrStdout())
+			}
+			return inv.WriteText(cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	cmd.Flags().StringVar(&kubeContext, "context", "", "kubeconfig context to use (default: the current context)")
+	cmd.Flags().StringVar(&scenarioName, "scenario", "", "inventory a built-in scenario or scenario file instead of a cluster")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func scenarioInventory(name string) (*inventory.Inventory, error) {
+	sc, err := scenario.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	return inventory.FromScenario(sc)
+}
+
+func clusterInventory(ctx context.Context, kubeconfig, kubeContext string) (*inventory.Inventory, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %v (fix the file or pass another with --kubeconfig)", err)
+	}
+	name := raw.CurrentContext
+	if kubeContext != "" {
+		name = kubeContext
+	}
+	if len(raw.Contexts) == 0 {
+		return nil, fmt.Errorf("no kubeconfig with a context found (looked at %s): pass --kubeconfig, set KUBECONFIG, or inventory a scenario with --scenario", kubeconfigPaths(rules))
+	}
+	if _, ok := raw.Contexts[name]; !ok {
+		if name == "" {
+			return nil, fmt.Errorf("the kubeconfig has no current context: pass --context (one of %s)", contextNames(raw.Contexts))
+		}
+		return nil, fmt.Errorf("--context %q: no such context in the kubeconfig (known: %s)", name, contextNames(raw.Contexts))
+	}
+	// clientcmd's own message for these is "no configuration has been
+	// provided, try setting KUBERNETES_MASTER": say what is missing instead.
+	kc := raw.Contexts[name]
+	if kc == nil {
+		return nil, fmt.Errorf("kubeconfig context %q is empty: give it a cluster and a user, or pick another with --context", name)
+	}
+	switch cluster, ok := raw.Clusters[kc.Cluster]; {
+	case !ok:
+		return nil, fmt.Errorf("kubeconfig context %q names cluster %q, which the kubeconfig does not define (known clusters: %s): fix the context or pick another with --context", name, kc.Cluster, contextNames(raw.Clusters))
+	case cluster.Server == "":
+		return nil, fmt.Errorf("kubeconfig cluster %q (context %q) has no server: set clusters[].cluster.server, or for EKS run aws eks update-kubeconfig --name CLUSTER", kc.Cluster, name)
+	}
+	if _, ok := raw.AuthInfos[kc.AuthInfo]; kc.AuthInfo != "" && !ok {
+		return nil, fmt.Errorf("kubeconfig context %q names user %q, which the kubeconfig does not define (known users: %s): fix the context or pick another with --context", name, kc.AuthInfo, contextNames(raw.AuthInfos))
+	}
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig context %q: %s", name, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	cfg.Timeout = inventoryTimeout
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig context %q: %v", name, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig context %q: %v", name, err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return inventory.FromCluster(ctx, cs, dyn, inventory.Source{Kind: "cluster", Name: name, Server: cfg.Host})
+}
+
+func kubeconfigPaths(rules *clientcmd.ClientConfigLoadingRules) string {
+	if rules.ExplicitPath != "" {
+		return rules.ExplicitPath
+	}
+	if paths := rules.GetLoadingPrecedence(); len(paths) > 0 {
+		return strings.Join(paths, ", ")
+	}
+	return "~/.kube/config"
+}
+
+func contextNames[V any](m map[string]V) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+}

@@ -1,0 +1,195 @@
+package lab
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Component is one process of the lab, named as its binary.
+type Component string
+
+// The lab's processes, in start order.
+const (
+	Etcd              Component = "etcd"
+	APIServer         Component = "kube-apiserver"
+	ControllerManager Component = "kube-controller-manager"
+	Scheduler         Component = "kube-scheduler"
+	Kwok              Component = "kwok"
+)
+
+// Components are the lab's processes in start order; they stop in the
+// reverse order.
+var Components = []Component{Etcd, APIServer, ControllerManager, Scheduler, Kwok}
+
+// waves group the components that start together: each wave waits until
+// the one before it is healthy. kube-controller-manager, kube-scheduler and
+// kwok only need the apiserver, so they start at once.
+var waves = [][]Component{{Etcd}, {APIServer}, {ControllerManager, Scheduler, Kwok}}
+
+// KwokNodeAnnotation is the annotation (with value "fake") that makes the
+// lab's kwok manage a node: it sets the node Ready, renews its lease and
+// runs its pods. Nodes without it are left alone.
+const KwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// Ports are every port the lab listens on, all on 127.0.0.1.
+type Ports struct {
+	EtcdClient        int `json:"etcdClient"`
+	EtcdPeer          int `json:"etcdPeer"`
+	EtcdMetrics       int `json:"etcdMetrics"`
+	APIServer         int `json:"apiServer"`
+	ControllerManager int `json:"controllerManager"`
+	Scheduler         int `json:"scheduler"`
+	Kwok              int `json:"kwok"`
+}
+
+// of lists the ports a component listens on, by name.
+func (p Ports) of(c Component) map[string]int {
+	switch c {
+	case Etcd:
+		return map[string]int{"client": p.EtcdClient, "peer": p.EtcdPeer, "metrics": p.EtcdMetrics}
+	case APIServer:
+		return map[string]int{"https": p.APIServer}
+	case ControllerManager:
+		return map[string]int{"https": p.ControllerManager}
+	case Scheduler:
+		return map[string]int{"https": p.Scheduler}
+	case Kwok:
+		return map[string]int{"http": p.Kwok}
+	}
+	return nil
+}
+
+func loopback(scheme string, port int) string {
+	return scheme + "://127.0.0.1:" + strconv.Itoa(port)
+}
+
+// server is the apiserver's URL.
+func (p Ports) server() string { return loopback("https", p.APIServer) }
+
+// args are a component's command line. Every listener binds 127.0.0.1;
+// the flags follow the measured recipe in shared/reference/lab.md.
+func args(c Component, l layout, p Ports, b *Binaries) []string {
+	switch c {
+	case Etcd:
+		peer := loopback("http", p.EtcdPeer)
+		client := loopback("http", p.EtcdClient)
+		return []string{
+			"--name=lab",
+			"--data-dir=" + l.etcdData(),
+			"--listen-client-urls=" + client,
+			"--advertise-client-urls=" + client,
+			"--listen-peer-urls=" + peer,
+			"--initial-advertise-peer-urls=" + peer,
+			"--initial-cluster=lab=" + peer,
+			"--listen-metrics-urls=" + loopback("http", p.EtcdMetrics),
+			// A lab's data lives as long as the lab: trade durability for
+			// speed, as envtest does.
+			"--unsafe-no-fsync",
+		}
+	case APIServer:
+		return []string{
+			"--etcd-servers=" + loopback("http", p.EtcdClient),
+			"--bind-address=127.0.0.1",
+			"--advertise-address=127.0.0.1",
+			// With a loopback advertise address the default endpoint
+			// reconciler makes the apiserver exit ("cannot use public IP
+			// 127.0.0.1 with endpoint reconciler").
+			"--endpoint-reconciler-type=none",
+			"--secure-port=" + strconv.Itoa(p.APIServer),
+			"--cert-dir=" + l.pki(),
+			"--tls-cert-file=" + l.serveCert(),
+			"--tls-private-key-file=" + l.serveKey(),
+			"--client-ca-file=" + l.caCert(),
+			// The aggregation-layer headers, trusted only from a client
+			// certificate of the lab's CA named front-proxy-client: without
+			// them kube-controller-manager and kube-scheduler log an error
+			// about a missing requestheader CA every few seconds.
+			"--requestheader-client-ca-file=" + l.caCert(),
+			"--requestheader-allowed-names=front-proxy-client",
+			"--requestheader-username-headers=X-Remote-User",
+			"--requestheader-group-headers=X-Remote-Group",
+			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			"--token-auth-file=" + l.tokens(),
+			"--authorization-mode=Node,RBAC",
+			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-account-key-file=" + l.saPub(),
+			"--service-account-signing-key-file=" + l.saKey(),
+			"--service-cluster-ip-range=" + serviceCIDR,
+			"--allow-privileged=true",
+		}
+	case ControllerManager:
+		kc := l.componentKubeconfig(c)
+		return []string{
+			"--kubeconfig=" + kc,
+			"--authentication-kubeconfig=" + kc,
+			"--authorization-kubeconfig=" + kc,
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(p.ControllerManager),
+			"--leader-elect=false",
+			"--controllers=*",
+			// Each controller acts as its own service account, so RBAC
+			// applies to the controllers as it does on a real cluster.
+			"--use-service-account-credentials=true",
+			// Starting its controllers, kube-controller-manager requests a
+			// token per controller; at the default 20 QPS that alone takes
+			// seconds of every lab start.
+			"--kube-api-qps=100",
+			"--kube-api-burst=200",
+			"--service-account-private-key-file=" + l.saKey(),
+			"--root-ca-file=" + l.caCert(),
+			"--cluster-signing-cert-file=" + l.caCert(),
+			"--cluster-signing-key-file=" + l.caKey(),
+		}
+	case Scheduler:
+		kc := l.componentKubeconfig(c)
+		return []string{
+			"--kubeconfig=" + kc,
+			"--authentication-kubeconfig=" + kc,
+			"--authorization-kubeconfig=" + kc,
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(p.Scheduler),
+			"--leader-elect=false",
+		}
+	case Kwok:
+		return []string{
+			"--kubeconfig=" + l.componentKubeconfig(c),
+			"--config=" + b.Stages(),
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=fake",
+			"--manage-nodes-with-label-selector=",
+			"--cidr=10.0.0.1/16",
+			"--node-ip=10.0.0.1",
+			"--node-lease-duration-seconds=40",
+			"--server-address=127.0.0.1:" + strconv.Itoa(p.Kwok),
+		}
+	}
+	panic(fmt.Sprintf("lab: unknown component %q", c))
+}
+
+// probe is how the lab asks a component whether it is healthy.
+type probe struct {
+	URL string `json:"url"`
+	// TLS: the apiserver is verified against the lab's CA with the admin
+	// token; kube-controller-manager and kube-scheduler serve a self-signed
+	// certificate of their own, and their /healthz needs no credentials.
+	TLS    bool `json:"tls,omitempty"`
+	Verify bool `json:"verify,omitempty"`
+	Bearer bool `json:"bearer,omitempty"`
+}
+
+// health is a component's health endpoint.
+func health(c Component, p Ports) probe {
+	switch c {
+	case Etcd:
+		return probe{URL: loopback("http", p.EtcdClient) + "/health"}
+	case APIServer:
+		return probe{URL: p.server() + "/readyz", TLS: true, Verify: true, Bearer: true}
+	case ControllerManager:
+		return probe{URL: loopback("https", p.ControllerManager) + "/healthz", TLS: true}
+	case Scheduler:
+		return probe{URL: loopback("https", p.Scheduler) + "/healthz", TLS: true}
+	case Kwok:
+		return probe{URL: loopback("http", p.Kwok) + "/healthz"}
+	}
+	panic(fmt.Sprintf("lab: unknown component %q", c))
+}
