@@ -5,7 +5,6 @@
 package sim
 
 import (
-	"container/heap"
 	"math/rand/v2"
 	"time"
 
@@ -55,9 +54,9 @@ func (e *Engine) Steps() uint64 { return e.steps }
 // Event is a scheduled callback; Cancel stops it from running.
 type Event struct {
 	at        time.Time
+	when      int64 // at in Unix nanoseconds: the queue's key, with seq
 	seq       uint64
 	fn        func()
-	index     int
 	cancelled bool
 }
 
@@ -74,8 +73,8 @@ func (e *Engine) At(t time.Time, fn func()) *Event {
 		t = e.Now()
 	}
 	e.seq++
-	ev := &Event{at: t, seq: e.seq, fn: fn}
-	heap.Push(&e.queue, ev)
+	ev := &Event{at: t, when: t.UnixNano(), seq: e.seq, fn: fn}
+	e.queue.push(ev)
 	return ev
 }
 
@@ -129,7 +128,7 @@ func (e *Engine) Run(limit time.Time, done func() bool) Stop {
 			}
 			return Limit
 		}
-		heap.Pop(&e.queue)
+		e.queue.pop()
 		if ev.cancelled {
 			continue
 		}
@@ -155,7 +154,7 @@ func (e *Engine) peek() *Event {
 		if !ev.cancelled {
 			return ev
 		}
-		heap.Pop(&e.queue)
+		e.queue.pop()
 	}
 	return nil
 }
@@ -187,30 +186,52 @@ func (t *Trigger) FireAfter(d time.Duration) {
 	})
 }
 
+// eventQueue is a binary min-heap of events by (time, sequence): a total
+// order, so events run in the same order whatever the heap's shape.
 type eventQueue []*Event
 
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
-	if !q[i].at.Equal(q[j].at) {
-		return q[i].at.Before(q[j].at)
+func (q eventQueue) less(i, j int) bool {
+	a, b := q[i], q[j]
+	if a.when != b.when {
+		return a.when < b.when
 	}
-	return q[i].seq < q[j].seq
+	return a.seq < b.seq
 }
-func (q eventQueue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index = i
-	q[j].index = j
-}
-func (q *eventQueue) Push(x any) {
-	ev := x.(*Event)
-	ev.index = len(*q)
+
+func (q *eventQueue) push(ev *Event) {
 	*q = append(*q, ev)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
 }
-func (q *eventQueue) Pop() any {
-	old := *q
-	n := len(old)
-	ev := old[n-1]
-	old[n-1] = nil
-	*q = old[:n-1]
-	return ev
+
+// pop removes the first event.
+func (q *eventQueue) pop() {
+	h := *q
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = nil
+	h = h[:n]
+	*q = h
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }

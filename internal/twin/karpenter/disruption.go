@@ -253,6 +253,8 @@ type simBase struct {
 	// static lists the nodes each pod signature may use; it follows the
 	// capacity's order.
 	static *staticFit
+	// version counts the changes to capacity (updateSimBase).
+	version int
 }
 
 // newSimBase gathers a pass's shared simulation state.
@@ -327,6 +329,7 @@ func (k *Karpenter) packBase(b *simBase) {
 // so they do not join the base). It reports false when the base must be
 // rebuilt instead.
 func (k *Karpenter) updateSimBase(b *simBase, cmd *command) bool {
+	b.version++
 	for _, c := range cmd.candidates {
 		if i, ok := b.index[c.claim.Node]; ok {
 			b.capacity[i].excluded = true
@@ -398,18 +401,33 @@ func (k *Karpenter) simulate(b *simBase, c *candidate) packResult {
 			break
 		}
 	}
-	k.simNodes = append(k.simNodes[:0], b.capacity...)
-	nodes := k.simNodes
+	// The simulation works on a copy of the capacity kept across the
+	// pass's simulations: the nodes one simulation changed are restored
+	// from the base after it.
+	if k.simCopyOf != b || k.simCopyVersion != b.version {
+		k.simCopy = append(k.simCopy[:0], b.capacity...)
+		k.simCopyOf, k.simCopyVersion = b, b.version
+	}
+	nodes := k.simCopy
+	touched := k.simTouched[:0]
 	if excluded >= 0 {
 		nodes[excluded].excluded = true
+		touched = append(touched, excluded)
 	}
 	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}, pending: b.pending}
 	for i := 0; i < prefix; i++ {
 		n := &nodes[b.assign[i]]
 		n.free = n.free.Sub(b.items[i].req)
+		touched = append(touched, b.assign[i])
 		res.existing[n.name] = append(res.existing[n.name], b.items[i].pod)
 	}
 	k.packInto(&res, &mergedItems{a: cand, b: b.items[prefix:]}, nodes, b)
+	for _, list := range [][]int{touched, k.packTouched} {
+		for _, i := range list {
+			nodes[i] = b.capacity[i]
+		}
+	}
+	k.simTouched = touched
 	return res
 }
 

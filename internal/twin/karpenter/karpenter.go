@@ -143,6 +143,14 @@ type Karpenter struct {
 	simPtrs   []*simNode
 	baseNodes []simNode // packBase's buffer
 	firstFits *firstFit // a released firstFit, reused by the next packing
+	// simCopy is simulate's copy of simCopyOf's capacity at version
+	// simCopyVersion; simTouched and packTouched list the nodes a
+	// simulation changed, to restore.
+	simCopy        []simNode
+	simCopyOf      *simBase
+	simCopyVersion int
+	simTouched     []int
+	packTouched    []int
 	// fitRows caches each node's taint and affinity results per pod
 	// signature across simulations; a node's row is dropped when it changes.
 	fitRows   map[string]*fitRow

@@ -282,6 +282,7 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 	}
 	idx := k.newFirstFit(existing, static)
 	defer k.releaseFirstFit(idx)
+	k.packTouched = k.packTouched[:0]
 	for {
 		it, ok := sorted.next()
 		if !ok {
@@ -292,6 +293,7 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 			n := &existing[i]
 			n.free = n.free.Sub(req)
 			idx.update(existing, i)
+			k.packTouched = append(k.packTouched, i)
 			res.existing[n.name] = append(res.existing[n.name], pod)
 			if !n.initialized && blocks(pod) {
 				res.failed[pod] = fmt.Sprintf("would schedule against uninitialized nodeclaim %s", strings.TrimPrefix(n.name, "nodeclaim/"))
