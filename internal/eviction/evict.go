@@ -165,7 +165,7 @@ func checkAndDecrement(podName string, in *policyv1.PodDisruptionBudget, dryRun 
 		return nil, err
 	}
 
-	pdb := in.DeepCopy()
+	pdb := withStatusCopy(in)
 	pdb.Status.DisruptionsAllowed--
 	if pdb.Status.DisruptionsAllowed == 0 {
 		UpdateDisruptionAllowedCondition(pdb, now)

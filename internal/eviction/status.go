@@ -290,7 +290,7 @@ func updatePdbStatus(pdb *policyv1.PodDisruptionBudget, currentHealthy, desiredH
 		return *pdb.Status.DeepCopy(), false
 	}
 
-	newPdb := pdb.DeepCopy()
+	newPdb := withStatusCopy(pdb)
 	newPdb.Status = policyv1.PodDisruptionBudgetStatus{
 		CurrentHealthy:     currentHealthy,
 		DesiredHealthy:     desiredHealthy,
@@ -309,7 +309,7 @@ func updatePdbStatus(pdb *policyv1.PodDisruptionBudget, currentHealthy, desiredH
 // with the error as message (semantics.md §D.2). ObservedGeneration is not
 // advanced.
 func failSafe(pdb *policyv1.PodDisruptionBudget, err error, now time.Time) SyncResult {
-	newPdb := pdb.DeepCopy()
+	newPdb := withStatusCopy(pdb)
 	newPdb.Status.DisruptionsAllowed = 0
 	if newPdb.Status.Conditions == nil {
 		newPdb.Status.Conditions = make([]metav1.Condition, 0)
@@ -375,4 +375,11 @@ func conditionsAreUpToDate(pdb *policyv1.PodDisruptionBudget) bool {
 // truncated to the second.
 func apiTime(now time.Time) metav1.Time {
 	return metav1.NewTime(now.Truncate(time.Second))
+}
+
+// withStatusCopy is upstream's pdb.DeepCopy() where only the status is
+// written afterwards: a new object with its own status, sharing metadata
+// and spec with pdb (read-only here), without copying them.
+func withStatusCopy(pdb *policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{TypeMeta: pdb.TypeMeta, ObjectMeta: pdb.ObjectMeta, Spec: pdb.Spec, Status: *pdb.Status.DeepCopy()}
 }
