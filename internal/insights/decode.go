@@ -1,0 +1,534 @@
+package insights
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kjson "sigs.k8s.io/json"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	yaml3 "gopkg.in/yaml.v3"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
+)
+
+// Problem is a document, or a field of one, that could not be read. The
+// scan goes on without it; the invalid-manifest check reports it.
+type Problem struct {
+	Source Source
+	// Object is what is known of the object: often its kind and name.
+	Object   ObjectRef
+	Field    string
+	Severity Severity
+	Message  string
+	Fix      string
+	doc      []byte
+}
+
+func (p Problem) Error() string {
+	line := p.Source.Line
+	if l := manifest.LineOf(p.doc, p.Field); l > 0 && line > 0 {
+		line += l - 1
+	}
+	e := manifest.Error{Source: manifest.Source{File: p.Source.File, Line: line},
+		Object: p.Object.String(), Field: p.Field, Msg: p.Message, Fix: p.Fix}
+	if p.Source.File == "" {
+		return p.Source.Origin + ": " + strings.TrimPrefix(e.Error(), ": ")
+	}
+	return e.Error()
+}
+
+type typedKey struct{ apiVersion, kind string }
+
+// typedKinds are the kinds checks read in depth, decoded (strictly) into
+// their upstream Go types. Every other kind is kept with its apiVersion,
+// kind and metadata only.
+var typedKinds = map[typedKey]func() any{
+	{"v1", "Pod"}:                                 func() any { return &corev1.Pod{} },
+	{"apps/v1", "Deployment"}:                     func() any { return &appsv1.Deployment{} },
+	{"apps/v1", "StatefulSet"}:                    func() any { return &appsv1.StatefulSet{} },
+	{"apps/v1", "ReplicaSet"}:                     func() any { return &appsv1.ReplicaSet{} },
+	{"apps/v1", "DaemonSet"}:                      func() any { return &appsv1.DaemonSet{} },
+	{"policy/v1", "PodDisruptionBudget"}:          func() any { return &policyv1.PodDisruptionBudget{} },
+	{"autoscaling/v2", "HorizontalPodAutoscaler"}: func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
+	{"autoscaling/v1", "HorizontalPodAutoscaler"}: func() any { return &autoscalingv1.HorizontalPodAutoscaler{} },
+	{"storage.k8s.io/v1", "StorageClass"}:         func() any { return &storagev1.StorageClass{} },
+	{"karpenter.sh/v1", "NodePool"}:               func() any { return &karpv1.NodePool{} },
+	{"karpenter.k8s.aws/v1", "EC2NodeClass"}:      func() any { return &awsv1.EC2NodeClass{} },
+}
+
+// TypedKinds lists "apiVersion kind" for every kind decoded into its Go type.
+func TypedKinds() []string {
+	out := make([]string, 0, len(typedKinds))
+	for k := range typedKinds {
+		out = append(out, k.apiVersion+" "+k.kind)
+	}
+	sortStrings(out)
+	return out
+}
+
+// Decode reads a stream of manifests — multi-document YAML, JSON, and List
+// kinds — of any kind. Every document that decodes becomes an Object; every
+// one that does not becomes a Problem naming file:line, and the others are
+// still returned. Documents are decoded in parallel; the result is in
+// document order.
+func Decode(file string, data []byte) ([]*Object, []Problem) {
+	return DecodeAt(Source{File: file, Line: 1}, data)
+}
+
+// DecodeAt is Decode for a stream whose first line is at src (a manifest
+// embedded in a larger file, a Helm release's manifest).
+func DecodeAt(src Source, data []byte) ([]*Object, []Problem) {
+	if src.Line < 1 {
+		src.Line = 1
+	}
+	docs := splitDocuments(data)
+	return decodeAll(len(docs), func(i int) ([]*Object, []Problem) {
+		s := src
+		s.Line = src.Line + docs[i].line - 1
+		return decodeDocument(s, docs[i].body, nil)
+	})
+}
+
+// decodeAll runs decode for 0 … n-1, in parallel when there are many, and
+// joins the results in order.
+func decodeAll(n int, decode func(i int) ([]*Object, []Problem)) ([]*Object, []Problem) {
+	type result struct {
+		objs     []*Object
+		problems []Problem
+	}
+	results := make([]result, n)
+	if workers := min(runtime.GOMAXPROCS(0), n/16); workers > 1 {
+		var wg sync.WaitGroup
+		const chunk = 64
+		next := make(chan int)
+		for range workers {
+			wg.Go(func() {
+				for start := range next {
+					for i := start; i < min(start+chunk, n); i++ {
+						results[i].objs, results[i].problems = decode(i)
+					}
+				}
+			})
+		}
+		for start := 0; start < n; start += chunk {
+			next <- start
+		}
+		close(next)
+		wg.Wait()
+	} else {
+		for i := range n {
+			results[i].objs, results[i].problems = decode(i)
+		}
+	}
+	total := 0
+	for _, r := range results {
+		total += len(r.objs)
+	}
+	objs := make([]*Object, 0, total)
+	var problems []Problem
+	for _, r := range results {
+		objs = append(objs, r.objs...)
+		problems = append(problems, r.problems...)
+	}
+	return objs, problems
+}
+
+type document struct {
+	line int // 1-based line of the document's first line in the stream
+	body []byte
+}
+
+// splitDocuments splits a stream into documents at separator lines, as
+// internal/manifest and k8s.io/apimachinery's YAMLReader do: a line that
+// starts with "---" followed only by whitespace. Documents holding only
+// comments and whitespace are dropped, and leading comment lines are left
+// out of a document. The bodies share data's memory.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	start, startLine, line := 0, 1, 1
+	flush := func(end int) {
+		body, line := data[start:end], startLine
+		if !hasContent(body) {
+			return
+		}
+		// Start at the first line with content, so sources point at the
+		// object rather than at the comments above it.
+		for {
+			i := bytes.IndexByte(body, '\n')
+			if i < 0 {
+				break
+			}
+			if t := bytes.TrimSpace(body[:i]); len(t) > 0 && t[0] != '#' {
+				break
+			}
+			body, line = body[i+1:], line+1
+		}
+		docs = append(docs, document{line: line, body: body})
+	}
+	for pos := 0; pos < len(data); line++ {
+		end := bytes.IndexByte(data[pos:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = pos + end + 1
+		}
+		l := data[pos:next]
+		if len(l) >= 3 && l[0] == '-' && l[1] == '-' && l[2] == '-' && len(bytes.TrimSpace(l[3:])) == 0 {
+			flush(pos)
+			start, startLine = next, line+1
+		}
+		pos = next
+	}
+	flush(len(data))
+	return docs
+}
+
+func hasContent(doc []byte) bool {
+	for len(doc) > 0 {
+		i := bytes.IndexByte(doc, '\n')
+		l := doc
+		if i >= 0 {
+			l, doc = doc[:i], doc[i+1:]
+		} else {
+			doc = nil
+		}
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
+			return true
+		}
+	}
+	return false
+}
+
+func isTyped(apiVersion, kind string) bool {
+	_, ok := typedKinds[typedKey{apiVersion, kind}]
+	return ok
+}
+
+// decodeTypedFast decodes a typed kind whose head scanHead read, taking the
+// metadata from the Go object. done is false when the document has a value
+// of the wrong type; the caller then takes the slow path.
+func decodeTypedFast(src Source, doc, js []byte, h head) (objs []*Object, problems []Problem, done bool) {
+	typed := typedKinds[typedKey{h.APIVersion, h.Kind}]()
+	strictErrs, err := kjson.UnmarshalStrict(js, typed)
+	if err != nil {
+		return nil, nil, false
+	}
+	meta, ok := typed.(metav1.Object)
+	if !ok {
+		return nil, nil, false
+	}
+	o := &Object{Source: src, APIVersion: h.APIVersion, Kind: h.Kind, Namespace: meta.GetNamespace(), Name: meta.GetName(),
+		Labels: meta.GetLabels(), Annotations: meta.GetAnnotations(), Doc: doc, Typed: typed}
+	if o.Name == "" && meta.GetGenerateName() == "" {
+		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: "metadata.name", Severity: Warning,
+			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc})
+	}
+	return []*Object{o}, append(problems, strictProblems(src, o, doc, strictErrs)...), true
+}
+
+// strictProblems reports unknown and duplicate fields.
+func strictProblems(src Source, o *Object, doc []byte, strictErrs []error) []Problem {
+	var problems []Problem
+	for _, se := range strictErrs {
+		p := Problem{Source: src, Object: o.Ref(), Severity: Warning, doc: doc,
+			Message: se.Error(), Fix: "remove it or correct its spelling; the API server's strict field validation rejects it"}
+		var fe kjson.FieldError
+		if errors.As(se, &fe) {
+			p.Field = fe.FieldPath()
+		}
+		switch {
+		case strings.Contains(p.Message, "unknown field"):
+			p.Message = "unknown field"
+		case strings.Contains(p.Message, "duplicate field"):
+			p.Message, p.Fix = "duplicate field", "keep one of the two"
+		}
+		problems = append(problems, p)
+	}
+	return problems
+}
+
+// head is what every object has.
+type head struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name         string            `json:"name"`
+		GenerateName string            `json:"generateName"`
+		Namespace    string            `json:"namespace"`
+		Labels       map[string]string `json:"labels"`
+		Annotations  map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Items []json.RawMessage `json:"items"`
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+):?`)
+
+// decodeDocument decodes one document, which may be a List. js is the
+// document as JSON when the caller already has it (List items).
+func decodeDocument(src Source, doc, js []byte) ([]*Object, []Problem) {
+	if js == nil {
+		var err error
+		if js, err = toJSON(doc); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+			msg = strings.Join(strings.Fields(strings.TrimPrefix(msg, "yaml: ")), " ")
+			if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+				if n, convErr := strconv.Atoi(m[1]); convErr == nil {
+					src.Line += n - 1
+					// The source names the line; the parser's is relative to the document.
+					msg = strings.TrimSpace(strings.Replace(msg, m[0], "", 1))
+				}
+			}
+			return nil, []Problem{{Source: src, Severity: Error, Message: "malformed YAML: " + msg + "; the document was not checked",
+				Fix: "fix the YAML syntax", doc: doc}}
+		}
+	}
+	h, hasItems, fast := scanHead(js, isTyped)
+	if fast && hasItems && strings.HasSuffix(h.Kind, "List") {
+		if ranges, ok := jsonItemRanges(js); ok {
+			return decodeListItems(src, doc, js, ranges)
+		}
+	}
+	if fast && !hasItems && isTyped(h.APIVersion, h.Kind) {
+		if objs, problems, done := decodeTypedFast(src, doc, js, h); done {
+			return objs, problems
+		}
+		fast = false // a value of the wrong type: the slow path words it
+	}
+	if !fast || hasItems {
+		h = head{}
+		if err := json.Unmarshal(js, &h); err != nil {
+			// Keep what can be kept: apiVersion and kind still let API checks run.
+			var tiny struct{ APIVersion, Kind string }
+			_ = json.Unmarshal(js, &tiny)
+			h = head{APIVersion: tiny.APIVersion, Kind: tiny.Kind}
+			p := Problem{Source: src, Object: ObjectRef{APIVersion: h.APIVersion, Kind: h.Kind, Source: src.String()}, Severity: Error,
+				Message: "not a Kubernetes object: " + cleanJSONError(err), Fix: "each document is a map with apiVersion, kind and metadata", doc: doc}
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) {
+				if ute.Field == "" {
+					p.Message = fmt.Sprintf("not a Kubernetes object: the document is %s %s; the document was not checked", article(ute.Value), ute.Value)
+				} else {
+					p.Field = ute.Field
+				}
+			}
+			if h.APIVersion == "" || h.Kind == "" {
+				return nil, []Problem{p}
+			}
+			o := &Object{Source: src, APIVersion: h.APIVersion, Kind: h.Kind, Doc: doc}
+			return []*Object{o}, []Problem{p}
+		}
+	}
+	if h.APIVersion == "" || h.Kind == "" {
+		return nil, []Problem{{Source: src, Object: ObjectRef{Kind: h.Kind, Name: h.Metadata.Name, Namespace: h.Metadata.Namespace, Source: src.String()},
+			Severity: Error, Message: "missing apiVersion or kind; the document was not checked",
+			Fix: "every document needs apiVersion and kind, e.g. apiVersion: apps/v1, kind: Deployment", doc: doc}}
+	}
+	if strings.HasSuffix(h.Kind, "List") && h.Items != nil {
+		return decodeList(src, doc, h.Items)
+	}
+	o := &Object{Source: src, APIVersion: h.APIVersion, Kind: h.Kind, Namespace: h.Metadata.Namespace, Name: h.Metadata.Name,
+		Labels: h.Metadata.Labels, Annotations: h.Metadata.Annotations, Doc: doc}
+	var problems []Problem
+	if o.Name == "" && h.Metadata.GenerateName == "" {
+		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: "metadata.name", Severity: Warning,
+			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc})
+	}
+	if newTyped, ok := typedKinds[typedKey{h.APIVersion, h.Kind}]; ok {
+		typed := newTyped()
+		strictErrs, err := kjson.UnmarshalStrict(js, typed)
+		switch {
+		case err != nil:
+			p := Problem{Source: src, Object: o.Ref(), Severity: Error, doc: doc,
+				Message: cleanJSONError(err) + "; only its apiVersion was checked", Fix: "fix the value's type"}
+			var fe kjson.FieldError
+			if errors.As(err, &fe) {
+				p.Field = fe.FieldPath()
+			} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
+				p.Field = m[1]
+			}
+			problems = append(problems, p)
+		default:
+			o.Typed = typed
+			problems = append(problems, strictProblems(src, o, doc, strictErrs)...)
+		}
+	}
+	return []*Object{o}, problems
+}
+
+func decodeList(src Source, doc []byte, items []json.RawMessage) ([]*Object, []Problem) {
+	lines := itemLines(doc, len(items))
+	return decodeAll(len(items), func(i int) ([]*Object, []Problem) {
+		isrc := src
+		if lines[i] > 0 {
+			isrc.Line = src.Line + lines[i] - 1
+		}
+		return decodeItem(isrc, items[i])
+	})
+}
+
+// decodeListItems decodes a List's items, in parallel, given their byte
+// ranges in js. When the document itself is that JSON, lines come from the
+// ranges; else from the YAML.
+func decodeListItems(src Source, doc, js []byte, ranges [][2]int) ([]*Object, []Problem) {
+	var lines []int
+	if lead := jsonStart(doc); lead >= 0 && bytes.Equal(js, bytes.TrimSpace(doc)) {
+		lines = make([]int, len(ranges))
+		line, last := 1+bytes.Count(doc[:lead], []byte{'\n'}), 0
+		for i, r := range ranges {
+			line += bytes.Count(js[last:r[0]], []byte{'\n'})
+			last = r[0]
+			lines[i] = line
+		}
+	} else {
+		lines = itemLines(doc, len(ranges))
+	}
+	return decodeAll(len(ranges), func(i int) ([]*Object, []Problem) {
+		isrc := src
+		if lines[i] > 0 {
+			isrc.Line = src.Line + lines[i] - 1
+		}
+		return decodeItem(isrc, js[ranges[i][0]:ranges[i][1]])
+	})
+}
+
+// decodeItem decodes one List item. Its document is the List's, so field
+// lines are not resolved: findings point at the item's first line.
+func decodeItem(src Source, item []byte) ([]*Object, []Problem) {
+	objs, problems := decodeDocument(src, nil, item)
+	for _, o := range objs {
+		o.Doc = nil
+	}
+	return objs, problems
+}
+
+// jsonStart returns the offset of a JSON document's opening brace, or -1
+// when doc is not JSON.
+func jsonStart(doc []byte) int {
+	t := bytes.TrimLeft(doc, " \n\t\r")
+	if len(t) == 0 || t[0] != '{' {
+		return -1
+	}
+	return len(doc) - len(t)
+}
+
+// itemLines returns the 1-based line, within doc, of each of a List's n
+// items (0 where unknown), reading doc once: JSON with the head scanner,
+// YAML with yaml.v3's node tree.
+func itemLines(doc []byte, n int) []int {
+	lines := make([]int, n)
+	if lead := jsonStart(doc); lead >= 0 {
+		ranges, ok := jsonItemRanges(doc[lead:])
+		if ok && len(ranges) == n {
+			line, last := 1+bytes.Count(doc[:lead], []byte{'\n'}), lead
+			for i, r := range ranges {
+				line += bytes.Count(doc[last:lead+r[0]], []byte{'\n'})
+				last = lead + r[0]
+				lines[i] = line
+			}
+			return lines
+		}
+	}
+	var root yaml3.Node
+	if err := yaml3.Unmarshal(doc, &root); err != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml3.MappingNode {
+		return lines
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "items" && m.Content[i+1].Kind == yaml3.SequenceNode {
+			for j, item := range m.Content[i+1].Content {
+				if j < n {
+					lines[j] = item.Line
+				}
+			}
+		}
+	}
+	return lines
+}
+
+// jsonItemRanges returns the byte range of each element of the top-level
+// "items" array of a JSON document.
+func jsonItemRanges(doc []byte) (ranges [][2]int, ok bool) {
+	s := jsonScanner{b: doc}
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errFallback {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	s.ws()
+	found := false
+	s.object(func(key string) {
+		if key != "items" || s.peek() != '[' {
+			s.skip()
+			return
+		}
+		found = true
+		s.pos++
+		for first := true; ; first = false {
+			s.ws()
+			if s.peek() == ']' {
+				s.pos++
+				return
+			}
+			if !first {
+				s.expect(',')
+				s.ws()
+			}
+			start := s.pos
+			s.skip()
+			ranges = append(ranges, [2]int{start, s.pos})
+		}
+	})
+	return ranges, found
+}
+
+// toJSON converts a YAML (or JSON) document to JSON. JSON documents are
+// used as they are; block-style YAML goes through fastYAMLToJSON; anything
+// else, and every error, through sigs.k8s.io/yaml, as kubectl does.
+func toJSON(doc []byte) ([]byte, error) {
+	if t := bytes.TrimSpace(doc); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return t, nil
+	}
+	if js, ok := fastYAMLToJSON(doc); ok {
+		return js, nil
+	}
+	return yaml.YAMLToJSONStrict(doc)
+}
+
+var (
+	goFieldRE   = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
+	unmarshalRE = regexp.MustCompile(`cannot unmarshal (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
+)
+
+func cleanJSONError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if m := unmarshalRE.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("expected %s, got %s", manifest.DescribeGoType(m[2]), m[1])
+	}
+	return msg
+}
+
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}

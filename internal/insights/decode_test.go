@@ -1,0 +1,240 @@
+package insights
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+func TestDecodeAnyKind(t *testing.T) {
+	data := `# the shop
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+  labels: {app: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+---
+# a custom resource whose CRD has no schema Ladder knows
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: web
+  namespace: shop
+spec:
+  endpoints: [{port: http}]
+---
+---
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: a, namespace: shop}
+  - apiVersion: acme.io/v1alpha1
+    kind: Widget
+    metadata: {name: b}
+`
+	objs, problems := Decode("shop.yaml", []byte(data))
+	if len(problems) != 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	type row struct {
+		apiVersion, kind, ns, name, source string
+		typed                              bool
+	}
+	want := []row{
+		{"v1", "Namespace", "", "shop", "shop.yaml:2", false},
+		{"apps/v1", "Deployment", "shop", "web", "shop.yaml:7", true},
+		{"monitoring.coreos.com/v1", "ServiceMonitor", "shop", "web", "shop.yaml:22", false},
+		{"v1", "ConfigMap", "shop", "a", "shop.yaml:34", false},
+		{"acme.io/v1alpha1", "Widget", "", "b", "shop.yaml:37", false},
+	}
+	if len(objs) != len(want) {
+		t.Fatalf("got %d objects, want %d", len(objs), len(want))
+	}
+	for i, w := range want {
+		o := objs[i]
+		got := row{o.APIVersion, o.Kind, o.Namespace, o.Name, o.Source.String(), o.Typed != nil}
+		if got != w {
+			t.Errorf("object %d: got %+v, want %+v", i, got, w)
+		}
+	}
+	if d, ok := objs[1].Typed.(*appsv1.Deployment); !ok || *d.Spec.Replicas != 2 {
+		t.Errorf("Deployment not decoded: %#v", objs[1].Typed)
+	}
+	if objs[1].Labels["app"] != "web" {
+		t.Errorf("labels: %v", objs[1].Labels)
+	}
+}
+
+func TestDecodeJSON(t *testing.T) {
+	data := `{
+  "apiVersion": "v1",
+  "kind": "List",
+  "items": [
+    {"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "shop"}, "spec": {"minAvailable": 1}},
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 3}}
+  ]
+}`
+	objs, problems := Decode("list.json", []byte(data))
+	if len(problems) != 0 || len(objs) != 2 {
+		t.Fatalf("objs %d problems %v", len(objs), problems)
+	}
+	if objs[0].Kind != "PodDisruptionBudget" || objs[0].Source.String() != "list.json:5" || objs[1].Source.String() != "list.json:6" {
+		t.Errorf("got %s at %s, %s at %s", objs[0].Kind, objs[0].Source, objs[1].Kind, objs[1].Source)
+	}
+}
+
+// TestDecodeBadDocuments: one bad document never hides the others, and
+// each problem names file:line.
+func TestDecodeBadDocuments(t *testing.T) {
+	data := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: good-1}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: broken
+  labels: [not, a, map
+---
+kind: Service
+metadata: {name: no-api-version}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: typo, namespace: shop}
+spec:
+  replica: 3
+  selector: {matchLabels: {app: typo}}
+  template:
+    metadata: {labels: {app: typo}}
+    spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: wrong-type, namespace: shop}
+spec:
+  replicas: three
+---
+- just
+- a list
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: good-2}
+`
+	objs, problems := Decode("bad.yaml", []byte(data))
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.Name)
+	}
+	if got := strings.Join(names, ","); got != "good-1,typo,wrong-type,good-2" {
+		t.Errorf("objects: %s", got)
+	}
+	want := []struct {
+		sev  Severity
+		text string
+	}{
+		{Error, "bad.yaml:9: malformed YAML: did not find expected ',' or ']'; the document was not checked (fix the YAML syntax)"},
+		{Error, "bad.yaml:11: Service no-api-version: missing apiVersion or kind; the document was not checked"},
+		{Warning, "bad.yaml:18: Deployment shop/typo: spec.replica: unknown field (remove it or correct its spelling"},
+		{Error, "bad.yaml:28: Deployment shop/wrong-type: spec.replicas: expected an integer, got string; only its apiVersion was checked (fix the value's type)"},
+		{Error, "bad.yaml:30: not a Kubernetes object: the document is an array; the document was not checked"},
+	}
+	if len(problems) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%v", len(problems), len(want), problems)
+	}
+	for i, w := range want {
+		if problems[i].Severity != w.sev || !strings.HasPrefix(problems[i].Error(), w.text) {
+			t.Errorf("problem %d: got %s %q, want %s %q", i, problems[i].Severity, problems[i].Error(), w.sev, w.text)
+		}
+	}
+	// The typo'd Deployment is still checked (decoded leniently).
+	if objs[1].Typed == nil {
+		t.Error("typo: not decoded")
+	}
+	if objs[2].Typed != nil {
+		t.Error("wrong-type: decoded")
+	}
+}
+
+func TestInvalidManifestCheck(t *testing.T) {
+	in := input(t, "", "1.31", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: [x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
+	got := runCheck(t, "invalid-manifest", in)
+	if len(got) != 1 || got[0].Severity != Error || got[0].Object.Source != "test.yaml:4" || !strings.Contains(got[0].Message, "malformed YAML") {
+		t.Fatalf("got %s", dump(got))
+	}
+	expectFindings(t, runCheck(t, "invalid-manifest", input(t, "", "1.31", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")), nil)
+}
+
+func TestSplitDocuments(t *testing.T) {
+	docs := splitDocuments([]byte("---\na: 1\n--- \nb: 2\n---x\nc: 3\n# only a comment\n---\n\n---\n"))
+	if len(docs) != 2 || docs[0].line != 2 || docs[1].line != 4 || string(docs[1].body) != "b: 2\n---x\nc: 3\n# only a comment\n" {
+		t.Fatalf("got %+v", docs)
+	}
+}
+
+func TestReadPaths(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("b/deploy.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
+	write("a.yml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+	write("c.json", `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}`)
+	write("README.md", "not a manifest")
+	write(".git/config.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n")
+	stdin := strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n")
+
+	objs, problems, err := ReadPaths([]string{dir, "-"}, stdin)
+	if err != nil || len(problems) != 0 {
+		t.Fatalf("err %v problems %v", err, problems)
+	}
+	var got []string
+	for _, o := range objs {
+		rel, _ := filepath.Rel(dir, o.Source.File)
+		if o.Source.File == StdinName {
+			rel = StdinName
+		}
+		got = append(got, o.Name+"@"+rel)
+	}
+	if s := strings.Join(got, " "); s != "a@a.yml b@b/deploy.yaml c@c.json s@<stdin>" {
+		t.Errorf("got %s", s)
+	}
+
+	for _, tc := range []struct {
+		paths []string
+		err   string
+	}{
+		{[]string{filepath.Join(dir, "missing.yaml")}, "missing.yaml: no such file or directory"},
+		{[]string{t.TempDir()}, "the directory holds no .yaml, .yml, .json files"},
+		{[]string{"-", "-"}, "standard input can be read only once"},
+	} {
+		if _, _, err := ReadPaths(tc.paths, strings.NewReader("")); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%v: got %v, want %q", tc.paths, err, tc.err)
+		}
+	}
+}

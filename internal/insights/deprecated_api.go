@@ -1,0 +1,48 @@
+package insights
+
+import (
+	"fmt"
+
+	"github.com/ladder-eks/ladder/internal/insights/deprecations"
+)
+
+func init() { Register(deprecatedAPI{}) }
+
+// deprecatedAPI finds objects written with an API version that is
+// deprecated at the target but still served: a later hop breaks them.
+// Always WARNING.
+type deprecatedAPI struct{}
+
+func (deprecatedAPI) Info() Info {
+	return Info{
+		ID:    "deprecated-api",
+		Title: "API versions deprecated at the target, removed later",
+		Help: "An apiVersion that is deprecated at the target still works, and the API server answers with a warning; " +
+			"a later upgrade removes it. WARNING, with the release that removes it.",
+		Needs: NeedsObjects,
+	}
+}
+
+func (deprecatedAPI) Run(in *Input) []Finding {
+	var out []Finding
+	for _, o := range in.Objects {
+		for _, av := range apiVersionsOf(o) {
+			e, ok := deprecations.Lookup(av, o.Kind)
+			if !ok || !e.DeprecatedBy(in.Target) || e.RemovedBy(in.Target) {
+				continue
+			}
+			msg := fmt.Sprintf("%s %s is deprecated since Kubernetes %s", av, o.Kind, e.Deprecated)
+			if e.Removed.IsZero() {
+				msg += "; no removal is scheduled yet"
+			} else {
+				msg += fmt.Sprintf(" and removed in %s, %s after the target %s", e.Removed,
+					plural(e.Removed.Sub(in.Target), "minor"), in.Target)
+			}
+			if av != o.APIVersion {
+				msg += fmt.Sprintf(" — the object was last written with %s", av)
+			}
+			out = append(out, o.Finding(Warning, "apiVersion", msg, migrateAdvice(e)))
+		}
+	}
+	return out
+}

@@ -1,0 +1,3 @@
+package deprecations
+
+//go:generate go run ./gen -o apis_generated.csv

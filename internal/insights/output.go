@@ -1,0 +1,276 @@
+package insights
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+// OutputOptions choose what the writers show.
+type OutputOptions struct {
+	// ShowPassing includes the PASSING finding of each check that found nothing.
+	ShowPassing bool
+	// Wide puts the recommendation in a table column (text only) instead of
+	// a section below the table.
+	Wide bool
+}
+
+func (r *Report) shown(o OutputOptions) []Finding {
+	out := make([]Finding, 0, len(r.Findings))
+	for _, f := range r.Findings {
+		if f.Severity != Passing || o.ShowPassing {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// WriteText writes the findings as a table, like EKS Upgrade Insights and
+// kubectl print them: STATUS CHECK OBJECT SOURCE MESSAGE (a HOP column when
+// the report covers several hops), then the recommendations and a summary.
+func (r *Report) WriteText(w io.Writer, o OutputOptions) error {
+	fs := r.shown(o)
+	multi := len(r.Hops()) > 1
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if len(fs) > 0 {
+		cols := []string{"STATUS", "CHECK", "OBJECT", "SOURCE", "MESSAGE"}
+		if multi {
+			cols = append([]string{"HOP"}, cols...)
+		}
+		if o.Wide {
+			cols = append(cols, "RECOMMENDATION")
+		}
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+		for _, f := range fs {
+			row := []string{string(f.Severity), f.Check, dash(f.Object.String()), dash(f.Object.Source), f.Message}
+			if multi {
+				row = append([]string{dash(f.Hop)}, row...)
+			}
+			if o.Wide {
+				row = append(row, dash(f.Recommendation))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if !o.Wide {
+		var recs []string
+		for _, f := range fs {
+			if f.Severity != Passing && f.Recommendation != "" {
+				obj := f.Object.String()
+				if obj == "" {
+					obj = f.Object.Source
+				}
+				recs = append(recs, fmt.Sprintf("  %s %s: %s", f.Check, obj, f.Recommendation))
+			}
+		}
+		if len(recs) > 0 {
+			fmt.Fprintf(w, "\nRecommendations:\n%s\n", strings.Join(recs, "\n"))
+		}
+	}
+	if len(fs) > 0 {
+		fmt.Fprintln(w)
+	}
+	_, err := fmt.Fprintln(w, r.summaryLine())
+	if err == nil && len(r.Skipped) > 0 {
+		var parts []string
+		for _, s := range r.Skipped {
+			parts = append(parts, fmt.Sprintf("%s (needs %s)", s.Check, s.Needs))
+		}
+		_, err = fmt.Fprintf(w, "Not run without a cluster or scenario: %s.\n", strings.Join(parts, ", "))
+	}
+	return err
+}
+
+func (r *Report) summaryLine() string {
+	s := r.Summary()
+	target := "Target " + r.Target.String()
+	if !r.Current.IsZero() {
+		target = fmt.Sprintf("Upgrade %s → %s", r.Current, r.Target)
+	}
+	passed := 0
+	for _, f := range r.Findings {
+		if f.Severity == Passing {
+			passed++
+		}
+	}
+	return fmt.Sprintf("%s: %d ERROR, %d WARNING in %s; %s passed.",
+		target, s[Error], s[Warning], plural(r.Objects, "object"), plural(passed, "check"))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// jsonReport is the -o json document.
+type jsonReport struct {
+	Target   string           `json:"target"`
+	Findings []Finding        `json:"findings"`
+	Summary  map[Severity]int `json:"summary"`
+}
+
+// WriteJSON writes {"target", "findings": [...], "summary": {"ERROR", "WARNING"}}.
+func (r *Report) WriteJSON(w io.Writer, o OutputOptions) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(jsonReport{Target: r.Target.String(), Findings: r.shown(o), Summary: r.Summary()})
+}
+
+// SARIF 2.1.0, the subset code scanning reads.
+type (
+	sarifLog struct {
+		Schema  string     `json:"$schema"`
+		Version string     `json:"version"`
+		Runs    []sarifRun `json:"runs"`
+	}
+	sarifRun struct {
+		Tool    sarifTool     `json:"tool"`
+		Results []sarifResult `json:"results"`
+	}
+	sarifTool struct {
+		Driver sarifDriver `json:"driver"`
+	}
+	sarifDriver struct {
+		Name           string      `json:"name"`
+		InformationURI string      `json:"informationUri"`
+		Version        string      `json:"version,omitempty"`
+		Rules          []sarifRule `json:"rules"`
+	}
+	sarifRule struct {
+		ID               string       `json:"id"`
+		Name             string       `json:"name"`
+		ShortDescription sarifText    `json:"shortDescription"`
+		FullDescription  sarifText    `json:"fullDescription"`
+		HelpURI          string       `json:"helpUri"`
+		Help             sarifText    `json:"help"`
+		Properties       sarifRuleTag `json:"properties"`
+	}
+	sarifRuleTag struct {
+		Tags []string `json:"tags"`
+	}
+	sarifText struct {
+		Text string `json:"text"`
+	}
+	sarifResult struct {
+		RuleID     string          `json:"ruleId"`
+		RuleIndex  int             `json:"ruleIndex"`
+		Kind       string          `json:"kind,omitempty"`
+		Level      string          `json:"level"`
+		Message    sarifText       `json:"message"`
+		Locations  []sarifLocation `json:"locations,omitempty"`
+		Properties map[string]any  `json:"properties,omitempty"`
+	}
+	sarifLocation struct {
+		PhysicalLocation *sarifPhysical `json:"physicalLocation,omitempty"`
+		LogicalLocations []sarifLogical `json:"logicalLocations,omitempty"`
+	}
+	sarifPhysical struct {
+		ArtifactLocation sarifArtifact `json:"artifactLocation"`
+		Region           *sarifRegion  `json:"region,omitempty"`
+	}
+	sarifArtifact struct {
+		URI string `json:"uri"`
+	}
+	sarifRegion struct {
+		StartLine int `json:"startLine"`
+	}
+	sarifLogical struct {
+		Name               string `json:"name,omitempty"`
+		FullyQualifiedName string `json:"fullyQualifiedName"`
+		Kind               string `json:"kind"`
+	}
+)
+
+// DocsURL is where each check is documented; a rule's helpUri is DocsURL#id.
+const DocsURL = "https://github.com/ladder-eks/ladder/blob/main/docs/check.md"
+
+// WriteSARIF writes a SARIF 2.1.0 log for code scanning: one rule per
+// check, one result per finding, located at the file and line of the
+// finding's field (or of its object) for manifest sources.
+func (r *Report) WriteSARIF(w io.Writer, o OutputOptions, toolVersion string) error {
+	checks := Checks()
+	index := map[string]int{}
+	rules := make([]sarifRule, 0, len(checks))
+	for i, c := range checks {
+		info := c.Info()
+		index[info.ID] = i
+		rules = append(rules, sarifRule{ID: info.ID, Name: ruleName(info.ID),
+			ShortDescription: sarifText{info.Title}, FullDescription: sarifText{info.Help},
+			HelpURI: DocsURL + "#" + info.ID, Help: sarifText{info.Help},
+			Properties: sarifRuleTag{Tags: []string{"kubernetes", "upgrade"}}})
+	}
+	results := []sarifResult{}
+	for _, f := range r.shown(o) {
+		res := sarifResult{RuleID: f.Check, RuleIndex: index[f.Check], Message: sarifText{f.Message}}
+		if f.Recommendation != "" {
+			res.Message.Text += " Recommendation: " + f.Recommendation
+		}
+		switch f.Severity {
+		case Error:
+			res.Level = "error"
+		case Warning:
+			res.Level = "warning"
+		default:
+			res.Kind, res.Level = "pass", "none"
+		}
+		if f.Hop != "" {
+			res.Properties = map[string]any{"hop": f.Hop}
+		}
+		var loc sarifLocation
+		if file, line := f.Location(); f.source.IsFile() {
+			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: fileURI(file)}}
+			if line > 0 {
+				loc.PhysicalLocation.Region = &sarifRegion{StartLine: line}
+			}
+		}
+		if name := f.Object.String(); name != "" {
+			loc.LogicalLocations = []sarifLogical{{Name: f.Object.Name, FullyQualifiedName: name, Kind: "resource"}}
+		}
+		if loc.PhysicalLocation != nil || loc.LogicalLocations != nil {
+			res.Locations = []sarifLocation{loc}
+		}
+		results = append(results, res)
+	}
+	log := sarifLog{
+		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
+		Version: "2.1.0",
+		Runs: []sarifRun{{
+			Tool:    sarifTool{Driver: sarifDriver{Name: "ladder", InformationURI: "https://github.com/ladder-eks/ladder", Version: toolVersion, Rules: rules}},
+			Results: results,
+		}},
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(log)
+}
+
+// ruleName turns "removed-api" into "RemovedApi", SARIF's rule name style.
+func ruleName(id string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(id, "-") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// fileURI makes a SARIF artifact URI: relative paths stay relative (to the
+// repository root code scanning resolves them against), with forward slashes.
+func fileURI(path string) string {
+	p := filepath.ToSlash(filepath.Clean(path))
+	if filepath.IsAbs(path) {
+		return "file://" + p
+	}
+	return strings.TrimPrefix(p, "./")
+}

@@ -1,0 +1,97 @@
+package insights
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func init() { Register(pdbBlocksDrain{}) }
+
+// pdbBlocksDrain finds PodDisruptionBudgets that can never allow a
+// disruption: maxUnavailable 0 or 0%, minAvailable 100%, or minAvailable at
+// least the number of pods it selects (replicas 1 with minAvailable 1).
+// Every eviction of their pods gets 429, so drains wait forever and EKS
+// managed node group updates fail with PodEvictionFailure. ERROR; WARNING
+// when an HPA may scale the pods above the budget.
+type pdbBlocksDrain struct{}
+
+func (pdbBlocksDrain) Info() Info {
+	return Info{
+		ID:    "pdb-blocks-drain",
+		Title: "PodDisruptionBudgets that never allow an eviction",
+		Help: "A PodDisruptionBudget with maxUnavailable 0, minAvailable 100%, or minAvailable at least the replicas it covers never allows a disruption: " +
+			"every eviction gets 429 Too Many Requests, kubectl drain and Karpenter wait forever, and an EKS managed node group update fails after 15 minutes " +
+			"with PodEvictionFailure. ERROR; WARNING when a HorizontalPodAutoscaler may scale the pods above the budget.",
+		Needs: NeedsObjects,
+	}
+}
+
+func (pdbBlocksDrain) Run(in *Input) []Finding {
+	var out []Finding
+	for _, p := range in.PDBs() {
+		spec := p.PDB.Spec
+		o := p.Object
+		switch {
+		case spec.MaxUnavailable != nil:
+			if isZero(*spec.MaxUnavailable) {
+				out = append(out, o.Finding(Error, "spec.maxUnavailable",
+					fmt.Sprintf("%s has maxUnavailable %s: no pod it selects (%s) can ever be evicted, so drains of their nodes never finish",
+						o, spec.MaxUnavailable.String(), selectorText(spec.Selector)),
+					"Set maxUnavailable: 1 (or a percentage above 0), or delete the budget, so one pod at a time can move."))
+			}
+		case spec.MinAvailable != nil:
+			ws := in.WorkloadsSelectedBy(p)
+			minAvail := *spec.MinAvailable
+			if minAvail.Type == intstr.String && strings.TrimSpace(minAvail.StrVal) == "100%" {
+				out = append(out, o.Finding(Error, "spec.minAvailable",
+					fmt.Sprintf("%s has minAvailable 100%%: no pod it selects (%s) can ever be evicted, so drains of their nodes never finish", o, selectorText(spec.Selector)),
+					"Use maxUnavailable: 1 instead of minAvailable: 100%."))
+				continue
+			}
+			if len(ws) == 0 {
+				continue // the pods come from elsewhere: their number is unknown
+			}
+			var pods, maxPods int32
+			var names []string
+			scaled := false
+			for _, w := range ws {
+				pods += w.Replicas
+				maxPods += w.MaxReplicas
+				names = append(names, fmt.Sprintf("%s with %s", w.Object.String(), w.ReplicasText()))
+				scaled = scaled || w.HPA != nil
+			}
+			if pods == 0 {
+				continue
+			}
+			need, err := intstr.GetScaledValueFromIntOrPercent(&minAvail, int(pods), true)
+			if err != nil || int32(need) < pods {
+				continue
+			}
+			sev := Error
+			msg := fmt.Sprintf("%s has minAvailable %s and selects %s (%s): no pod can be evicted, so drains of their nodes never finish",
+				o, minAvail.String(), plural(int(pods), "pod"), strings.Join(names, ", "))
+			if scaled && maxPods > int32(need) {
+				sev = Warning
+				msg = fmt.Sprintf("%s has minAvailable %s and selects %s at their minimum scale (%s): at that scale no pod can be evicted and drains wait until the autoscaler adds pods",
+					o, minAvail.String(), plural(int(pods), "pod"), strings.Join(names, ", "))
+			}
+			rec := fmt.Sprintf("Run at least %d replicas, or set minAvailable to %d or less, or use maxUnavailable: 1.", need+1, pods-1)
+			if pods == 1 {
+				rec = "Run at least 2 replicas, or use maxUnavailable: 1 and accept a short outage while the pod moves."
+			}
+			out = append(out, o.Finding(sev, "spec.minAvailable", msg, rec))
+		}
+	}
+	return out
+}
+
+// isZero reports whether an int-or-percent is 0 or "0%".
+func isZero(v intstr.IntOrString) bool {
+	if v.Type == intstr.Int {
+		return v.IntVal == 0
+	}
+	s := strings.TrimSpace(v.StrVal)
+	return s == "0%" || s == "0"
+}

@@ -1,0 +1,132 @@
+package insights
+
+import (
+	"fmt"
+	"testing"
+)
+
+// deployment renders a Deployment like the workshop's, with a readiness
+// probe and a zone spread unless extra says otherwise.
+func deployment(ns, name string, replicas int, extra string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[2]s
+  namespace: %[1]s
+spec:
+  replicas: %[3]d
+  selector:
+    matchLabels: {app: %[2]s}
+  template:
+    metadata:
+      labels: {app: %[2]s, tier: web}
+%[4]s    spec:
+      containers:
+        - name: %[2]s
+          image: public.ecr.aws/nginx/nginx:1.27
+          ports: [{containerPort: 8080}]
+          readinessProbe:
+            httpGet: {path: /health, port: 8080}
+      topologySpreadConstraints:
+        - maxSkew: 1
+          topologyKey: topology.kubernetes.io/zone
+          whenUnsatisfiable: ScheduleAnyway
+          labelSelector:
+            matchLabels: {app: %[2]s}
+`, ns, name, replicas, extra)
+}
+
+func pdb(ns, name, selector, budget string) string {
+	return fmt.Sprintf(`apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  %s
+  selector:
+    matchLabels: %s
+`, name, ns, budget, selector)
+}
+
+const hpaWeb = `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+  namespace: shop
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 10
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target: {type: Utilization, averageUtilization: 70}
+`
+
+func join(docs ...string) string {
+	s := ""
+	for i, d := range docs {
+		if i > 0 {
+			s += "---\n"
+		}
+		s += d
+	}
+	return s
+}
+
+func TestPDBMissing(t *testing.T) {
+	runCases(t, "pdb-missing", []checkCase{
+		{name: "3 replicas without PDB", manifests: deployment("shop", "web", 3, ""),
+			want: []want{{Warning, "Deployment shop/web", "", []string{"runs 3 replicas and no PodDisruptionBudget", "selector.matchLabels {app: web} and maxUnavailable: 1"}}}},
+		{name: "PDB in another namespace does not count", manifests: join(deployment("shop", "web", 2, ""), pdb("other", "web", "{app: web}", "maxUnavailable: 1")),
+			want: []want{{Warning, "Deployment shop/web", "", []string{"runs 2 replicas"}}}},
+		{name: "HPA minimum of 2 counts", manifests: join(deployment("shop", "web", 1, ""), hpaWeb),
+			want: []want{{Warning, "Deployment shop/web", "", []string{"2 replicas (minReplicas of HorizontalPodAutoscaler web)"}}}},
+		{name: "covered by a PDB", manifests: join(deployment("shop", "web", 3, ""), pdb("shop", "web", "{app: web}", "maxUnavailable: 1"))},
+		{name: "empty selector covers the namespace", manifests: join(deployment("shop", "web", 3, ""), `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: all, namespace: shop}
+spec:
+  maxUnavailable: 1
+  selector: {}
+`)},
+		{name: "single replica is single-replica's business", manifests: deployment("shop", "web", 1, "")},
+	})
+}
+
+func TestPDBBlocksDrain(t *testing.T) {
+	runCases(t, "pdb-blocks-drain", []checkCase{
+		{name: "maxUnavailable 0", manifests: join(deployment("shop", "web", 3, ""), pdb("shop", "web", "{app: web}", "maxUnavailable: 0")),
+			want: []want{{Error, "PodDisruptionBudget shop/web", "spec.maxUnavailable", []string{"maxUnavailable 0: no pod it selects (app=web) can ever be evicted"}}}},
+		{name: "maxUnavailable 0%", manifests: join(deployment("shop", "web", 3, ""), pdb("shop", "web", "{app: web}", `maxUnavailable: "0%"`)),
+			want: []want{{Error, "PodDisruptionBudget shop/web", "spec.maxUnavailable", []string{"maxUnavailable 0%"}}}},
+		{name: "minAvailable 100%", manifests: pdb("shop", "web", "{app: web}", `minAvailable: "100%"`),
+			want: []want{{Error, "PodDisruptionBudget shop/web", "spec.minAvailable", []string{"minAvailable 100%"}}}},
+		{name: "replicas 1 and minAvailable 1", manifests: join(deployment("shop", "web", 1, ""), pdb("shop", "web", "{app: web}", "minAvailable: 1")),
+			want: []want{{Error, "PodDisruptionBudget shop/web", "spec.minAvailable", []string{"minAvailable 1 and selects 1 pod (Deployment shop/web with 1 replica)", "Run at least 2 replicas"}}}},
+		{name: "minAvailable 3 of 3", manifests: join(deployment("shop", "web", 3, ""), pdb("shop", "web", "{app: web}", "minAvailable: 3")),
+			want: []want{{Error, "PodDisruptionBudget shop/web", "spec.minAvailable", []string{"minAvailable 3 and selects 3 pods", "set minAvailable to 2 or less"}}}},
+		{name: "minAvailable 90% of 3 rounds up to 3", manifests: join(deployment("shop", "web", 3, ""), pdb("shop", "web", "{app: web}", `minAvailable: "90%"`)),
+			want: []want{{Error, "PodDisruptionBudget shop/web", "spec.minAvailable", []string{"minAvailable 90% and selects 3 pods"}}}},
+		{name: "HPA can scale above: warning", manifests: join(deployment("shop", "web", 2, ""), hpaWeb, pdb("shop", "web", "{app: web}", "minAvailable: 2")),
+			want: []want{{Warning, "PodDisruptionBudget shop/web", "spec.minAvailable", []string{"at their minimum scale"}}}},
+		{name: "minAvailable 2 of 3 allows one", manifests: join(deployment("shop", "web", 3, ""), pdb("shop", "web", "{app: web}", "minAvailable: 2"))},
+		{name: "maxUnavailable 1", manifests: join(deployment("shop", "web", 1, ""), pdb("shop", "web", "{app: web}", "maxUnavailable: 1"))},
+		{name: "minAvailable 50% of 3 is 2", manifests: join(deployment("shop", "web", 3, ""), pdb("shop", "web", "{app: web}", `minAvailable: "50%"`))},
+		{name: "pods from elsewhere: unknown count", manifests: pdb("shop", "web", "{app: web}", "minAvailable: 5")},
+	})
+}
+
+func TestPDBMultiple(t *testing.T) {
+	runCases(t, "pdb-multiple", []checkCase{
+		{name: "two PDBs select the same pods", manifests: join(deployment("shop", "web", 3, ""),
+			pdb("shop", "web", "{app: web}", "maxUnavailable: 1"), pdb("shop", "frontends", "{tier: web}", "maxUnavailable: 1")),
+			want: []want{{Error, "Deployment shop/web", "spec.template.metadata.labels", []string{"selected by 2 PodDisruptionBudgets (web, frontends)", "fails with 500"}}}},
+		{name: "one PDB each", manifests: join(deployment("shop", "web", 3, ""), deployment("shop", "api", 3, ""),
+			pdb("shop", "web", "{app: web}", "maxUnavailable: 1"), pdb("shop", "api", "{app: api}", "maxUnavailable: 1"))},
+		{name: "same labels in another namespace", manifests: join(deployment("shop", "web", 3, ""),
+			pdb("shop", "web", "{app: web}", "maxUnavailable: 1"), pdb("other", "web", "{app: web}", "maxUnavailable: 1"))},
+	})
+}

@@ -1,0 +1,100 @@
+package insights
+
+import (
+	"fmt"
+
+	"github.com/ladder-eks/ladder/internal/insights/deprecations"
+)
+
+func init() { Register(removedAPI{}) }
+
+// removedAPI finds objects written with an API version that the target no
+// longer serves: kubectl apply fails, Helm upgrades fail, and controllers
+// that still use it break. Always ERROR.
+type removedAPI struct{}
+
+func (removedAPI) Info() Info {
+	return Info{
+		ID:    "removed-api",
+		Title: "API versions removed at or before the target",
+		Help: "An object written with an apiVersion the target no longer serves cannot be applied after the upgrade (kubectl and Helm fail), " +
+			"and tools that still request it break. Always ERROR. The table (internal/insights/deprecations) is generated from k8s.io/api's lifecycle " +
+			"methods and completed from the Kubernetes Deprecated API Migration Guide.",
+		Needs: NeedsObjects,
+	}
+}
+
+func (removedAPI) Run(in *Input) []Finding {
+	var out []Finding
+	first := in.FirstHop()
+	for _, o := range in.Objects {
+		for _, av := range apiVersionsOf(o) {
+			e, ok := deprecations.Lookup(av, o.Kind)
+			if !ok || !e.RemovedBy(in.Target) {
+				continue
+			}
+			hop := e.Removed
+			if hop.Less(first) {
+				hop = first
+			}
+			msg := fmt.Sprintf("%s %s is no longer served from Kubernetes %s", av, o.Kind, e.Removed)
+			if !e.Deprecated.IsZero() {
+				msg += fmt.Sprintf(" (deprecated in %s)", e.Deprecated)
+			}
+			switch {
+			case in.Current.IsZero():
+				msg += fmt.Sprintf("; the target %s does not serve it", in.Target)
+			case !in.Current.Less(e.Removed):
+				msg += fmt.Sprintf("; the cluster, at %s, already does not serve it", in.Current)
+			default:
+				msg += fmt.Sprintf("; the upgrade to %s removes it", hop)
+			}
+			if av != o.APIVersion {
+				msg += fmt.Sprintf(" — the object was last written with %s", av)
+			}
+			f := o.Finding(Error, "apiVersion", msg, migrateAdvice(e))
+			if in.MultiHop() {
+				f.Hop = hop.String()
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// apiVersionsOf lists the apiVersion an object is written in and the ones
+// it was last written with (live objects), without repeats.
+func apiVersionsOf(o *Object) []string {
+	if len(o.WrittenAs) == 0 {
+		return []string{o.APIVersion}
+	}
+	out := []string{o.APIVersion}
+	for _, v := range o.WrittenAs {
+		dup := false
+		for _, seen := range out {
+			dup = dup || seen == v
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// migrateAdvice is the recommendation for a deprecated or removed API.
+func migrateAdvice(e deprecations.Entry) string {
+	var s string
+	if r := e.Replacement(); r != "" {
+		s = fmt.Sprintf("Migrate to %s: change apiVersion to %s", r, e.ReplacementAPIVersion)
+		if e.ReplacementKind != e.Kind {
+			s += fmt.Sprintf(" and kind to %s", e.ReplacementKind)
+		}
+		s += " (kubectl convert helps), then re-apply; update the Helm chart or tool that renders it"
+	} else {
+		s = fmt.Sprintf("%s %s has no replacement: remove the object and its users", e.APIVersion, e.Kind)
+	}
+	if e.Note != "" {
+		s += "; " + e.Note
+	}
+	return s + "."
+}

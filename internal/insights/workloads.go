@@ -1,0 +1,295 @@
+package insights
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Workload is something that runs pods from a template — a Deployment,
+// StatefulSet, ReplicaSet or DaemonSet — or a bare Pod.
+type Workload struct {
+	Object *Object
+	// Replicas is how many pods it runs at least: spec.replicas (1 when
+	// omitted), or the minReplicas of the HorizontalPodAutoscaler that
+	// scales it. 0 for DaemonSets, which run one pod per node.
+	Replicas int32
+	// HPA is the HorizontalPodAutoscaler scaling it, if any.
+	HPA *Object
+	// MaxReplicas is the HPA's maxReplicas (Replicas without an HPA).
+	MaxReplicas int32
+	// Pod is the pod template (for a bare Pod, the pod itself).
+	Pod *corev1.PodTemplateSpec
+	// PodField is the template's field path ("spec.template"; "" for a Pod).
+	PodField string
+
+	pdbs []*PDB // the PodDisruptionBudgets selecting its pods
+}
+
+// IsDaemonSet reports whether the workload is a DaemonSet.
+func (w *Workload) IsDaemonSet() bool { return w.Object.Kind == "DaemonSet" }
+
+// IsBarePod reports whether the workload is a Pod with no controller.
+func (w *Workload) IsBarePod() bool { return w.Object.Kind == "Pod" }
+
+// Field is a path below the pod template: Field("spec.containers[0]") is
+// "spec.template.spec.containers[0]" for a Deployment, "spec.containers[0]"
+// for a Pod.
+func (w *Workload) Field(path string) string {
+	if w.PodField == "" {
+		return path
+	}
+	return w.PodField + "." + path
+}
+
+// ReplicasText says how many replicas the workload runs, naming the HPA
+// when one sets it: "3 replicas", "2 replicas (HPA web minReplicas)".
+func (w *Workload) ReplicasText() string {
+	s := plural(int(w.Replicas), "replica")
+	if w.HPA != nil {
+		s += fmt.Sprintf(" (minReplicas of HorizontalPodAutoscaler %s)", w.HPA.Name)
+	}
+	return s
+}
+
+// PDB is a policy/v1 PodDisruptionBudget with its selector parsed.
+type PDB struct {
+	Object   *Object
+	PDB      *policyv1.PodDisruptionBudget
+	Selector labels.Selector
+
+	workloads []*Workload // selected, DaemonSets excluded
+}
+
+// Selects reports whether the PDB selects the workload's pods.
+func (p *PDB) Selects(w *Workload) bool {
+	return p.Object.Namespace == w.Object.Namespace && p.Selector.Matches(labels.Set(w.Pod.Labels))
+}
+
+// Workloads returns every workload, in source order. ReplicaSets owned by
+// a Deployment are not workloads of their own; manifests rarely have them.
+func (in *Input) Workloads() []*Workload {
+	in.indexWorkloads()
+	return in.workloads
+}
+
+// PDBsFor returns the PodDisruptionBudgets that select a workload's pods,
+// in source order.
+func (in *Input) PDBsFor(w *Workload) []*PDB {
+	in.indexWorkloads()
+	return w.pdbs
+}
+
+// PDBs returns every policy/v1 PodDisruptionBudget that decoded, in source order.
+func (in *Input) PDBs() []*PDB {
+	in.indexWorkloads()
+	return in.pdbList
+}
+
+// WorkloadsSelectedBy returns the workloads (not DaemonSets: drains skip
+// their pods) whose pods a PDB selects, in source order.
+func (in *Input) WorkloadsSelectedBy(p *PDB) []*Workload {
+	in.indexWorkloads()
+	return p.workloads
+}
+
+func newPDB(o *Object) *PDB {
+	pdb, ok := o.Typed.(*policyv1.PodDisruptionBudget)
+	if !ok {
+		return nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+	if err != nil {
+		sel = labels.Nothing()
+	}
+	return &PDB{Object: o, PDB: pdb, Selector: sel}
+}
+
+// indexWorkloads builds the workloads, the PDBs, and who selects whom.
+// Matching is per namespace, and a PDB with matchLabels only looks at the
+// workloads carrying its first label, so large inputs stay linear-ish.
+func (in *Input) indexWorkloads() {
+	in.workOnce.Do(func() {
+		hpas := map[string]*Object{} // "namespace/Kind/name" of the target
+		for _, o := range in.Kind("HorizontalPodAutoscaler") {
+			if ref, ok := hpaTarget(o); ok {
+				hpas[o.Namespace+"/"+ref] = o
+			}
+		}
+		type label struct{ k, v string }
+		type nsIndex struct {
+			all     []*Workload
+			byLabel map[label][]*Workload // the pod labels
+		}
+		byNS := map[string]*nsIndex{}
+		for _, o := range in.Objects {
+			w := newWorkload(o)
+			if w == nil {
+				continue
+			}
+			if h := hpas[o.Namespace+"/"+o.Kind+"/"+o.Name]; h != nil && !w.IsDaemonSet() && !w.IsBarePod() {
+				minR, maxR := hpaRange(h)
+				w.HPA, w.Replicas, w.MaxReplicas = h, minR, maxR
+			}
+			in.workloads = append(in.workloads, w)
+			idx := byNS[o.Namespace]
+			if idx == nil {
+				idx = &nsIndex{byLabel: map[label][]*Workload{}}
+				byNS[o.Namespace] = idx
+			}
+			idx.all = append(idx.all, w)
+			for k, v := range w.Pod.Labels {
+				idx.byLabel[label{k, v}] = append(idx.byLabel[label{k, v}], w)
+			}
+		}
+		for _, o := range in.Kind("PodDisruptionBudget") {
+			p := newPDB(o)
+			if p == nil {
+				continue
+			}
+			in.pdbList = append(in.pdbList, p)
+			idx := byNS[o.Namespace]
+			if idx == nil {
+				continue
+			}
+			candidates := idx.all
+			if sel := p.PDB.Spec.Selector; sel != nil && len(sel.MatchLabels) > 0 {
+				keys := make([]string, 0, len(sel.MatchLabels))
+				for k := range sel.MatchLabels {
+					keys = append(keys, k)
+				}
+				sortStrings(keys)
+				candidates = idx.byLabel[label{keys[0], sel.MatchLabels[keys[0]]}]
+			}
+			for _, w := range candidates {
+				if p.Selector.Matches(labels.Set(w.Pod.Labels)) {
+					w.pdbs = append(w.pdbs, p)
+					if !w.IsDaemonSet() {
+						p.workloads = append(p.workloads, w)
+					}
+				}
+			}
+		}
+	})
+}
+
+func newWorkload(o *Object) *Workload {
+	replicas := func(r *int32) int32 {
+		if r == nil {
+			return 1
+		}
+		return *r
+	}
+	w := &Workload{Object: o, PodField: "spec.template"}
+	switch t := o.Typed.(type) {
+	case *appsv1.Deployment:
+		w.Replicas, w.Pod = replicas(t.Spec.Replicas), &t.Spec.Template
+	case *appsv1.StatefulSet:
+		w.Replicas, w.Pod = replicas(t.Spec.Replicas), &t.Spec.Template
+	case *appsv1.ReplicaSet:
+		if len(t.OwnerReferences) > 0 {
+			return nil
+		}
+		w.Replicas, w.Pod = replicas(t.Spec.Replicas), &t.Spec.Template
+	case *appsv1.DaemonSet:
+		w.Pod = &t.Spec.Template
+	case *corev1.Pod:
+		if len(t.OwnerReferences) > 0 {
+			return nil
+		}
+		w.Replicas, w.PodField = 1, ""
+		w.Pod = &corev1.PodTemplateSpec{ObjectMeta: t.ObjectMeta, Spec: t.Spec}
+	default:
+		return nil
+	}
+	w.MaxReplicas = w.Replicas
+	return w
+}
+
+func hpaTarget(o *Object) (string, bool) {
+	switch h := o.Typed.(type) {
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, true
+	case *autoscalingv1.HorizontalPodAutoscaler:
+		return h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, true
+	}
+	return "", false
+}
+
+func hpaRange(o *Object) (minR, maxR int32) {
+	minR = 1
+	switch h := o.Typed.(type) {
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		if h.Spec.MinReplicas != nil {
+			minR = *h.Spec.MinReplicas
+		}
+		maxR = h.Spec.MaxReplicas
+	case *autoscalingv1.HorizontalPodAutoscaler:
+		if h.Spec.MinReplicas != nil {
+			minR = *h.Spec.MinReplicas
+		}
+		maxR = h.Spec.MaxReplicas
+	}
+	return minR, max(maxR, minR)
+}
+
+// plural formats "1 replica", "3 replicas".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// selectorText prints a label selector the way a user writes matchLabels:
+// "app=web,tier=front"; "{} (every pod in the namespace)" when empty.
+func selectorText(sel *metav1.LabelSelector) string {
+	if sel == nil {
+		return "none"
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return "invalid"
+	}
+	if s.Empty() {
+		return "{} (every pod in the namespace)"
+	}
+	return s.String()
+}
+
+// matchLabelsYAML renders labels as a flow map for a recommendation:
+// "{app: web, tier: front}".
+func matchLabelsYAML(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + m[k]
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// workloadSelector is the workload's spec.selector (nil for a Pod).
+func workloadSelector(w *Workload) *metav1.LabelSelector {
+	switch t := w.Object.Typed.(type) {
+	case *appsv1.Deployment:
+		return t.Spec.Selector
+	case *appsv1.StatefulSet:
+		return t.Spec.Selector
+	case *appsv1.ReplicaSet:
+		return t.Spec.Selector
+	case *appsv1.DaemonSet:
+		return t.Spec.Selector
+	}
+	return nil
+}
