@@ -14,7 +14,7 @@ build:
 # quick pass of each benchmark so they cannot rot, and the lab tests.
 test: fmt-check vet
 	$(GO) test ./...
-	$(GO) test -run '^$$' -bench 'AllowedByReason|Changes|RehearseDrift200Nodes|RehearseMix200Nodes' -benchtime 1x ./...
+	$(GO) test -run '^$$' -bench 'AllowedByReason|Changes|RehearseDrift200Nodes|RehearseMix200Nodes|Scan100kObjects$$' -benchtime 1x ./...
 	@if [ "$(LAB)" != 0 ]; then $(MAKE) --no-print-directory lab-test; fi
 
 # The lab's binaries (etcd, kube-apiserver, kube-controller-manager,
@@ -55,3 +55,4 @@ fmt-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/rehearse/
 	$(GO) test -run '^$$' -bench . ./internal/disruption/
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/insights/

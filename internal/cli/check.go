@@ -35,6 +35,13 @@ scenario, and reports everything that will break or block the upgrade to
 allow an eviction, pods selected by two budgets, Karpenter NodePools and
 EC2NodeClasses that will not drift, and the risks that make a hop hurt
 (single replicas, no readiness probe, no spread, Immediate EBS binding).
+With a cluster (a scenario or a live one) it also checks the
+cluster itself: kubelet and kube-proxy skew, node groups that must catch
+up before each control-plane hop, add-ons to update, EBS volumes a
+replacement group cannot reach, custom-AMI and Amazon Linux 2 node groups,
+the EKS support window and its cost — and it predicts each node's drain in
+Ladder's twin: the pods that block it, for how long, and the pods that would
+go Pending.
 
 Each finding has a stable check id, a severity as EKS Upgrade Insights
 grades them — ERROR blocks or breaks the next hop, WARNING breaks a later
@@ -47,9 +54,10 @@ directories starting with "." are skipped) or "-" for standard input. Any
 kind is read: custom resources and kinds Ladder does not model keep their
 apiVersion, kind and metadata, so API checks still see them. A document
 that does not parse is reported (check invalid-manifest) and the scan goes
-on. --scenario reads a scenario's manifests and takes the current version
-from it. Reading a live cluster (--kubeconfig, --context) is not supported
-yet.
+on. --scenario reads a scenario's manifests, takes the current version
+from it, and builds its starting cluster in the twin for the cluster
+checks. --kubeconfig and --context read a live cluster, as does giving no
+source at all (the current kubeconfig context).
 
 --target is the Kubernetes minor to upgrade to: by default the current
 version + 1 (from --scenario); required with manifests alone. A target
@@ -85,27 +93,23 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 			if err != nil || fail == insights.Passing {
 				return fmt.Errorf("--fail-on %q: use ERROR or WARNING", failOn)
 			}
-			if kubeconfig != "" || kubeContext != "" {
-				return errors.New("--kubeconfig and --context: reading a live cluster is not supported yet; check its manifests with -f, or a scenario with --scenario")
-			}
-			if len(files) == 0 && scenarioArg == "" {
-				return errors.New("nothing to check: give manifests with -f FILE|DIR|- (repeatable) or a scenario with --scenario (reading the current kubeconfig's cluster is not supported yet)")
+			live := kubeconfig != "" || kubeContext != ""
+			if live && scenarioArg != "" {
+				return errors.New("--scenario and --kubeconfig/--context: check one cluster at a time")
 			}
 
 			in := &insights.Input{}
-			if scenarioArg != "" {
-				sc, err := scenario.Resolve(scenarioArg)
-				if err != nil {
+			switch {
+			case scenarioArg != "":
+				if in, err = scenarioInput(scenarioArg); err != nil {
 					return err
 				}
-				cur, err := kubeversion.Parse(sc.Spec.Cluster.Version)
-				if err != nil {
-					return fmt.Errorf("--scenario %s: spec.cluster.version: %w", scenarioArg, err)
+			case live || len(files) == 0:
+				// A live cluster: the one named, or the current
+				// kubeconfig context's when nothing else is given.
+				if in, err = liveInput(cmd.Context(), kubeconfig, kubeContext); err != nil {
+					return err
 				}
-				in.Current = cur
-				in.Cluster = &insights.Cluster{Name: sc.Spec.Cluster.Name, Version: cur}
-				in.Now = sc.Spec.Start.UTC()
-				in.Add(insights.FromManifests(sc.Objects), nil)
 			}
 			if len(files) > 0 {
 				objs, problems, err := insights.ReadPaths(files, cmd.InOrStdin())
@@ -155,12 +159,36 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 	f.StringVar(&failOn, "fail-on", "ERROR", "exit 2 when a finding is at or above this severity: ERROR or WARNING")
 	f.StringVarP(&output, "output", "o", "text", "output format: text, wide (recommendations in a column), json or sarif")
 	f.BoolVar(&showPassing, "show-passing", false, "also list the checks that found nothing (PASSING)")
-	f.StringVar(&scenarioArg, "scenario", "", "built-in scenario name or scenario file: its manifests, and its control plane's version as the current one")
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of a live cluster (not supported yet)")
-	f.StringVar(&kubeContext, "context", "", "kubeconfig context (not supported yet)")
-	f.StringVar(&now, "now", "", "evaluate budget windows at this instant (RFC 3339; default: now, or the scenario's start)")
+	f.StringVar(&scenarioArg, "scenario", "", "built-in scenario name or scenario file: its manifests, its control plane's version as the current one, its starting cluster (twin) for the cluster checks")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of a live cluster (default: kubectl's loading rules)")
+	f.StringVar(&kubeContext, "context", "", "kubeconfig context of a live cluster (default: the current context)")
+	f.StringVar(&now, "now", "", "evaluate budget and support windows at this instant (RFC 3339; default: now)")
 	_ = f.MarkHidden("now")
 	return cmd
+}
+
+// scenarioInput is a scenario's manifests, its control plane's version as
+// the current one, its start as the instant, and the facts of its starting
+// cluster as the twin builds it, drains predicted (insights.ScenarioCluster).
+func scenarioInput(name string) (*insights.Input, error) {
+	sc, err := scenario.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := kubeversion.Parse(sc.Spec.Cluster.Version)
+	if err != nil {
+		return nil, fmt.Errorf("--scenario %s: spec.cluster.version: %w", name, err)
+	}
+	cluster, err := insights.ScenarioCluster(sc)
+	if err != nil {
+		return nil, fmt.Errorf("--scenario %s: %w", name, err)
+	}
+	// Support windows and budget schedules are judged at the moment of the
+	// check (or --now), not at the scenario's virtual start: the question
+	// is whether the cluster can be upgraded today.
+	in := &insights.Input{Current: cur, Cluster: cluster}
+	in.Add(insights.FromManifests(sc.Objects), nil)
+	return in, nil
 }
 
 // checkTarget resolves --target against the current version (zero when
@@ -176,8 +204,11 @@ func checkTarget(flag string, current kubeversion.Minor) (kubeversion.Minor, err
 	if err != nil {
 		return t, fmt.Errorf("--target: %w", err)
 	}
-	if t.Less(deprecations.MinCovered) || deprecations.MaxCovered.Less(t) {
-		return t, fmt.Errorf("--target %s: Ladder knows Kubernetes %s to %s", flag, deprecations.MinCovered, deprecations.MaxCovered)
+	// One minor past the reviewed table is allowed, so a cluster at the
+	// newest release has a next hop: k8s.io/api's lifecycle methods
+	// (apis_generated.csv) already schedule the removals after it.
+	if last := deprecations.MaxCovered.Next(); t.Less(deprecations.MinCovered) || last.Less(t) {
+		return t, fmt.Errorf("--target %s: Ladder knows Kubernetes %s to %s", flag, deprecations.MinCovered, last)
 	}
 	if !current.IsZero() && !current.Less(t) {
 		return t, fmt.Errorf("--target %s: the cluster is already at %s; the target must be a later minor, e.g. %s", flag, current, current.Next())

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -61,6 +62,17 @@ func writeCheckFile(t *testing.T, dir, name, content string) string {
 	return path
 }
 
+// liveError is what ladder check says when it cannot read a live cluster
+// (liveInput's error; the test machine has no cluster).
+func liveError(t *testing.T, kubeconfig, kubeContext string) string {
+	t.Helper()
+	_, err := liveInput(context.Background(), kubeconfig, kubeContext)
+	if err == nil {
+		t.Skip("a live cluster is reachable from this machine")
+	}
+	return "error: " + err.Error() + "\n"
+}
+
 // TestCheckExitCodes: 0 nothing at or above --fail-on, 2 findings at or
 // above it, 1 Ladder could not run.
 func TestCheckExitCodes(t *testing.T) {
@@ -79,15 +91,17 @@ func TestCheckExitCodes(t *testing.T) {
 		{"warnings pass by default", []string{"-f", warning, "--target", "1.31"}, 0, ""},
 		{"--fail-on WARNING", []string{"-f", warning, "--target", "1.31", "--fail-on", "warning"}, 2, "error: check: 0 ERROR, 1 WARNING; failing on WARNING and above (--fail-on)\n"},
 		{"clean", []string{"-f", clean, "--target", "1.31", "--fail-on", "WARNING"}, 0, ""},
-		{"no source", []string{"--target", "1.31"}, 1, "error: nothing to check: give manifests with -f FILE|DIR|- (repeatable) or a scenario with --scenario (reading the current kubeconfig's cluster is not supported yet)\n"},
+		{"no source reads the current context's cluster", []string{"--target", "1.31"}, 1, liveError(t, "", "")},
 		{"no target without a cluster", []string{"-f", clean}, 1, "error: --target is required when only manifests are given (there is no cluster or scenario to take the current version from), e.g. --target 1.32\n"},
 		{"bad target", []string{"-f", clean, "--target", "one.thirty"}, 1, "error: --target: \"one.thirty\" is not a Kubernetes version (want e.g. 1.31 or v1.31.14-eks-ecaa3a6)\n"},
-		{"target out of range", []string{"-f", clean, "--target", "1.40"}, 1, "error: --target 1.40: Ladder knows Kubernetes 1.16 to 1.37\n"},
+		{"target out of range", []string{"-f", clean, "--target", "1.40"}, 1, "error: --target 1.40: Ladder knows Kubernetes 1.16 to 1.38\n"},
+		{"one minor past the reviewed table (a 1.37 cluster's next hop)", []string{"-f", clean, "--target", "1.38"}, 0, ""},
 		{"target not after the scenario", []string{"--scenario", "workshop", "--target", "1.30"}, 1, "error: --target 1.30: the cluster is already at 1.30; the target must be a later minor, e.g. 1.31\n"},
 		{"bad output", []string{"-f", clean, "--target", "1.31", "-o", "yaml"}, 1, "error: -o \"yaml\": use text, wide, json or sarif\n"},
 		{"bad fail-on", []string{"-f", clean, "--target", "1.31", "--fail-on", "PASSING"}, 1, "error: --fail-on \"PASSING\": use ERROR or WARNING\n"},
 		{"missing file", []string{"-f", filepath.Join(dir, "nope.yaml"), "--target", "1.31"}, 1, "error: -f " + filepath.Join(dir, "nope.yaml") + ": no such file or directory\n"},
-		{"live cluster not yet", []string{"--kubeconfig", "/tmp/kubeconfig", "--target", "1.31"}, 1, "error: --kubeconfig and --context: reading a live cluster is not supported yet; check its manifests with -f, or a scenario with --scenario\n"},
+		{"a live cluster", []string{"--kubeconfig", filepath.Join(dir, "no-kubeconfig"), "--target", "1.31"}, 1, liveError(t, filepath.Join(dir, "no-kubeconfig"), "")},
+		{"a scenario and a live cluster", []string{"--scenario", "workshop", "--context", "prod"}, 1, "error: --scenario and --kubeconfig/--context: check one cluster at a time\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,18 +227,70 @@ func TestCheckSARIF(t *testing.T) {
 // TestCheckScenario: the current version comes from the scenario, the
 // target defaults to the next minor, and several hops are labelled.
 func TestCheckScenario(t *testing.T) {
-	code, stdout, stderr := runLadder("check", "--scenario", "workshop")
+	code, stdout, stderr := runLadder("check", "--scenario", "workshop", "--now", workshopStart)
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
 	if !strings.Contains(stdout, "\nUpgrade 1.30 → 1.31: 0 ERROR, ") || !strings.Contains(stdout, "karpenter-ami-pinned  EC2NodeClass default") {
 		t.Errorf("output:\n%s", stdout)
 	}
-	code, stdout, _ = runLadder("check", "--scenario", "workshop", "--target", "1.33", "-o", "wide")
-	if code != 0 || !strings.HasPrefix(stdout, "HOP  STATUS   CHECK") || !strings.Contains(stdout, "RECOMMENDATION") {
+	code, stdout, _ = runLadder("check", "--scenario", "workshop", "--target", "1.33", "-o", "wide", "--now", workshopStart)
+	if code != 0 || !strings.HasPrefix(stdout, "HOP   STATUS   CHECK") || !strings.Contains(stdout, "RECOMMENDATION") {
 		t.Errorf("exit %d:\n%s", code, stdout)
 	}
 }
+
+// TestCheckScenarioCluster: a scenario gives the cluster checks their
+// facts — the twin's starting cluster and its predicted drains. Support
+// windows are judged at --now (default: the wall clock, not the scenario's
+// virtual start); the tests pin it to the workshop's start.
+func TestCheckScenarioCluster(t *testing.T) {
+	code, stdout, stderr := runLadder("check", "--scenario", "workshop", "--now", workshopStart)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	for _, want := range []string{
+		"WARNING  addon-compatibility   Addon kube-proxy ",
+		"WARNING  custom-ami-nodegroup  NodeGroup custom-Y ",
+		"WARNING  drain-blocked         Node ip-10-0-3-18.us-west-2.compute.internal  scenario workshop ",
+		"leaves Deployment orders/orders-mysql (orders/orders-mysql-",
+		"WARNING  support-window        Cluster eksworkshop-eksctl ",
+		"has been in extended support since 2025-07-23 (250 days ago)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	// pdb-deadlock: orders' PodDisruptionBudget holds its node's drain for
+	// EKS's 15 minutes.
+	code, stdout, _ = runLadder("check", "--scenario", "pdb-deadlock", "-o", "json")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2:\n%s", code, stdout)
+	}
+	var rep struct {
+		Findings []struct{ Check, Severity, Message string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	errs := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.Severity == "ERROR" {
+			errs[f.Check] = true
+		}
+	}
+	if !errs["drain-blocked"] || !errs["drain-timeout-risk"] || !errs["pdb-blocks-drain"] {
+		t.Errorf("ERROR checks %v, want drain-blocked, drain-timeout-risk and pdb-blocks-drain", errs)
+	}
+	// Today the workshop's 1.30 is past extended support.
+	code, stdout, _ = runLadder("check", "--scenario", "workshop", "--now", "2026-12-03T10:00:00Z")
+	if code != 2 || !strings.Contains(stdout, "Kubernetes 1.30, the control plane's version, is past extended support: it ended on 2026-07-23") {
+		t.Errorf("exit %d:\n%s", code, stdout)
+	}
+}
+
+// workshopStart is the workshop scenario's spec.start.
+const workshopStart = "2026-03-30T09:00:00Z"
 
 func TestCheckHelp(t *testing.T) {
 	code, stdout, _ := runLadder("check", "--help")

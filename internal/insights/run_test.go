@@ -93,8 +93,10 @@ func TestHops(t *testing.T) {
 
 // TestRegistry: every check has a unique, documented id and a title.
 func TestRegistry(t *testing.T) {
-	want := []string{"deprecated-api", "do-not-disrupt", "invalid-manifest", "karpenter-ami-pinned", "karpenter-budget-blocks",
-		"no-readiness-probe", "no-spread", "pdb-blocks-drain", "pdb-missing", "pdb-multiple", "removed-api", "single-replica", "volume-binding-mode"}
+	want := []string{"addon-compatibility", "al2-end-of-life", "control-plane-hop", "custom-ami-nodegroup", "deprecated-api", "do-not-disrupt",
+		"drain-blocked", "drain-timeout-risk", "invalid-manifest", "karpenter-ami-pinned", "karpenter-budget-blocks", "kube-proxy-skew", "kubelet-skew",
+		"no-readiness-probe", "no-spread", "pdb-blocks-drain", "pdb-missing", "pdb-multiple", "pv-zone", "removed-api", "single-replica",
+		"support-window", "volume-binding-mode"}
 	var got []string
 	for _, c := range Checks() {
 		i := c.Info()

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ladder-eks/ladder/internal/insights"
+	"github.com/ladder-eks/ladder/internal/insights/live"
+)
+
+// liveRequestTimeout bounds every request to the API server, so an
+// unreachable cluster is an error, not a hang. A page of 500 pods takes
+// well under a second; the bound is for the network.
+const liveRequestTimeout = 60 * time.Second
+
+// liveInput reads a live cluster for ladder check: its objects (with the
+// apiVersion each was last written with), the manifests of its Helm 3
+// releases, the deprecated APIs its clients request, its nodes and
+// version. kubeconfig and kubeContext follow kubectl's rules ("" means the
+// default loading rules and the current context). Target and Now are left
+// to the caller.
+func liveInput(ctx context.Context, kubeconfig, kubeContext string) (*insights.Input, error) {
+	cfg, clusterName, err := liveConfig(kubeconfig, kubeContext)
+	if err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return live.Read(ctx, cfg, live.Options{ClusterName: clusterName})
+}
+
+// liveConfig builds the client configuration of a kubeconfig context, with
+// messages that say what is missing, and the EKS cluster's name as the
+// kubeconfig names it.
+func liveConfig(kubeconfig, kubeContext string) (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the kubeconfig: %v (fix the file or pass another with --kubeconfig)", err)
+	}
+	name := raw.CurrentContext
+	if kubeContext != "" {
+		name = kubeContext
+	}
+	if len(raw.Contexts) == 0 {
+		return nil, "", fmt.Errorf("no kubeconfig with a context found (looked at %s): pass --kubeconfig, set KUBECONFIG, or check manifests with -f", kubeconfigPaths(rules))
+	}
+	kc, ok := raw.Contexts[name]
+	switch {
+	case !ok && name == "":
+		return nil, "", fmt.Errorf("the kubeconfig has no current context: pass --context (one of %s)", contextNames(raw.Contexts))
+	case !ok:
+		return nil, "", fmt.Errorf("--context %q: no such context in the kubeconfig (known: %s)", name, contextNames(raw.Contexts))
+	case kc == nil:
+		return nil, "", fmt.Errorf("kubeconfig context %q is empty: give it a cluster and a user, or pick another with --context", name)
+	}
+	switch cluster, ok := raw.Clusters[kc.Cluster]; {
+	case !ok:
+		return nil, "", fmt.Errorf("kubeconfig context %q names cluster %q, which the kubeconfig does not define (known clusters: %s): fix the context or pick another with --context", name, kc.Cluster, contextNames(raw.Clusters))
+	case cluster.Server == "":
+		return nil, "", fmt.Errorf("kubeconfig cluster %q (context %q) has no server: set clusters[].cluster.server, or for EKS run aws eks update-kubeconfig --name CLUSTER", kc.Cluster, name)
+	}
+	if _, ok := raw.AuthInfos[kc.AuthInfo]; kc.AuthInfo != "" && !ok {
+		return nil, "", fmt.Errorf("kubeconfig context %q names user %q, which the kubeconfig does not define (known users: %s): fix the context or pick another with --context", name, kc.AuthInfo, contextNames(raw.AuthInfos))
+	}
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("kubeconfig context %q: %s", name, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	cfg.Timeout = liveRequestTimeout
+	return cfg, eksClusterName(kc.Cluster), nil
+}
+
+// eksClusterName is the EKS cluster's name in a kubeconfig cluster entry:
+// aws eks update-kubeconfig names it by ARN
+// (arn:aws:eks:REGION:ACCOUNT:cluster/NAME), eksctl NAME.REGION.eksctl.io.
+func eksClusterName(entry string) string {
+	if strings.HasPrefix(entry, "arn:") {
+		if _, name, ok := strings.Cut(entry, ":cluster/"); ok {
+			return name
+		}
+	}
+	if name, ok := strings.CutSuffix(entry, ".eksctl.io"); ok {
+		if i := strings.LastIndex(name, "."); i > 0 {
+			return name[:i]
+		}
+	}
+	return entry
+}

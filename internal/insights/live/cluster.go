@@ -1,0 +1,250 @@
+package live
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ladder-eks/ladder/internal/insights"
+	"github.com/ladder-eks/ladder/internal/inventory"
+)
+
+// listNodes lists the cluster's nodes.
+func listNodes(ctx context.Context, c *clients, chunk int64) ([]corev1.Node, error) {
+	var out []corev1.Node
+	err := pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
+		l, err := c.cs.CoreV1().Nodes().List(ctx, opts)
+		if err != nil {
+			return "", err
+		}
+		out = append(out, l.Items...)
+		return l.Continue, nil
+	}, func() { out = out[:0] })
+	return out, err
+}
+
+// fillCluster completes the cluster facts from the nodes and the pods:
+// each node with its group (internal/inventory's reading of its labels)
+// and its kube-proxy build (the tag of the kube-proxy pod's image on it,
+// else what the node reports), the node groups as the inventory sees them,
+// the region and zones of the nodes' topology labels.
+func fillCluster(c *insights.Cluster, nodes []corev1.Node, objs []*insights.Object) {
+	proxies := map[string]string{}
+	for _, o := range objs {
+		if p, ok := o.Typed.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+			if v := kubeProxyTag(p); v != "" {
+				proxies[p.Spec.NodeName] = v
+			}
+		}
+	}
+	ptrs := make([]*corev1.Node, len(nodes))
+	for i := range nodes {
+		ptrs[i] = &nodes[i]
+	}
+	group := map[string]string{}
+	for _, g := range inventory.Build(inventory.Source{Kind: "cluster"}, inventory.Input{Nodes: ptrs}).Groups {
+		ng := insights.NodeGroup{Name: g.Name, Type: insights.GroupType(g.Type), Zones: keys(g.Zones), AMIs: keys(g.AMIs),
+			KubeletVersions: keys(g.KubeletVersions), Nodes: slices.Clone(g.NodeNames), CustomAMI: g.Type == inventory.CustomAMI}
+		if lts := keys(g.LaunchTemplates); len(lts) > 0 {
+			ng.LaunchTemplate = lts[0]
+		}
+		c.NodeGroups = append(c.NodeGroups, ng)
+		for _, n := range g.NodeNames {
+			group[n] = g.Name
+		}
+	}
+	sort.Slice(c.NodeGroups, func(i, j int) bool { return c.NodeGroups[i].Name < c.NodeGroups[j].Name })
+	zones := map[string]int{}
+	for _, n := range nodes {
+		zone := n.Labels[corev1.LabelTopologyZone]
+		if zone == "" {
+			zone = n.Labels[corev1.LabelFailureDomainBetaZone]
+		}
+		if zone != "" {
+			zones[zone]++
+		}
+		if r := n.Labels[corev1.LabelTopologyRegion]; r != "" && c.Region == "" {
+			c.Region = r
+		}
+		proxy := proxies[n.Name]
+		if proxy == "" {
+			//lint:ignore SA1019 where no kube-proxy pod runs (Fargate) only the node says it
+			proxy = n.Status.NodeInfo.KubeProxyVersion
+		}
+		c.Nodes = append(c.Nodes, insights.Node{Name: n.Name, KubeletVersion: n.Status.NodeInfo.KubeletVersion, KubeProxyVersion: proxy,
+			Group: group[n.Name], Zone: zone, Labels: n.Labels})
+	}
+	sort.Slice(c.Nodes, func(i, j int) bool { return c.Nodes[i].Name < c.Nodes[j].Name })
+	c.Zones = keys(zones)
+}
+
+func keys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// kubeProxyTag is the tag of a kube-proxy pod's image
+// (…/eks/kube-proxy:v1.30.14-minimal-eksbuild.28); "" for other pods.
+func kubeProxyTag(p *corev1.Pod) string {
+	if p.Namespace != "kube-system" {
+		return ""
+	}
+	for _, c := range p.Spec.Containers {
+		if c.Name != "kube-proxy" {
+			continue
+		}
+		image, _, _ := strings.Cut(c.Image, "@")
+		if i := strings.LastIndex(image, ":"); i >= 0 && !strings.Contains(image[i:], "/") {
+			return image[i+1:]
+		}
+	}
+	return ""
+}
+
+// zoneKeys are the node-affinity keys an EBS volume's zone is written
+// under: the EBS CSI driver's, the well-known label, the in-tree plugin's.
+var zoneKeys = []string{"topology.ebs.csi.aws.com/zone", corev1.LabelTopologyZone, corev1.LabelFailureDomainBetaZone}
+
+// listVolumes lists the claims and volumes (cluster facts only: core/v1
+// claims and volumes are not deprecated, so they are not objects).
+func listVolumes(ctx context.Context, c *clients, chunk int64) ([]corev1.PersistentVolumeClaim, []corev1.PersistentVolume, error) {
+	var claims []corev1.PersistentVolumeClaim
+	err := pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
+		l, err := c.cs.CoreV1().PersistentVolumeClaims("").List(ctx, opts)
+		if err != nil {
+			return "", err
+		}
+		claims = append(claims, l.Items...)
+		return l.Continue, nil
+	}, func() { claims = claims[:0] })
+	if err != nil || len(claims) == 0 {
+		return nil, nil, err
+	}
+	var vols []corev1.PersistentVolume
+	err = pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
+		l, err := c.cs.CoreV1().PersistentVolumes().List(ctx, opts)
+		if err != nil {
+			return "", err
+		}
+		vols = append(vols, l.Items...)
+		return l.Continue, nil
+	}, func() { vols = vols[:0] })
+	return claims, vols, err
+}
+
+// volumes are the bound claims whose volume lives in one zone, with the
+// pods that use them, their nodes and workloads (a ReplicaSet's pods are
+// its Deployment's).
+func volumes(claims []corev1.PersistentVolumeClaim, pvs []corev1.PersistentVolume, objs []*insights.Object) []insights.Volume {
+	zoneOf := map[string]string{}
+	for _, pv := range pvs {
+		if z := volumeZone(&pv); z != "" {
+			zoneOf[pv.Name] = z
+		}
+	}
+	rsOwner := map[string]string{} // namespace/name → "Deployment ns/name"
+	var pods []*corev1.Pod
+	for _, o := range objs {
+		switch t := o.Typed.(type) {
+		case *corev1.Pod:
+			pods = append(pods, t)
+		case interface {
+			GetOwnerReferences() []metav1.OwnerReference
+		}:
+			if o.Kind == "ReplicaSet" {
+				for _, ref := range t.GetOwnerReferences() {
+					if ref.Controller != nil && *ref.Controller {
+						rsOwner[o.Namespace+"/"+o.Name] = ref.Kind + " " + o.Namespace + "/" + ref.Name
+					}
+				}
+			}
+		}
+	}
+	var out []insights.Volume
+	for _, c := range claims {
+		zone := zoneOf[c.Spec.VolumeName]
+		if zone == "" {
+			continue
+		}
+		v := insights.Volume{Namespace: c.Namespace, Claim: c.Name, Zone: zone}
+		if c.Spec.StorageClassName != nil {
+			v.StorageClass = *c.Spec.StorageClassName
+		}
+		nodes, workloads := map[string]int{}, map[string]int{}
+		for _, p := range pods {
+			if p.Namespace != c.Namespace || !usesClaim(p, c.Name) {
+				continue
+			}
+			v.Pods = append(v.Pods, p.Namespace+"/"+p.Name)
+			if p.Spec.NodeName != "" {
+				nodes[p.Spec.NodeName]++
+			}
+			if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
+				w := ref.Kind + " " + p.Namespace + "/" + ref.Name
+				if up, ok := rsOwner[p.Namespace+"/"+ref.Name]; ok && ref.Kind == "ReplicaSet" {
+					w = up
+				}
+				workloads[w]++
+			}
+		}
+		sort.Strings(v.Pods)
+		v.Nodes, v.Workloads = keys(nodes), keys(workloads)
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Claim < out[j].Claim
+	})
+	return out
+}
+
+// volumeZone is the one zone a volume's required node affinity (or, for
+// old in-tree volumes, its zone label) pins it to; "" for volumes of no
+// zone or several.
+func volumeZone(pv *corev1.PersistentVolume) string {
+	if na := pv.Spec.NodeAffinity; na != nil && na.Required != nil {
+		zones := map[string]bool{}
+		for _, term := range na.Required.NodeSelectorTerms {
+			for _, e := range term.MatchExpressions {
+				if slices.Contains(zoneKeys, e.Key) && e.Operator == corev1.NodeSelectorOpIn {
+					for _, z := range e.Values {
+						zones[z] = true
+					}
+				}
+			}
+		}
+		if len(zones) == 1 {
+			for z := range zones {
+				return z
+			}
+		}
+		if len(zones) > 1 {
+			return ""
+		}
+	}
+	for _, k := range zoneKeys[1:] {
+		if z := pv.Labels[k]; z != "" && !strings.Contains(z, "__") {
+			return z
+		}
+	}
+	return ""
+}
+
+func usesClaim(p *corev1.Pod, claim string) bool {
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,202 @@
+package rehearse
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ladder-eks/ladder/internal/drain"
+	"github.com/ladder-eks/ladder/internal/report"
+	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/mng"
+)
+
+// Drain prediction (ladder check's drain-blocked and drain-timeout-risk):
+// each node of a scenario's starting cluster is drained on its own, in a
+// fresh twin, the way kubectl drain --ignore-daemonsets
+// --delete-emptydir-data --force does it (semantics.md §D.3: the Eviction
+// API, a 429 retried every 5 s), and the pods that held the drain up, and
+// those whose replacements fit nowhere, are recorded.
+
+// DrainProbeLimit bounds a predicted drain of a node that is not in a
+// managed node group: Karpenter and a self-managed group's drain wait for
+// as long as a PodDisruptionBudget refuses, so a drain still blocked after
+// an hour is reported as one that never finishes.
+const DrainProbeLimit = time.Hour
+
+// drainProbeSettle is how long the probe keeps the twin running after a
+// drain ends, for the evicted pods' replacements to be scheduled — time
+// enough for Karpenter to launch a node for them.
+const drainProbeSettle = 10 * time.Minute
+
+// DrainPrediction is what draining one node of the starting cluster does.
+type DrainPrediction struct {
+	Node string
+	// Group is the node's group in the scenario; Type as report.Group*
+	// spells it (managed, self-managed, karpenter).
+	Group GroupRef
+	Zone  string
+	// Limit is how long the drain may take: EKS's 15 minutes for a managed
+	// node group (semantics.md §B, PodEvictionFailure), DrainProbeLimit
+	// for the others.
+	Limit time.Duration
+	// Finished reports whether every pod left the node within Limit;
+	// Duration is how long the drain took (Limit when it did not finish).
+	Finished bool
+	Duration time.Duration
+	// Error is kubectl's error when the drain failed: a pod the filters
+	// refuse, an eviction answered with an error other than 429 (two PDBs),
+	// or the time limit.
+	Error string
+	// Evicted counts the pods the drain evicted (DaemonSet pods stay).
+	Evicted int
+	// Blocks are the pods whose eviction was refused, in pod order.
+	Blocks []PredictedBlock
+	// Pending are the pods that fit no node once the drain is over, in pod
+	// order.
+	Pending []PredictedPending
+}
+
+// PredictedBlock is a pod whose eviction a PodDisruptionBudget (or an
+// error) held up.
+type PredictedBlock struct {
+	// Pod is namespace/name; Workload owns it (zero for a bare pod).
+	Pod      string
+	Workload scenario.WorkloadRef
+	// PDB lists the budgets selecting the pod, namespace/name, comma-separated.
+	PDB string
+	// For is how long evictions were refused: until the pod was evicted,
+	// or until the drain's limit.
+	For time.Duration
+	// Outcome is evicted, deleted, blocked (still refused at the limit) or
+	// failed (an error other than 429).
+	Outcome string
+	// Message is the Eviction API's answer.
+	Message string
+}
+
+// PredictedPending is a pod left Pending by the drain.
+type PredictedPending struct {
+	Pod      string
+	Workload scenario.WorkloadRef
+	// Reason is the scheduler's ("0/11 nodes are available: ...").
+	Reason string
+	// VolumeZones are the zones its volumes bind it to.
+	VolumeZones []string
+}
+
+// PredictDrains drains each EC2 node of a validated scenario's starting
+// cluster (Fargate nodes are pods, restarted rather than drained) in a
+// fresh twin, in node-name order, and reports what each drain does. It is
+// deterministic: the same scenario gives the same predictions.
+func PredictDrains(sc *scenario.Scenario) ([]DrainPrediction, error) {
+	quiet := *sc
+	quiet.Spec.Probe = nil // the probe samples every second; nothing reads it here
+	base, err := setup(&quiet, Options{})
+	if err != nil {
+		return nil, err
+	}
+	var nodes []string
+	for _, n := range base.kube.Nodes() {
+		if _, typ := base.nodeGroup(n); typ != report.GroupFargate {
+			nodes = append(nodes, n.Name)
+		}
+	}
+	sort.Strings(nodes)
+	out := make([]DrainPrediction, 0, len(nodes))
+	for i, node := range nodes {
+		r := base
+		if i > 0 {
+			// A fresh twin: the previous drain changed the cluster. The
+			// same scenario and seed build the same starting cluster.
+			if r, err = setup(&quiet, Options{}); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, r.predictDrain(node))
+	}
+	return out, nil
+}
+
+// predictDrain drains one node of a freshly set-up twin.
+func (r *run) predictDrain(node string) DrainPrediction {
+	n := r.kube.Node(node)
+	name, typ := r.nodeGroup(n)
+	p := DrainPrediction{Node: node, Group: GroupRef{Name: name, Type: typ}, Zone: n.Labels[corev1.LabelTopologyZone], Limit: DrainProbeLimit}
+	if typ == report.GroupManaged {
+		p.Limit = mng.UpgradeDrainLimit
+	}
+	pendingBefore := map[string]bool{}
+	for _, pod := range r.kube.PendingPods() {
+		pendingBefore[pod.Namespace+"/"+pod.Name] = true
+	}
+	start := r.eng.Now()
+	finished := false
+	var result error
+	opts := kube.DrainOptions{Options: drain.Options{Force: true, IgnoreAllDaemonSets: true, DeleteEmptyDirData: true}, Timeout: p.Limit}
+	evictable := 0
+	for _, pod := range r.kube.PodsOnNode(node) {
+		if kind, _ := r.kube.PodOwner(pod.Namespace, pod.Name); kind != "DaemonSet" && pod.DeletionTimestamp == nil {
+			evictable++
+		}
+	}
+	if err := r.kube.Drain(node, opts, func(err error) { finished, result = true, err }); err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	r.eng.Run(start.Add(p.Limit+time.Minute), func() bool { return finished })
+	p.Duration = r.eng.Now().Sub(start)
+	p.Finished = finished && result == nil
+	if result != nil {
+		p.Error = result.Error()
+	}
+	if !finished {
+		p.Error = "the drain did not end within " + p.Limit.String()
+	}
+	if !p.Finished {
+		p.Duration = p.Limit
+	}
+	p.Evicted = evictable
+	for _, b := range r.kube.DrainBlocks() {
+		if b.Node != node {
+			continue
+		}
+		until := b.Until
+		if until.IsZero() {
+			until = r.eng.Now()
+		}
+		pb := PredictedBlock{Pod: b.Pod, PDB: b.PDB, For: until.Sub(b.Since), Outcome: b.Outcome, Message: b.Message}
+		if b.Outcome == "blocked" || b.Outcome == "failed" {
+			p.Evicted--
+		}
+		if ns, pod, ok := strings.Cut(b.Pod, "/"); ok {
+			if kind, owner := r.kube.PodOwner(ns, pod); kind != "" {
+				pb.Workload = scenario.WorkloadRef{Kind: kind, Namespace: ns, Name: owner}
+			}
+		}
+		p.Blocks = append(p.Blocks, pb)
+	}
+	if p.Evicted < 0 {
+		p.Evicted = 0
+	}
+	// Give the replacements time to be scheduled, Karpenter time to launch
+	// a node for them; what is still Pending then fits nowhere.
+	r.eng.Run(r.eng.Now().Add(drainProbeSettle), func() bool { return len(r.kube.PendingPods()) == 0 })
+	for _, pod := range r.kube.PendingPods() {
+		k := pod.Namespace + "/" + pod.Name
+		if pendingBefore[k] {
+			continue
+		}
+		pp := PredictedPending{Pod: k, Reason: r.kube.Unschedulable(pod.Namespace, pod.Name), VolumeZones: r.kube.VolumeZones(pod)}
+		if kind, owner := r.kube.PodOwner(pod.Namespace, pod.Name); kind != "" {
+			pp.Workload = scenario.WorkloadRef{Kind: kind, Namespace: pod.Namespace, Name: owner}
+		}
+		p.Pending = append(p.Pending, pp)
+	}
+	sort.Slice(p.Blocks, func(i, j int) bool { return p.Blocks[i].Pod < p.Blocks[j].Pod })
+	sort.Slice(p.Pending, func(i, j int) bool { return p.Pending[i].Pod < p.Pending[j].Pod })
+	return p
+}

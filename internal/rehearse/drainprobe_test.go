@@ -1,0 +1,76 @@
+package rehearse
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func describePredictions(ps []DrainPrediction) string {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "%s %s/%s %s finished=%v %s evicted=%d err=%q\n", p.Node, p.Group.Type, p.Group.Name, p.Zone, p.Finished, p.Duration, p.Evicted, p.Error)
+		for _, bl := range p.Blocks {
+			fmt.Fprintf(&b, "  block %s (%s) pdb=%s for=%s %s\n", bl.Pod, bl.Workload.Name, bl.PDB, bl.For, bl.Outcome)
+		}
+		for _, pp := range p.Pending {
+			fmt.Fprintf(&b, "  pending %s (%s) zones=%v: %s\n", pp.Pod, pp.Workload.Name, pp.VolumeZones, pp.Reason)
+		}
+	}
+	return b.String()
+}
+
+// TestPredictDrainsPDBDeadlock: orders has one replica and a PDB of
+// minAvailable 1 (builtin pdb-deadlock); draining its blue-mng node is
+// refused until EKS's 15 minutes, every other node drains.
+func TestPredictDrainsPDBDeadlock(t *testing.T) {
+	ps, err := PredictDrains(loadBuiltin(t, "pdb-deadlock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + describePredictions(ps))
+	blocked := 0
+	for _, p := range ps {
+		if len(p.Blocks) == 0 {
+			if !p.Finished {
+				t.Errorf("%s: not finished without a block: %s", p.Node, p.Error)
+			}
+			continue
+		}
+		blocked++
+		if p.Group.Name != "blue-mng" || p.Finished || p.Duration != 15*time.Minute || p.Limit != 15*time.Minute {
+			t.Errorf("%s: %+v, want blue-mng blocked until 15m", p.Node, p)
+		}
+		if b := p.Blocks[0]; b.PDB != "orders/orders-pdb" || b.Outcome != "blocked" || b.Workload.Name != "orders" || b.For != 15*time.Minute {
+			t.Errorf("%s: block %+v, want orders held by orders/orders-pdb for 15m", p.Node, b)
+		}
+	}
+	if blocked != 1 {
+		t.Errorf("%d nodes blocked, want 1", blocked)
+	}
+}
+
+// TestPredictDrainsWorkshop: every workshop node drains; draining the
+// blue-mng node with orders-mysql leaves it Pending (its EBS volume's zone
+// has no other node tolerating dedicated=OrdersApp), and the run is fast
+// and deterministic.
+func TestPredictDrainsWorkshop(t *testing.T) {
+	sc := loadBuiltin(t, "workshop")
+	start := time.Now()
+	ps, err := PredictDrains(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d predictions in %s\n%s", len(ps), time.Since(start), describePredictions(ps))
+	if len(ps) != 10 {
+		t.Errorf("%d predictions, want 10 (11 nodes, one of them Fargate)", len(ps))
+	}
+	again, err := PredictDrains(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := describePredictions(ps), describePredictions(again); a != b {
+		t.Errorf("not deterministic:\n%s\n---\n%s", a, b)
+	}
+}
