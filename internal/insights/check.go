@@ -23,6 +23,9 @@ const (
 	// NeedsCluster: cluster facts — nodes, node groups, add-ons — from a
 	// live cluster or a scenario.
 	NeedsCluster
+	// NeedsDrains: the twin's drain prediction (Cluster.DrainsPredicted),
+	// which a scenario gives and a live cluster does not yet.
+	NeedsDrains
 )
 
 func (n Needs) String() string {
@@ -35,6 +38,9 @@ func (n Needs) String() string {
 	}
 	if n&NeedsCluster != 0 {
 		parts = append(parts, "cluster facts")
+	}
+	if n&NeedsDrains != 0 {
+		parts = append(parts, "a drain prediction (--scenario)")
 	}
 	return strings.Join(parts, ", ")
 }

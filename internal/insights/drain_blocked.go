@@ -27,15 +27,12 @@ func (drainBlocked) Info() Info {
 		Help: "Each node is drained on its own, from the starting state, in Ladder's twin of the cluster — the Eviction API, PodDisruptionBudgets, the scheduler, Karpenter — and each pod whose eviction is refused is reported with its budget and how long it held the drain; " +
 			"pods whose replacements fit no node (taints, selectors, an EBS volume's zone) are reported too. ERROR when a pod is still refused at the limit (15 minutes for a managed node group, an hour otherwise) " +
 			"or its eviction fails; WARNING when a budget only delays the drain or pods go Pending. Needs a scenario (live clusters: not yet).",
-		Needs: NeedsCluster,
+		Needs: NeedsCluster | NeedsDrains,
 	}
 }
 
 func (drainBlocked) Run(in *Input) []Finding {
 	c := in.Cluster
-	if !c.DrainsPredicted {
-		return []Finding{c.finding(Passing, "", "", "", "drain prediction needs a scenario (a live cluster's drains are not predicted yet)", "")}
-	}
 	var out []Finding
 	for _, d := range c.Drains {
 		g := c.Group(d.Group)

@@ -27,15 +27,12 @@ func (drainTimeoutRisk) Info() Info {
 		Title: "Managed node groups whose pods cannot all be evicted within EKS's 15 minutes",
 		Help: "EKS drains each node of a managed node group for at most 15 minutes during an update, then fails it with PodEvictionFailure (or, with force, deletes the pods); deleting a group (the blue of a blue/green upgrade) waits 5 minutes, then terminates the node. " +
 			"From the drain prediction: ERROR when an in-place update would fail; WARNING when force or the deletion would kill pods a budget protects, or a drain takes more than 10 of the 15 minutes. Needs a scenario (live clusters: not yet).",
-		Needs: NeedsCluster,
+		Needs: NeedsCluster | NeedsDrains,
 	}
 }
 
 func (drainTimeoutRisk) Run(in *Input) []Finding {
 	c := in.Cluster
-	if !c.DrainsPredicted {
-		return []Finding{c.finding(Passing, "", "", "", "drain prediction needs a scenario (a live cluster's drains are not predicted yet)", "")}
-	}
 	byGroup := map[string][]NodeDrain{}
 	for _, d := range c.Drains {
 		if d.GroupType.Managed() {

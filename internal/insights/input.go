@@ -263,6 +263,9 @@ func (in *Input) has(n Needs) bool {
 	if n&NeedsCluster != 0 && in.Cluster == nil {
 		return false
 	}
+	if n&NeedsDrains != 0 && (in.Cluster == nil || !in.Cluster.DrainsPredicted) {
+		return false
+	}
 	return true
 }
 

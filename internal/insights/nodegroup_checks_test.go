@@ -117,7 +117,6 @@ func TestDrainBlocked(t *testing.T) {
 	twoPDBs := NodeDrain{Limit: 15 * time.Minute, Duration: 15 * time.Minute, Error: "error when evicting", Blocks: []DrainBlock{{Pod: "web/web-1", PDB: "web/a,web/b", Outcome: "failed",
 		Message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."}}}
 	runClusterCases(t, "drain-blocked", []clusterCase{
-		{name: "no prediction (a live cluster)", current: "1.30", cluster: func() *Cluster { g, n := ec2Group("blue", GroupManaged, "1.30", 1); return groups(g, n) }},
 		{name: "every pod leaves", current: "1.30", cluster: drainCluster(GroupManaged, cleanDrain, nil)},
 		{name: "a budget refuses until EKS gives up", current: "1.30", cluster: drainCluster(GroupManaged, stuckDrain, nil), want: []want{
 			{Error, "Node blue-0", "", []string{"draining node blue-0 (managed node group blue, us-west-2a): every eviction of pod orders/orders-5d8f of Deployment orders/orders is refused by PodDisruptionBudget orders/orders-pdb for the whole 15m", "PodEvictionFailure"}},
@@ -145,7 +144,6 @@ func TestDrainTimeoutRisk(t *testing.T) {
 	long.Duration = 7 * time.Minute
 	long.Blocks = []DrainBlock{{Pod: "orders/orders-5d8f", Workload: "Deployment orders/orders", PDB: "orders/orders-pdb", For: 7 * time.Minute, Outcome: "evicted"}}
 	runClusterCases(t, "drain-timeout-risk", []clusterCase{
-		{name: "no prediction (a live cluster)", current: "1.30", cluster: func() *Cluster { g, n := ec2Group("blue", GroupManaged, "1.30", 1); return groups(g, n) }},
 		{name: "drains well within 15 minutes", current: "1.30", cluster: drainCluster(GroupManaged, cleanDrain, nil)},
 		{name: "not a managed group", current: "1.30", cluster: drainCluster(GroupSelfManaged, stuckDrain, nil)},
 		{name: "PodEvictionFailure", current: "1.30", cluster: drainCluster(GroupManaged, stuckDrain, nil), want: []want{

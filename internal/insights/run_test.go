@@ -129,3 +129,26 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainChecksNeedAPrediction: with cluster facts but no drain
+// prediction (a live cluster today), the drain checks are skipped and say
+// what they need — not reported PASSING as if they had looked.
+func TestDrainChecksNeedAPrediction(t *testing.T) {
+	in := input(t, "", "1.31", "")
+	in.Current = in.Target
+	in.Current.Minor--
+	in.Cluster = &Cluster{Name: "live"}
+	rep := Run(in, []Check{drainBlocked{}, drainTimeoutRisk{}})
+	if len(rep.Findings) != 0 || len(rep.Skipped) != 2 {
+		t.Fatalf("findings %+v, skipped %+v; want both skipped", rep.Findings, rep.Skipped)
+	}
+	for _, s := range rep.Skipped {
+		if !strings.Contains(s.Needs.String(), "a drain prediction (--scenario)") {
+			t.Errorf("%s needs %q", s.Check, s.Needs)
+		}
+	}
+	in.Cluster.DrainsPredicted = true
+	if rep := Run(in, []Check{drainBlocked{}, drainTimeoutRisk{}}); len(rep.Skipped) != 0 {
+		t.Errorf("skipped %+v with a prediction", rep.Skipped)
+	}
+}
