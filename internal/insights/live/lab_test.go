@@ -80,9 +80,11 @@ func TestFindingsOnTheLab(t *testing.T) {
 	// deprecated kinds 1.37 serves are it and ComponentStatus, neither with
 	// a removal scheduled: written through it by this test (a Service
 	// without a selector, as users do).
+	//lint:ignore SA1019 writing through the deprecated API is the point of this case
 	_, err = cs.CoreV1().Endpoints(ns).Create(ctx, &corev1.Endpoints{
 		ObjectMeta: metav1.ObjectMeta{Name: "external-db"},
-		Subsets:    []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "10.1.2.3"}}, Ports: []corev1.EndpointPort{{Port: 5432}}}},
+		//lint:ignore SA1019 see above
+		Subsets: []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "10.1.2.3"}}, Ports: []corev1.EndpointPort{{Port: 5432}}}},
 	}, metav1.CreateOptions{})
 	must("creating Endpoints", err)
 
@@ -356,14 +358,6 @@ func TestPermissionsOnTheLab(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "refused the credentials (401 Unauthorized) while reading /version") {
 		t.Errorf("unknown token: %v", err)
 	}
-}
-
-func managers(m []metav1.ManagedFieldsEntry) []string {
-	var out []string
-	for _, e := range m {
-		out = append(out, e.Manager+" "+e.APIVersion)
-	}
-	return out
 }
 
 func deployment(ns, name string, replicas int32) *appsv1.Deployment {

@@ -149,6 +149,7 @@ func invalid(kind, name string, errs field.ErrorList) error {
 
 func (c *Cluster) applyDeployment(d *appsv1.Deployment) error {
 	if err := c.requireNamespace(d.Namespace); err != nil {
+		//lint:ignore ST1005 the message starts with the kind, as the API server's do
 		return fmt.Errorf("Deployment %s/%s: %v", d.Namespace, d.Name, err)
 	}
 	sel, err := selectorFor("Deployment", d.Namespace, d.Name, d.Spec.Selector, d.Spec.Template.Labels)
