@@ -21,9 +21,10 @@ const liveRequestTimeout = 60 * time.Second
 // liveInput reads a live cluster for ladder check: its objects (with the
 // apiVersion each was last written with), the manifests of its Helm 3
 // releases, the deprecated APIs its clients request, its nodes and
-// version. kubeconfig and kubeContext follow kubectl's rules ("" means the
-// default loading rules and the current context). Target and Now are left
-// to the caller.
+// version, and the drains of its nodes predicted in Ladder's twin
+// (live.PredictDrains: up to 3 nodes of each group). kubeconfig and
+// kubeContext follow kubectl's rules ("" means the default loading rules
+// and the current context). Target and Now are left to the caller.
 func liveInput(ctx context.Context, kubeconfig, kubeContext string) (*insights.Input, error) {
 	cfg, clusterName, err := liveConfig(kubeconfig, kubeContext)
 	if err != nil {
@@ -32,7 +33,17 @@ func liveInput(ctx context.Context, kubeconfig, kubeContext string) (*insights.I
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return live.Read(ctx, cfg, live.Options{ClusterName: clusterName})
+	in, err := live.Read(ctx, cfg, live.Options{ClusterName: clusterName})
+	if err != nil {
+		return nil, err
+	}
+	if err := live.PredictDrains(ctx, cfg, in, live.Options{}); err != nil {
+		// The read stands; only the drain checks go without.
+		in.Problems = append(in.Problems, insights.Problem{Source: insights.Source{Origin: in.Cluster.Source}, Severity: insights.Warning,
+			Message: fmt.Sprintf("the drains of the nodes could not be predicted (%v): drain-blocked and drain-timeout-risk were skipped", err),
+			Fix:     "fix what the message names and check again"})
+	}
+	return in, nil
 }
 
 // liveConfig builds the client configuration of a kubeconfig context, with

@@ -24,7 +24,8 @@ const (
 	// live cluster or a scenario.
 	NeedsCluster
 	// NeedsDrains: the twin's drain prediction (Cluster.DrainsPredicted),
-	// which a scenario gives and a live cluster does not yet.
+	// which a scenario and a live cluster give (unless the twin could not
+	// be built from it).
 	NeedsDrains
 )
 
@@ -40,7 +41,7 @@ func (n Needs) String() string {
 		parts = append(parts, "cluster facts")
 	}
 	if n&NeedsDrains != 0 {
-		parts = append(parts, "a drain prediction (--scenario)")
+		parts = append(parts, "a drain prediction")
 	}
 	return strings.Join(parts, ", ")
 }

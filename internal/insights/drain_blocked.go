@@ -26,7 +26,7 @@ func (drainBlocked) Info() Info {
 		Title: "Pods that block or outlive a node's drain (predicted in the twin)",
 		Help: "Each node is drained on its own, from the starting state, in Ladder's twin of the cluster — the Eviction API, PodDisruptionBudgets, the scheduler, Karpenter — and each pod whose eviction is refused is reported with its budget and how long it held the drain; " +
 			"pods whose replacements fit no node (taints, selectors, an EBS volume's zone) are reported too. ERROR when a pod is still refused at the limit (15 minutes for a managed node group, an hour otherwise) " +
-			"or its eviction fails; WARNING when a budget only delays the drain or pods go Pending. Needs a scenario (live clusters: not yet).",
+			"or its eviction fails; WARNING when a budget only delays the drain or pods go Pending. Needs the drain prediction (a scenario or a live cluster).",
 		Needs: NeedsCluster | NeedsDrains,
 	}
 }

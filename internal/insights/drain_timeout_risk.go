@@ -26,7 +26,7 @@ func (drainTimeoutRisk) Info() Info {
 		ID:    "drain-timeout-risk",
 		Title: "Managed node groups whose pods cannot all be evicted within EKS's 15 minutes",
 		Help: "EKS drains each node of a managed node group for at most 15 minutes during an update, then fails it with PodEvictionFailure (or, with force, deletes the pods); deleting a group (the blue of a blue/green upgrade) waits 5 minutes, then terminates the node. " +
-			"From the drain prediction: ERROR when an in-place update would fail; WARNING when force or the deletion would kill pods a budget protects, or a drain takes more than 10 of the 15 minutes. Needs a scenario (live clusters: not yet).",
+			"From the drain prediction: ERROR when an in-place update would fail; WARNING when force or the deletion would kill pods a budget protects, or a drain takes more than 10 of the 15 minutes. Needs the drain prediction (a scenario or a live cluster).",
 		Needs: NeedsCluster | NeedsDrains,
 	}
 }

@@ -131,7 +131,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 // TestDrainChecksNeedAPrediction: with cluster facts but no drain
-// prediction (a live cluster today), the drain checks are skipped and say
+// prediction (a twin that could not be built), the drain checks are skipped and say
 // what they need — not reported PASSING as if they had looked.
 func TestDrainChecksNeedAPrediction(t *testing.T) {
 	in := input(t, "", "1.31", "")
@@ -143,7 +143,7 @@ func TestDrainChecksNeedAPrediction(t *testing.T) {
 		t.Fatalf("findings %+v, skipped %+v; want both skipped", rep.Findings, rep.Skipped)
 	}
 	for _, s := range rep.Skipped {
-		if !strings.Contains(s.Needs.String(), "a drain prediction (--scenario)") {
+		if !strings.Contains(s.Needs.String(), "a drain prediction") {
 			t.Errorf("%s needs %q", s.Check, s.Needs)
 		}
 	}

@@ -22,8 +22,8 @@ import (
 // completed from the scenario's spec where only the cloud knows (a group's
 // amiType, launch template, subnets, blue/green replacement, the add-ons)
 // and with each EC2 node's drain predicted in the twin
-// (rehearse.PredictDrains). A live cluster will fill the same facts from
-// the EKS, EC2 and Kubernetes APIs.
+// (rehearse.PredictDrains). A live cluster fills the same facts from the
+// Kubernetes API (internal/insights/live), the EKS and EC2 ones later.
 func ScenarioCluster(sc *scenario.Scenario) (*Cluster, error) {
 	snap, err := rehearse.Start(sc)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
@@ -88,9 +89,11 @@ type PredictedPending struct {
 	VolumeZones []string
 }
 
-// PredictDrains drains each EC2 node of a validated scenario's starting
-// cluster (Fargate nodes are pods, restarted rather than drained) in a
-// fresh twin, in node-name order, and reports what each drain does. It is
+// PredictDrains drains EC2 nodes of a validated scenario's starting cluster
+// (Fargate nodes are pods, restarted rather than drained) — every node of a
+// group of up to DrainsPerGroup, else the DrainsPerGroup most telling —
+// each in a fresh twin, in node-name order, and reports what each drain
+// does. It is
 // deterministic: the same scenario gives the same predictions.
 func PredictDrains(sc *scenario.Scenario) ([]DrainPrediction, error) {
 	quiet := *sc
@@ -99,11 +102,18 @@ func PredictDrains(sc *scenario.Scenario) ([]DrainPrediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	var nodes []string
+	byGroup := map[string][]string{}
 	for _, n := range base.kube.Nodes() {
-		if _, typ := base.nodeGroup(n); typ != report.GroupFargate {
-			nodes = append(nodes, n.Name)
+		if group, typ := base.nodeGroup(n); typ != report.GroupFargate {
+			byGroup[group] = append(byGroup[group], n.Name)
 		}
+	}
+	var nodes []string
+	for _, names := range byGroup {
+		if len(names) > DrainsPerGroup {
+			names = mostTelling(base.kube, names)[:DrainsPerGroup]
+		}
+		nodes = append(nodes, names...)
 	}
 	sort.Strings(nodes)
 	out := make([]DrainPrediction, 0, len(nodes))
@@ -123,32 +133,53 @@ func PredictDrains(sc *scenario.Scenario) ([]DrainPrediction, error) {
 
 // predictDrain drains one node of a freshly set-up twin.
 func (r *run) predictDrain(node string) DrainPrediction {
-	n := r.kube.Node(node)
-	name, typ := r.nodeGroup(n)
-	p := DrainPrediction{Node: node, Group: GroupRef{Name: name, Type: typ}, Zone: n.Labels[corev1.LabelTopologyZone], Limit: DrainProbeLimit}
-	if typ == report.GroupManaged {
-		p.Limit = mng.UpgradeDrainLimit
+	name, typ := r.nodeGroup(r.kube.Node(node))
+	return predictNodeDrain(r.eng, r.kube, node, GroupRef{Name: name, Type: typ})
+}
+
+// drainLimit is how long a drain of a node of a group of type typ may
+// take: EKS's 15 minutes for a managed node group (with or without a
+// custom AMI), DrainProbeLimit for the others.
+func drainLimit(typ string) time.Duration {
+	if typ == report.GroupManaged || typ == groupManagedCustomAMI {
+		return mng.UpgradeDrainLimit
 	}
+	return DrainProbeLimit
+}
+
+// groupManagedCustomAMI is internal/inventory's type of a managed node
+// group whose launch template names an AMI (a live cluster's groups are
+// typed by the inventory).
+const groupManagedCustomAMI = "managed-custom-ami"
+
+// predictNodeDrain drains one node of a twin k, running on eng, whose
+// starting state is in place: kubectl drain --ignore-daemonsets
+// --delete-emptydir-data --force within the group's limit, then
+// drainProbeSettle for the replacements to be scheduled. Both the
+// scenario's prediction and the live cluster's (drainlive.go) use it.
+func predictNodeDrain(eng *sim.Engine, k *kube.Cluster, node string, group GroupRef) DrainPrediction {
+	n := k.Node(node)
+	p := DrainPrediction{Node: node, Group: group, Zone: n.Labels[corev1.LabelTopologyZone], Limit: drainLimit(group.Type)}
 	pendingBefore := map[string]bool{}
-	for _, pod := range r.kube.PendingPods() {
+	for _, pod := range k.PendingPods() {
 		pendingBefore[pod.Namespace+"/"+pod.Name] = true
 	}
-	start := r.eng.Now()
+	start := eng.Now()
 	finished := false
 	var result error
 	opts := kube.DrainOptions{Options: drain.Options{Force: true, IgnoreAllDaemonSets: true, DeleteEmptyDirData: true}, Timeout: p.Limit}
 	evictable := 0
-	for _, pod := range r.kube.PodsOnNode(node) {
-		if kind, _ := r.kube.PodOwner(pod.Namespace, pod.Name); kind != "DaemonSet" && pod.DeletionTimestamp == nil {
+	for _, pod := range k.PodsOnNode(node) {
+		if kind, _ := k.PodOwner(pod.Namespace, pod.Name); kind != "DaemonSet" && pod.DeletionTimestamp == nil {
 			evictable++
 		}
 	}
-	if err := r.kube.Drain(node, opts, func(err error) { finished, result = true, err }); err != nil {
+	if err := k.Drain(node, opts, func(err error) { finished, result = true, err }); err != nil {
 		p.Error = err.Error()
 		return p
 	}
-	r.eng.Run(start.Add(p.Limit+time.Minute), func() bool { return finished })
-	p.Duration = r.eng.Now().Sub(start)
+	eng.Run(start.Add(p.Limit+time.Minute), func() bool { return finished })
+	p.Duration = eng.Now().Sub(start)
 	p.Finished = finished && result == nil
 	if result != nil {
 		p.Error = result.Error()
@@ -160,20 +191,20 @@ func (r *run) predictDrain(node string) DrainPrediction {
 		p.Duration = p.Limit
 	}
 	p.Evicted = evictable
-	for _, b := range r.kube.DrainBlocks() {
+	for _, b := range k.DrainBlocks() {
 		if b.Node != node {
 			continue
 		}
 		until := b.Until
 		if until.IsZero() {
-			until = r.eng.Now()
+			until = eng.Now()
 		}
 		pb := PredictedBlock{Pod: b.Pod, PDB: b.PDB, For: until.Sub(b.Since), Outcome: b.Outcome, Message: b.Message}
 		if b.Outcome == "blocked" || b.Outcome == "failed" {
 			p.Evicted--
 		}
 		if ns, pod, ok := strings.Cut(b.Pod, "/"); ok {
-			if kind, owner := r.kube.PodOwner(ns, pod); kind != "" {
+			if kind, owner := k.PodOwner(ns, pod); kind != "" {
 				pb.Workload = scenario.WorkloadRef{Kind: kind, Namespace: ns, Name: owner}
 			}
 		}
@@ -184,14 +215,14 @@ func (r *run) predictDrain(node string) DrainPrediction {
 	}
 	// Give the replacements time to be scheduled, Karpenter time to launch
 	// a node for them; what is still Pending then fits nowhere.
-	r.eng.Run(r.eng.Now().Add(drainProbeSettle), func() bool { return len(r.kube.PendingPods()) == 0 })
-	for _, pod := range r.kube.PendingPods() {
-		k := pod.Namespace + "/" + pod.Name
-		if pendingBefore[k] {
+	eng.Run(eng.Now().Add(drainProbeSettle), func() bool { return len(k.PendingPods()) == 0 })
+	for _, pod := range k.PendingPods() {
+		pk := pod.Namespace + "/" + pod.Name
+		if pendingBefore[pk] {
 			continue
 		}
-		pp := PredictedPending{Pod: k, Reason: r.kube.Unschedulable(pod.Namespace, pod.Name), VolumeZones: r.kube.VolumeZones(pod)}
-		if kind, owner := r.kube.PodOwner(pod.Namespace, pod.Name); kind != "" {
+		pp := PredictedPending{Pod: pk, Reason: k.Unschedulable(pod.Namespace, pod.Name), VolumeZones: k.VolumeZones(pod)}
+		if kind, owner := k.PodOwner(pod.Namespace, pod.Name); kind != "" {
 			pp.Workload = scenario.WorkloadRef{Kind: kind, Namespace: pod.Namespace, Name: owner}
 		}
 		p.Pending = append(p.Pending, pp)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
 func describePredictions(ps []DrainPrediction) string {
@@ -72,5 +74,35 @@ func TestPredictDrainsWorkshop(t *testing.T) {
 	}
 	if a, b := describePredictions(ps), describePredictions(again); a != b {
 		t.Errorf("not deterministic:\n%s\n---\n%s", a, b)
+	}
+}
+
+// TestPredictDrainsCapsEachGroup: a generated 60-node cluster drains at
+// most DrainsPerGroup nodes of each group, not all 60 — each drain sets up
+// a fresh twin of the whole cluster.
+func TestPredictDrainsCapsEachGroup(t *testing.T) {
+	data, err := scenario.Generate(scenario.GenerateOptions{Nodes: 60, PodsPerNode: 5, Seed: 1, Mix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Parse("mix-60.yaml", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := PredictDrains(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perGroup := map[string]int{}
+	for _, p := range ps {
+		perGroup[p.Group.Name]++
+	}
+	if len(perGroup) < 4 {
+		t.Fatalf("drains in groups %v, want every EC2 group", perGroup)
+	}
+	for g, n := range perGroup {
+		if n > DrainsPerGroup {
+			t.Errorf("group %s: %d drains, want at most %d", g, n, DrainsPerGroup)
+		}
 	}
 }

@@ -2,15 +2,20 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/ladder-eks/ladder/internal/insights"
 	"github.com/ladder-eks/ladder/internal/inventory"
+	"github.com/ladder-eks/ladder/internal/rehearse"
+	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
 // listNodes lists the cluster's nodes.
@@ -247,4 +252,109 @@ func usesClaim(p *corev1.Pod, claim string) bool {
 		}
 	}
 	return false
+}
+
+// PredictDrains predicts, in Ladder's twin, the drains of a live cluster
+// that Read read into in (drain-blocked, drain-timeout-risk): it lists the
+// nodes, claims and volumes again (the twin needs each node's allocatable
+// and taints, and each claim's volume), loads them with in's pods,
+// workloads and PodDisruptionBudgets into a twin with each pod on its
+// node, and drains up to rehearse.DrainsPerGroup nodes of each group,
+// each on its own (rehearse.PredictLiveDrains). The twin has no node group,
+// Karpenter or Fargate of its own: without the node group's surge or
+// Karpenter's new nodes, a pod that fits on no other existing node is
+// reported Pending. On success in.Cluster.Drains and DrainsPredicted are
+// set; on an error they are left alone and the drain checks are skipped.
+func PredictDrains(ctx context.Context, cfg *rest.Config, in *insights.Input, opts Options) error {
+	if opts.ChunkSize == 0 {
+		opts.ChunkSize = DefaultChunkSize
+	}
+	c, err := newClients(cfg)
+	if err != nil {
+		return err
+	}
+	nodes, err := listNodes(ctx, c, opts.ChunkSize)
+	if err != nil {
+		return serverError(c.host, "listing nodes", err)
+	}
+	// Without claims (forbidden), pods that mount one are not placed
+	// again once evicted; the read already reported the forbidden list.
+	claims, pvs, _ := listVolumes(ctx, c, opts.ChunkSize)
+	start := in.Now
+	if start.IsZero() {
+		start = time.Now().UTC()
+	}
+	return predictDrains(in, nodes, claims, pvs, start)
+}
+
+// predictDrains fills in.Cluster's drain prediction from the live nodes,
+// claims and volumes and in's listed objects.
+func predictDrains(in *insights.Input, nodes []corev1.Node, claims []corev1.PersistentVolumeClaim, pvs []corev1.PersistentVolume, start time.Time) error {
+	cl := in.Cluster
+	if cl == nil {
+		return fmt.Errorf("drain prediction: no cluster facts")
+	}
+	lc := &rehearse.LiveCluster{Start: start, Region: cl.Region, Zones: cl.Zones}
+	groupOf := map[string]string{}
+	for _, n := range cl.Nodes {
+		groupOf[n.Name] = n.Group
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		ref := rehearse.GroupRef{Name: groupOf[n.Name]}
+		if g := cl.Group(ref.Name); g != nil {
+			ref.Type = string(g.Type)
+		}
+		lc.Nodes = append(lc.Nodes, rehearse.LiveNode{Node: n, Group: ref})
+	}
+	for _, o := range in.Objects {
+		if !strings.HasPrefix(o.Source.Origin, "live:") {
+			continue // Helm's manifests and the deprecated-API gauge are not the cluster's state
+		}
+		if m, ok := o.Typed.(metav1.Object); ok {
+			lc.Objects = append(lc.Objects, m)
+		}
+	}
+	for i := range pvs {
+		lc.Objects = append(lc.Objects, &pvs[i])
+	}
+	for i := range claims {
+		lc.Objects = append(lc.Objects, &claims[i])
+	}
+	drains, refused, err := rehearse.PredictLiveDrains(lc, rehearse.DrainsPerGroup)
+	if err != nil {
+		return fmt.Errorf("drain prediction: %w", err)
+	}
+	if len(refused) > 0 {
+		more := ""
+		if len(refused) > 3 {
+			more = fmt.Sprintf(" and %d more", len(refused)-3)
+			refused = refused[:3]
+		}
+		in.Problems = append(in.Problems, insights.Problem{Source: insights.Source{Origin: cl.Source}, Severity: insights.Warning,
+			Message: fmt.Sprintf("the drain prediction left out what Ladder's twin does not model: %s%s; drains may differ where their pods run", strings.Join(refused, "; "), more),
+			Fix:     "nothing to change in the cluster; weigh drain-blocked and drain-timeout-risk for those workloads yourself"})
+	}
+	cl.Drains, cl.DrainsPredicted = nil, true
+	for _, d := range drains {
+		nd := insights.NodeDrain{Node: d.Node, Group: d.Group.Name, GroupType: insights.GroupType(d.Group.Type), Zone: d.Zone,
+			Limit: d.Limit, Duration: d.Duration, Finished: d.Finished, Error: d.Error, Evicted: d.Evicted}
+		for _, b := range d.Blocks {
+			nd.Blocks = append(nd.Blocks, insights.DrainBlock{Pod: b.Pod, Workload: liveWorkload(b.Workload), PDB: b.PDB, For: b.For, Outcome: b.Outcome, Message: b.Message})
+		}
+		for _, p := range d.Pending {
+			nd.Pending = append(nd.Pending, insights.PendingPod{Pod: p.Pod, Workload: liveWorkload(p.Workload), VolumeZones: p.VolumeZones,
+				Reason: strings.TrimSuffix(p.Reason, ".") + " (predicted on the cluster's existing nodes, without the node group's surge or Karpenter's new nodes)"})
+		}
+		cl.Drains = append(cl.Drains, nd)
+	}
+	return nil
+}
+
+// liveWorkload is "Deployment shop/web"; "" for a bare pod.
+func liveWorkload(w scenario.WorkloadRef) string {
+	if w.Kind == "" || w.Kind == "Pod" {
+		return ""
+	}
+	return w.Kind + " " + w.Namespace + "/" + w.Name
 }

@@ -396,3 +396,102 @@ func TestWrittenAs(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+// TestPredictDrains: a managed node group of two nodes; orders (one
+// replica, a PodDisruptionBudget of minAvailable 1) runs on the second,
+// cache (one replica, a node selector only the first matches) on the
+// first. Read, then the drains predicted in the twin: the group's update
+// fails (drain-timeout-risk ERROR), orders blocks its node's drain for 15
+// minutes and cache has nowhere to go (drain-blocked).
+func TestPredictDrains(t *testing.T) {
+	f := newFakeServer(t, "v1.33.4-eks-1")
+	f.serveKind("v1", "pods", "Pod", true)
+	f.serveKind("v1", "nodes", "Node", false)
+	f.serveKind("apps/v1", "deployments", "Deployment", true)
+	f.serveKind("apps/v1", "replicasets", "ReplicaSet", true)
+	f.serveKind("policy/v1", "poddisruptionbudgets", "PodDisruptionBudget", true)
+	res := map[string]any{"cpu": "2", "memory": "8Gi", "pods": "29"}
+	for i, zone := range []string{"us-west-2a", "us-west-2b"} {
+		labels := map[string]any{"eks.amazonaws.com/nodegroup": "blue", "topology.kubernetes.io/zone": zone, "topology.kubernetes.io/region": "us-west-2"}
+		if i == 0 {
+			labels["disk"] = "ssd"
+		}
+		f.add("v1", "nodes", obj("v1", "Node", "", fmt.Sprintf("ip-10-0-%d-1", i+1), map[string]any{
+			"metadata": map[string]any{"labels": labels},
+			"status": map[string]any{"capacity": res, "allocatable": res, "nodeInfo": map[string]any{"kubeletVersion": "v1.33.4-eks-1"},
+				"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}}))
+	}
+	spec := func(app string, selector map[string]any) map[string]any {
+		s := map[string]any{"containers": []any{map[string]any{"name": app, "image": app + ":1", "resources": map[string]any{"requests": map[string]any{"cpu": "100m"}}}}}
+		if selector != nil {
+			s["nodeSelector"] = selector
+		}
+		return s
+	}
+	for _, w := range []struct {
+		app, rs, pod, node string
+		selector           map[string]any
+	}{{"orders", "orders-5d9f", "orders-5d9f-abcde", "ip-10-0-2-1", nil}, {"cache", "cache-6b7c", "cache-6b7c-fghij", "ip-10-0-1-1", map[string]any{"disk": "ssd"}}} {
+		labels := map[string]any{"app": w.app}
+		f.add("apps/v1", "deployments", obj("apps/v1", "Deployment", "shop", w.app, map[string]any{
+			"spec": map[string]any{"replicas": 1, "selector": map[string]any{"matchLabels": labels},
+				"template": map[string]any{"metadata": map[string]any{"labels": labels}, "spec": spec(w.app, w.selector)}}}))
+		f.add("apps/v1", "replicasets", obj("apps/v1", "ReplicaSet", "shop", w.rs, map[string]any{
+			"metadata": map[string]any{"ownerReferences": []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": w.app, "uid": "d-" + w.app, "controller": true}}}}))
+		pod := spec(w.app, w.selector)
+		pod["nodeName"] = w.node
+		f.add("v1", "pods", obj("v1", "Pod", "shop", w.pod, map[string]any{
+			"metadata": map[string]any{"labels": labels,
+				"ownerReferences": []any{map[string]any{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": w.rs, "uid": "rs-" + w.app, "controller": true}}},
+			"spec": pod, "status": map[string]any{"phase": "Running"}}))
+	}
+	f.add("policy/v1", "poddisruptionbudgets", obj("policy/v1", "PodDisruptionBudget", "shop", "orders", map[string]any{
+		"spec": map[string]any{"minAvailable": 1, "selector": map[string]any{"matchLabels": map[string]any{"app": "orders"}}}}))
+
+	ctx := context.Background()
+	in, err := Read(ctx, f.config(), Options{ClusterName: "prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Target, in.Now = kubeversion.MustParse("1.34"), time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	checks := []insights.Check{}
+	for _, c := range insights.Checks() {
+		if id := c.Info().ID; id == "drain-blocked" || id == "drain-timeout-risk" {
+			checks = append(checks, c)
+		}
+	}
+	if rep := insights.Run(in, checks); len(rep.Skipped) != 2 {
+		t.Errorf("without a prediction: skipped %v, want both drain checks", rep.Skipped)
+	}
+	if err := PredictDrains(ctx, f.config(), in, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !in.Cluster.DrainsPredicted || len(in.Cluster.Drains) != 2 {
+		t.Fatalf("drains: predicted %v, %+v", in.Cluster.DrainsPredicted, in.Cluster.Drains)
+	}
+	rep := insights.Run(in, checks)
+	var got []string
+	for _, f := range rep.Findings {
+		got = append(got, fmt.Sprintf("%s %s %s: %s", f.Severity, f.Check, f.Object, f.Message))
+	}
+	t.Log("\n" + strings.Join(got, "\n"))
+	want := []string{
+		`ERROR drain-blocked Node ip-10-0-2-1: draining node ip-10-0-2-1 (managed node group blue, us-west-2b): every eviction of pod shop/orders-5d9f-abcde of Deployment shop/orders is refused by PodDisruptionBudget shop/orders for the whole 15m`,
+		`ERROR drain-timeout-risk `,
+		`WARNING drain-blocked Node ip-10-0-1-1: draining node ip-10-0-1-1 (managed node group blue, us-west-2a) leaves Deployment shop/cache (shop/cache-6b7c-`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d findings, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("finding %d:\n%s\nwant it to start with\n%s", i, got[i], w)
+		}
+	}
+	if !strings.Contains(got[1], "blue") || !strings.Contains(got[1], "PodEvictionFailure") || !strings.Contains(got[1], "shop/orders-5d9f-abcde") {
+		t.Errorf("drain-timeout-risk: %s", got[1])
+	}
+	if !strings.Contains(got[2], "without the node group's surge or Karpenter's new nodes") {
+		t.Errorf("the Pending finding does not say the twin adds no node: %s", got[2])
+	}
+}
