@@ -465,14 +465,7 @@ func itemLines(doc []byte, n int) []int {
 // "items" array of a JSON document.
 func jsonItemRanges(doc []byte) (ranges [][2]int, ok bool) {
 	s := jsonScanner{b: doc}
-	defer func() {
-		if r := recover(); r != nil {
-			if r != errFallback {
-				panic(r)
-			}
-			ok = false
-		}
-	}()
+	defer fallBack(&ok)
 	s.ws()
 	found := false
 	s.object(func(key string) {

@@ -16,14 +16,7 @@ import (
 // caller then decodes with encoding/json, which also words the error.
 func scanHead(js []byte, typed func(apiVersion, kind string) bool) (h head, items, ok bool) {
 	s := jsonScanner{b: js}
-	defer func() {
-		if r := recover(); r != nil {
-			if r != errFallback {
-				panic(r)
-			}
-			ok = false
-		}
-	}()
+	defer fallBack(&ok)
 	s.ws()
 	s.expect('{')
 	haveAPI, haveKind, haveMeta := false, false, false

@@ -46,14 +46,7 @@ func fastYAMLToJSON(doc []byte) (out []byte, ok bool) {
 		}
 		p.lines = append(p.lines, fastLine{indent: ind, text: l[ind:], raw: l})
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			if r != errFallback {
-				panic(r)
-			}
-			out, ok = nil, false
-		}
-	}()
+	defer fallBack(&ok) // out stays nil: it is set only by the last return
 	i, found := p.nextContent()
 	if !found {
 		return nil, false // empty: the slow path says so
@@ -114,6 +107,19 @@ type fallbackError struct{}
 var errFallback = &fallbackError{}
 
 func (p *fastParser) fail() { panic(errFallback) }
+
+// fallBack, deferred by a fast path (YAML→JSON, the JSON head and List
+// scanners), turns the errFallback panic of something the path does not
+// handle into *ok = false, so that the caller takes the general decoder;
+// any other panic goes on.
+func fallBack(ok *bool) {
+	if r := recover(); r != nil {
+		if r != errFallback {
+			panic(r)
+		}
+		*ok = false
+	}
+}
 
 // nextContent finds the next line, from p.i, that is not blank or a comment.
 func (p *fastParser) nextContent() (int, bool) {

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 // Type is a kind of node group, each upgraded by its own mechanism.
@@ -254,7 +255,7 @@ func addNode(g *Group, n *corev1.Node, image string) {
 	l := n.Labels
 	g.Nodes++
 	g.NodeNames = append(g.NodeNames, n.Name)
-	if ready(n) {
+	if kube.IsNodeReady(n) {
 		g.ReadyNodes++
 	}
 	zone := l[corev1.LabelTopologyZone]
@@ -291,15 +292,6 @@ func count(m map[string]int, v string) {
 	if v != "" {
 		m[v]++
 	}
-}
-
-func ready(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // capacityType reads Karpenter's label, or EKS's for managed groups, in

@@ -206,7 +206,7 @@ func liveTwin(lc *LiveCluster) (*twinOfLive, error) {
 	for _, n := range lc.Nodes {
 		node := n.Node.DeepCopy()
 		node.ResourceVersion, node.ManagedFields = "", nil
-		if err := k.AddNode(node, nodeReady(n.Node)); err != nil {
+		if err := k.AddNode(node, kube.IsNodeReady(n.Node)); err != nil {
 			return nil, fmt.Errorf("node %s: %v", n.Node.Name, err)
 		}
 	}
@@ -433,14 +433,4 @@ func startingCopy(o metav1.Object) metav1.Object {
 	c.SetManagedFields(nil)
 	c.SetCreationTimestamp(metav1.Time{})
 	return c
-}
-
-// nodeReady reports whether a node's Ready condition is True.
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
