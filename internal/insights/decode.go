@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -283,8 +285,20 @@ var yamlLineRE = regexp.MustCompile(`line (\d+):?`)
 // document as JSON when the caller already has it (List items).
 func decodeDocument(src Source, doc, js []byte) ([]*Object, []Problem) {
 	if js == nil {
+		if objs, problems, ok := decodeJSONList(src, doc); ok {
+			return objs, problems
+		}
+	}
+	return decodeGeneral(src, doc, js)
+}
+
+// decodeGeneral is decodeDocument without the JSON List shortcut.
+func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
+	if js == nil {
+		p := parserPool.Get().(*fastParser)
+		defer parserPool.Put(p) // js is not kept past this call
 		var err error
-		if js, err = toJSON(doc); err != nil {
+		if js, err = toJSON(p, doc); err != nil {
 			msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
 			msg = strings.Join(strings.Fields(strings.TrimPrefix(msg, "yaml: ")), " ")
 			if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
@@ -301,7 +315,7 @@ func decodeDocument(src Source, doc, js []byte) ([]*Object, []Problem) {
 	h, hasItems, fast := scanHead(js, isTyped)
 	if fast && hasItems && strings.HasSuffix(h.Kind, "List") {
 		if ranges, ok := jsonItemRanges(js); ok {
-			return decodeListItems(src, doc, js, ranges)
+			return decodeListItems(src, doc, js, ranges, nil)
 		}
 	}
 	if fast && !hasItems && isTyped(h.APIVersion, h.Kind) {
@@ -382,10 +396,54 @@ func decodeList(src Source, doc []byte, items []json.RawMessage) ([]*Object, []P
 	})
 }
 
+// decodeJSONList decodes a document that is one JSON List — what kubectl
+// get -o json writes — without a pass over the whole document on one core:
+// the List without its items is validated and read, and each item is
+// validated by the worker that decodes it. ok is false when doc is not a
+// JSON List, or when anything in it is not valid JSON; the caller then
+// takes the general path, which words the error.
+func decodeJSONList(src Source, doc []byte) (objs []*Object, problems []Problem, ok bool) {
+	if jsonStart(doc) < 0 {
+		return nil, nil, false
+	}
+	js := bytes.TrimSpace(doc)
+	ranges, array, found := jsonItems(js)
+	if !found {
+		return nil, nil, false
+	}
+	skeleton := slices.Concat(js[:array[0]], []byte("[]"), js[array[1]:])
+	if !json.Valid(skeleton) {
+		return nil, nil, false
+	}
+	if h, hasItems, fast := scanHead(skeleton, isTyped); !fast || !hasItems || !strings.HasSuffix(h.Kind, "List") {
+		return nil, nil, false
+	}
+	var invalid atomic.Bool
+	objs, problems = decodeListItems(src, doc, js, ranges, func(isrc Source, item []byte) ([]*Object, []Problem) {
+		if h, hasItems, fast := scanHead(item, isTyped); fast && !hasItems && isTyped(h.APIVersion, h.Kind) {
+			if objs, problems, done := decodeTypedFast(isrc, nil, item, h); done {
+				return objs, problems // the strict decoder validated the whole item
+			}
+		}
+		if !json.Valid(item) {
+			invalid.Store(true)
+			return nil, nil
+		}
+		return decodeItem(isrc, item)
+	})
+	if invalid.Load() {
+		return nil, nil, false
+	}
+	return objs, problems, true
+}
+
 // decodeListItems decodes a List's items, in parallel, given their byte
 // ranges in js. When the document itself is that JSON, lines come from the
-// ranges; else from the YAML.
-func decodeListItems(src Source, doc, js []byte, ranges [][2]int) ([]*Object, []Problem) {
+// ranges; else from the YAML. decode, when not nil, replaces decodeItem.
+func decodeListItems(src Source, doc, js []byte, ranges [][2]int, decode func(src Source, item []byte) ([]*Object, []Problem)) ([]*Object, []Problem) {
+	if decode == nil {
+		decode = decodeItem
+	}
 	var lines []int
 	if lead := jsonStart(doc); lead >= 0 && bytes.Equal(js, bytes.TrimSpace(doc)) {
 		lines = make([]int, len(ranges))
@@ -403,7 +461,7 @@ func decodeListItems(src Source, doc, js []byte, ranges [][2]int) ([]*Object, []
 		if lines[i] > 0 {
 			isrc.Line = src.Line + lines[i] - 1
 		}
-		return decodeItem(isrc, js[ranges[i][0]:ranges[i][1]])
+		return decode(isrc, js[ranges[i][0]:ranges[i][1]])
 	})
 }
 
@@ -464,6 +522,14 @@ func itemLines(doc []byte, n int) []int {
 // jsonItemRanges returns the byte range of each element of the top-level
 // "items" array of a JSON document.
 func jsonItemRanges(doc []byte) (ranges [][2]int, ok bool) {
+	ranges, _, ok = jsonItems(doc)
+	return ranges, ok
+}
+
+// jsonItems is jsonItemRanges that also returns the byte range of the
+// "items" array itself, brackets included; ok is false when there is no
+// such array or more than one "items" key.
+func jsonItems(doc []byte) (ranges [][2]int, array [2]int, ok bool) {
 	s := jsonScanner{b: doc}
 	defer fallBack(&ok)
 	s.ws()
@@ -473,7 +539,12 @@ func jsonItemRanges(doc []byte) (ranges [][2]int, ok bool) {
 			s.skip()
 			return
 		}
+		if found {
+			panic(errFallback) // a duplicate key: encoding/json words it
+		}
 		found = true
+		array[0] = s.pos
+		defer func() { array[1] = s.pos }()
 		s.pos++
 		for first := true; ; first = false {
 			s.ws()
@@ -490,17 +561,22 @@ func jsonItemRanges(doc []byte) (ranges [][2]int, ok bool) {
 			ranges = append(ranges, [2]int{start, s.pos})
 		}
 	})
-	return ranges, found
+	s.ws()
+	if s.pos != len(s.b) {
+		return nil, array, false // more after the object: not one JSON value
+	}
+	return ranges, array, found
 }
 
 // toJSON converts a YAML (or JSON) document to JSON. JSON documents are
-// used as they are; block-style YAML goes through fastYAMLToJSON; anything
+// used as they are; block-style YAML goes through fastYAMLToJSON, with p's
+// buffers; anything
 // else, and every error, through sigs.k8s.io/yaml, as kubectl does.
-func toJSON(doc []byte) ([]byte, error) {
+func toJSON(p *fastParser, doc []byte) ([]byte, error) {
 	if t := bytes.TrimSpace(doc); len(t) > 0 && t[0] == '{' && json.Valid(t) {
 		return t, nil
 	}
-	if js, ok := fastYAMLToJSON(doc); ok {
+	if js, ok := p.convert(doc); ok {
 		return js, nil
 	}
 	return yaml.YAMLToJSONStrict(doc)

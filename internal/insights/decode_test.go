@@ -1,7 +1,9 @@
 package insights
 
 import (
+	"fmt"
 	"os"
+	"reflect"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -236,5 +238,66 @@ func TestReadPaths(t *testing.T) {
 		if _, _, err := ReadPaths(tc.paths, strings.NewReader("")); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%v: got %v, want %q", tc.paths, err, tc.err)
 		}
+	}
+}
+
+// TestDecodeJSONListShortcut holds the JSON List shortcut (items validated
+// and decoded in parallel) to the general path: the same objects and
+// problems when it applies, and no result — so the general path (YAML,
+// which accepts more) decides — whenever any part is not valid JSON.
+func TestDecodeJSONListShortcut(t *testing.T) {
+	item := func(body string) string {
+		return `{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"}, "spec": ` + body + `}`
+	}
+	list := func(items ...string) string {
+		return "\n  {\"apiVersion\": \"v1\", \"kind\": \"List\", \"metadata\": {\"resourceVersion\": \"7\"},\n \"items\": [\n" + strings.Join(items, ",\n") + "\n]}\n"
+	}
+	applies := map[string]string{
+		"typed and untyped items": list(item(`{"replicas": 3}`), `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "b"}}`),
+		"unknown field":           list(item(`{"replicas": 3, "replica": 2}`)),
+		"wrong type in typed":     list(item(`{"replicas": "three"}`)),
+		"item without kind":       list(`{"apiVersion": "v1", "metadata": {"name": "x"}}`),
+		"item not an object":      list(`1`, `"x"`, `null`, item(`{}`)),
+		"nested List":             list(list(item(`{"replicas": 1}`))),
+		"empty items":             list(),
+	}
+	for name, data := range applies {
+		t.Run(name, func(t *testing.T) {
+			src := Source{File: "list.json", Line: 1}
+			got, gotProblems, ok := decodeJSONList(src, []byte(data))
+			if !ok {
+				t.Fatal("shortcut did not apply")
+			}
+			want, wantProblems := decodeGeneral(src, []byte(data), nil)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("objects differ:\n got %v\nwant %v", got, want)
+			}
+			if fmt.Sprint(gotProblems) != fmt.Sprint(wantProblems) {
+				t.Errorf("problems differ:\n got %v\nwant %v", gotProblems, wantProblems)
+			}
+		})
+	}
+	declines := map[string]string{
+		"trailing comma in an item":   list(item(`{"replicas": 3,}`)),
+		"bad literal in an untyped":   list(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": tru}`),
+		"bad literal in a typed item": list(item(`{"replicas": 3, "paused": tru}`)),
+		"bad value outside the items": strings.Replace(list(item(`{}`)), `"7"`, `7x`, 1),
+		"two items keys":              strings.Replace(list(item(`{}`)), `"items"`, `"items": [], "items"`, 1),
+		"more after the object":       list(item(`{}`)) + "{}",
+		"not a List":                  item(`{}`),
+		"YAML":                        "kind: List\nitems: []\n",
+	}
+	for name, data := range declines {
+		t.Run(name, func(t *testing.T) {
+			src := Source{File: "list.json", Line: 1}
+			if _, _, ok := decodeJSONList(src, []byte(data)); ok {
+				t.Error("shortcut applied")
+			}
+			got, gotProblems := Decode("list.json", []byte(data))
+			want, wantProblems := decodeGeneral(src, []byte(data), nil)
+			if !reflect.DeepEqual(got, want) || fmt.Sprint(gotProblems) != fmt.Sprint(wantProblems) {
+				t.Errorf("Decode differs from the general path:\n got %v %v\nwant %v %v", got, gotProblems, want, wantProblems)
+			}
+		})
 	}
 }

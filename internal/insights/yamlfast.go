@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -24,10 +26,21 @@ import (
 // sigs.k8s.io/yaml, which then also words the error. A differential test
 // holds the two to the same result.
 func fastYAMLToJSON(doc []byte) (out []byte, ok bool) {
+	var p fastParser
+	return p.convert(doc)
+}
+
+// parserPool keeps parsers, whose buffers a scan of many documents would
+// otherwise allocate once per document.
+var parserPool = sync.Pool{New: func() any { return new(fastParser) }}
+
+// convert is fastYAMLToJSON with the parser's buffers: out is valid until
+// the parser's next use.
+func (p *fastParser) convert(doc []byte) (out []byte, ok bool) {
 	if !printable(doc) {
 		return nil, false
 	}
-	p := fastParser{out: make([]byte, 0, len(doc)+len(doc)/4), lines: make([]fastLine, 0, bytes.Count(doc, []byte{'\n'})+1)}
+	*p = fastParser{out: grow(p.out[:0], len(doc)+len(doc)/4), lines: p.lines[:0]}
 	p.unterminated = len(doc) > 0 && doc[len(doc)-1] != '\n'
 	for len(doc) > 0 {
 		i := bytes.IndexByte(doc, '\n')
@@ -61,6 +74,14 @@ func fastYAMLToJSON(doc []byte) (out []byte, ok bool) {
 		p.fail()
 	}
 	return p.out, true
+}
+
+// grow returns b with room for n more bytes.
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		return slices.Grow(b, n)
+	}
+	return b
 }
 
 // printable reports whether doc has only characters YAML allows, and no
@@ -133,14 +154,14 @@ func (p *fastParser) nextContent() (int, bool) {
 
 func isSeqItem(t []byte) bool { return len(t) > 0 && t[0] == '-' && (len(t) == 1 || t[1] == ' ') }
 
-// splitKey splits "key: rest" into the key's JSON and rest; ok is false
-// when the text is not a mapping entry.
-func (p *fastParser) splitKey(t []byte) (key string, rest []byte, ok bool) {
+// splitKey splits "key: rest" into the key's value and rest; ok is false
+// when the text is not a mapping entry. A plain key shares t's memory.
+func (p *fastParser) splitKey(t []byte) (key []byte, rest []byte, ok bool) {
 	switch t[0] {
 	case '"', '\'':
 		s, n, good := quoted(t)
 		if !good {
-			return "", nil, false
+			return nil, nil, false
 		}
 		r := t[n:]
 		j := 0
@@ -148,11 +169,11 @@ func (p *fastParser) splitKey(t []byte) (key string, rest []byte, ok bool) {
 			j++
 		}
 		if j < len(r) && r[j] == ':' && (j+1 == len(r) || r[j+1] == ' ') && n+j < maxKey {
-			return s, r[j+1:], true
+			return []byte(s), r[j+1:], true
 		}
-		return "", nil, false
+		return nil, nil, false
 	case '[', '{', '?', '&', '*', '!', '|', '>', '%', '@', '`', '#', ',', ']', '}', ':':
-		return "", nil, false
+		return nil, nil, false
 	}
 	for j := 0; j < len(t) && j < maxKey; j++ {
 		i := bytes.IndexByte(t[j:], ':')
@@ -162,16 +183,16 @@ func (p *fastParser) splitKey(t []byte) (key string, rest []byte, ok bool) {
 		j += i
 		if j+1 == len(t) || t[j+1] == ' ' {
 			if h := bytes.Index(t[:j], []byte(" #")); h >= 0 || j >= maxKey {
-				return "", nil, false // a comment before the colon
+				return nil, nil, false // a comment before the colon
 			}
 			k := bytes.TrimRight(t[:j], " ")
 			if len(k) == 0 {
-				return "", nil, false
+				return nil, nil, false
 			}
-			return string(k), t[j+1:], true
+			return k, t[j+1:], true
 		}
 	}
-	return "", nil, false
+	return nil, nil, false
 }
 
 func (p *fastParser) looksLikeKey(t []byte) bool {
@@ -182,7 +203,8 @@ func (p *fastParser) looksLikeKey(t []byte) bool {
 // mapping parses a block mapping whose keys are at indent.
 func (p *fastParser) mapping(indent int) {
 	p.out = append(p.out, '{')
-	var keys []string
+	var keyBuf [16][]byte // keys seen, on the stack until there are many
+	keys := keyBuf[:0]
 	var keySet map[string]bool
 	first := true
 	for {
@@ -205,19 +227,19 @@ func (p *fastParser) mapping(indent int) {
 			p.fail()
 		}
 		if line.text[0] != '"' && line.text[0] != '\'' && mayResolve(k[0]) {
-			if kind, _ := resolvePlain(k); kind != kindString || k == "<<" {
+			if kind, _ := resolvePlain(string(k)); kind != kindString || string(k) == "<<" {
 				p.fail() // non-string key (yes, 1, null...) or merge key
 			}
 		}
 		// Duplicate keys are an error for the strict slow path.
 		if keySet != nil {
-			if keySet[k] {
+			if keySet[string(k)] {
 				p.fail()
 			}
-			keySet[k] = true
+			keySet[string(k)] = true
 		} else {
 			for _, seen := range keys {
-				if seen == k {
+				if bytes.Equal(seen, k) {
 					p.fail()
 				}
 			}
@@ -225,7 +247,7 @@ func (p *fastParser) mapping(indent int) {
 			if len(keys) > 16 {
 				keySet = make(map[string]bool, 32)
 				for _, s := range keys {
-					keySet[s] = true
+					keySet[string(s)] = true
 				}
 			}
 		}
