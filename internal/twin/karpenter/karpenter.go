@@ -20,6 +20,7 @@ import (
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/disruption"
@@ -112,7 +113,10 @@ type Karpenter struct {
 	cloud *ec2.Cloud
 	opts  Options
 
-	pools        map[string]*pool
+	pools    map[string]*pool
+	byWeight []*pool // poolsByWeight() cache; nil when stale
+	// podReqs caches a pod template's Karpenter requirements (podRequirements).
+	podReqs      map[any]scheduling.Requirements
 	classes      map[string]*nodeClass
 	claims       map[string]*NodeClaim
 	sortedClaims []*NodeClaim // NodeClaims() cache; nil when stale
@@ -204,6 +208,7 @@ func New(eng *sim.Engine, kc *kube.Cluster, cloud *ec2.Cloud, opts Options) *Kar
 		reservedOn:    map[string]kube.Resources{},
 		nominatedOn:   map[string]int{},
 		typeFacts:     map[string]*typeFacts{},
+		podReqs:       map[any]scheduling.Requirements{},
 		fitRows:       map[string]*fitRow{},
 	}
 	k.version = opts.ControlPlaneVersion()
@@ -270,6 +275,7 @@ func (k *Karpenter) ApplyNodePool(np *karpv1.NodePool) error {
 		return err
 	}
 	k.pools[np.Name] = p
+	k.byWeight = nil
 	if k.stats[np.Name] == nil {
 		k.stats[np.Name] = &PoolStats{disruptingNow: map[string]bool{}}
 	}

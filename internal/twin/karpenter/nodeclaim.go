@@ -30,6 +30,8 @@ type pool struct {
 	overhead    kube.Resources
 	overheadGen uint64
 	overheadSet bool
+	// verdicts caches poolCompatibility per pod template (TemplateKey).
+	verdicts map[any]poolVerdict
 }
 
 func newPool(np *karpv1.NodePool) (*pool, error) {

@@ -521,16 +521,29 @@ func zoneAllowed(volumeZones []string, zone string) bool {
 	return true
 }
 
-func (k *Karpenter) podRequirements(pod *corev1.Pod) scheduling.Requirements {
-	r := scheduling.NewPodRequirements(pod)
-	if zones := k.kube.VolumeZones(pod); len(zones) > 0 {
+// Pods of one template without volume zones share their requirements
+// (cacheKey is then the template's key, else nil); callers only read them.
+func (k *Karpenter) podRequirements(pod *corev1.Pod) (r scheduling.Requirements, cacheKey any) {
+	zones := k.kube.VolumeZones(pod)
+	if len(zones) == 0 {
+		if cacheKey = k.kube.TemplateKey(pod); cacheKey != nil {
+			if r, ok := k.podReqs[cacheKey]; ok {
+				return r, cacheKey
+			}
+		}
+	}
+	r = scheduling.NewPodRequirements(pod)
+	if len(zones) > 0 {
 		r.Add(scheduling.NewRequirement(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones...))
 	}
-	return r
+	if cacheKey != nil {
+		k.podReqs[cacheKey] = r
+	}
+	return r, cacheKey
 }
 
 func (k *Karpenter) placeOpenClaim(pod *corev1.Pod, req kube.Resources, claims []*simClaim) bool {
-	podReqs := k.podRequirements(pod)
+	podReqs, _ := k.podRequirements(pod)
 	for _, c := range claims {
 		if scheduling.Taints(c.pool.taints).ToleratesPod(pod) != nil {
 			continue
@@ -562,19 +575,15 @@ func (k *Karpenter) placeOpenClaim(pod *corev1.Pod, req kube.Resources, claims [
 // newSimClaim opens a NodeClaim for a pod from the first compatible NodePool
 // (highest weight, then name), or says why none fits.
 func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim, string) {
-	podReqs := k.podRequirements(pod)
+	podReqs, cacheKey := k.podRequirements(pod)
 	var why []string
 	for _, p := range k.poolsByWeight() {
-		if err := scheduling.Taints(p.taints).ToleratesPod(pod); err != nil {
-			why = append(why, fmt.Sprintf("incompatible with nodepool %q, %s", p.obj.Name, firstError(err)))
+		v := p.compatible(cacheKey, func() poolVerdict { return poolCompatibility(p, pod, podReqs) })
+		if v.why != "" {
+			why = append(why, v.why)
 			continue
 		}
-		if err := p.requirements.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels); err != nil {
-			why = append(why, fmt.Sprintf("incompatible with nodepool %q, %s", p.obj.Name, firstError(err)))
-			continue
-		}
-		merged := scheduling.NewRequirements(p.requirements.Values()...)
-		merged.Add(podReqs.Values()...)
+		merged := v.merged
 		overhead := k.daemonOverhead(p, k.prototypeNode(p, nil))
 		opts := k.launchable(p, k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req))
 		if len(opts) == 0 {
@@ -588,6 +597,43 @@ func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim,
 		return nil, "no NodePool exists"
 	}
 	return nil, strings.Join(why, "; ")
+}
+
+// poolVerdict is whether a pod can go to a NodePool: why not, or the
+// requirements of a NodeClaim made for it there.
+type poolVerdict struct {
+	why    string
+	merged scheduling.Requirements
+}
+
+func poolCompatibility(p *pool, pod *corev1.Pod, podReqs scheduling.Requirements) poolVerdict {
+	if err := scheduling.Taints(p.taints).ToleratesPod(pod); err != nil {
+		return poolVerdict{why: fmt.Sprintf("incompatible with nodepool %q, %s", p.obj.Name, firstError(err))}
+	}
+	if err := p.requirements.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels); err != nil {
+		return poolVerdict{why: fmt.Sprintf("incompatible with nodepool %q, %s", p.obj.Name, firstError(err))}
+	}
+	merged := scheduling.NewRequirements(p.requirements.Values()...)
+	merged.Add(podReqs.Values()...)
+	return poolVerdict{merged: merged}
+}
+
+// compatible returns the pool's verdict for a pod, computed once per
+// template when key is not nil (a pool is replaced, not changed, when its
+// NodePool is applied again).
+func (p *pool) compatible(key any, compute func() poolVerdict) poolVerdict {
+	if key == nil {
+		return compute()
+	}
+	if v, ok := p.verdicts[key]; ok {
+		return v
+	}
+	if p.verdicts == nil {
+		p.verdicts = map[any]poolVerdict{}
+	}
+	v := compute()
+	p.verdicts[key] = v
+	return v
 }
 
 // absorbs reports whether intersecting claim with pod would leave claim
@@ -684,12 +730,18 @@ func (k *Karpenter) launchable(p *pool, its []catalog.InstanceType) []catalog.In
 	return out
 }
 
+// poolsByWeight lists the pools by weight, then name; the list is kept
+// until a NodePool is applied.
 func (k *Karpenter) poolsByWeight() []*pool {
+	if k.byWeight != nil {
+		return k.byWeight
+	}
 	out := make([]*pool, 0, len(k.pools))
 	for _, name := range sortedNames(k.pools) {
 		out = append(out, k.pools[name])
 	}
 	sort.SliceStable(out, func(i, j int) bool { return weight(out[i]) > weight(out[j]) })
+	k.byWeight = out
 	return out
 }
 

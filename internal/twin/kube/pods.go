@@ -39,6 +39,10 @@ type podState struct {
 	// (nil for a bare pod); sig numbers its scheduling constraints.
 	rev *revision
 	sig int
+	// asTemplate is true when the pod's spec is its revision's template
+	// as written (admission changed nothing; not a DaemonSet pod, whose
+	// node affinity names its node).
+	asTemplate bool
 	// readySince is when the pod last turned Ready; available is true once
 	// it has been Ready for its owner's minReadySeconds (available.go).
 	readySince time.Time
@@ -77,6 +81,7 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *po
 		ps.req = PodRequests(pod)
 	}
 	if rev != nil {
+		ps.asTemplate = !changed && owner.kind != "DaemonSet"
 		ps.sig = rev.sig
 		if changed && owner.kind != "DaemonSet" && !sameSchedulingConstraints(&pod.Spec, &rev.template.Spec) {
 			ps.sig = c.signature(&pod.Spec)

@@ -523,6 +523,17 @@ func (c *Cluster) PodSignature(pod *corev1.Pod) int {
 	return c.signature(&pod.Spec)
 }
 
+// TemplateKey returns a key shared by pods whose specs are one workload
+// template's as written — equal keys, equal specs — or nil for a pod whose
+// spec is its own (a bare pod, a DaemonSet pod, a pod admission changed).
+// Callers cache what they derive from a pod's spec under it.
+func (c *Cluster) TemplateKey(pod *corev1.Pod) any {
+	if ps, ok := c.byPod[pod]; ok && ps.asTemplate {
+		return ps.rev
+	}
+	return nil
+}
+
 // signature numbers the distinct combinations of the pod fields the
 // scheduler's node-only filters read: tolerations, node selector and
 // required node affinity.
