@@ -67,6 +67,9 @@ type Cluster struct {
 	nodes          map[string]*nodeState
 	nodeNames      []string     // sorted
 	nodeList       []*nodeState // in nodeNames order
+	// freeAt[i] is nodeList[i]'s free resources, kept side by side so the
+	// scheduler's walk over the nodes reads one array (setUsed).
+	freeAt []Resources
 	pods           map[string]*podState
 	byPod          map[*corev1.Pod]*podState // the same pods, by object
 	zoneNames      []string                  // zones seen on nodes, see zoneIndex

@@ -22,6 +22,8 @@ type nodeState struct {
 	// node-only filters per workload (index workload.idx), until the node
 	// changes.
 	zoneName string
+	// pos is the node's index in Cluster.nodeList (-1 once removed).
+	pos int
 	zoneIdx  int // index of zoneName in Cluster.zoneNames, for scoring
 	static   []int8
 	// scratch is a per-pass counter the scheduler's scoring uses.
@@ -55,6 +57,10 @@ func (c *Cluster) AddNode(node *corev1.Node, ready bool) error {
 	c.nodeList = append(c.nodeList, nil)
 	copy(c.nodeList[i+1:], c.nodeList[i:])
 	c.nodeList[i] = ns
+	c.freeAt = append(c.freeAt, Resources{})
+	copy(c.freeAt[i+1:], c.freeAt[i:])
+	c.freeAt[i] = ns.free()
+	c.renumber(i)
 	c.setReady(ns, ready)
 	c.nodeChanged(n.Name)
 	return nil
@@ -141,8 +147,26 @@ func (c *Cluster) RemoveNode(name, reason string) error {
 	i := sort.SearchStrings(c.nodeNames, name)
 	c.nodeNames = append(c.nodeNames[:i], c.nodeNames[i+1:]...)
 	c.nodeList = append(c.nodeList[:i], c.nodeList[i+1:]...)
+	c.freeAt = append(c.freeAt[:i], c.freeAt[i+1:]...)
+	ns.pos = -1
+	c.renumber(i)
 	c.nodeChanged(name)
 	return nil
+}
+
+// renumber sets the position of the nodes from nodeList[from] on.
+func (c *Cluster) renumber(from int) {
+	for i := from; i < len(c.nodeList); i++ {
+		c.nodeList[i].pos = i
+	}
+}
+
+// setUsed records what the node's pods request.
+func (c *Cluster) setUsed(ns *nodeState, used Resources) {
+	ns.used = used
+	if ns.pos >= 0 {
+		c.freeAt[ns.pos] = ns.free()
+	}
 }
 
 func (c *Cluster) nodeChanged(name string) {

@@ -123,7 +123,7 @@ func (c *Cluster) bind(ps *podState, ns *nodeState) {
 	ps.pod.Spec.NodeName = ns.node.Name
 	setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionTrue, "", "", c.now())
 	ns.pods.add(ps)
-	ns.used = ns.used.Add(ps.req)
+	c.setUsed(ns, ns.used.Add(ps.req))
 	if movable(ps) {
 		ns.active++
 	}
@@ -300,7 +300,7 @@ func (c *Cluster) removePod(ps *podState) {
 		}
 		ns.pods.remove(ps)
 		c.capacityGen++
-		ns.used = ns.used.Sub(ps.req)
+		c.setUsed(ns, ns.used.Sub(ps.req))
 		ns.lastPodEvent = c.eng.Now()
 		c.releaseVolumes(ps)
 		c.podChanged(ns.node.Name)

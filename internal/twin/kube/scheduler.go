@@ -130,8 +130,11 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 		last := -1
 		for k := 0; k < len(list) && len(feasible) < want; k++ {
 			pos := int(list[(first+k)%len(list)])
+			if !ps.req.FitsIn(c.freeAt[pos]) {
+				continue
+			}
 			ns := c.nodeList[pos]
-			if !ps.req.FitsIn(ns.free()) || (ps.hasClaims && c.volumeFits(ps.pod, ns) != "") {
+			if ps.hasClaims && c.volumeFits(ps.pod, ns) != "" {
 				continue
 			}
 			feasible = append(feasible, ns)
