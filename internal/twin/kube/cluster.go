@@ -67,9 +67,9 @@ type Cluster struct {
 	nodes          map[string]*nodeState
 	nodeNames      []string     // sorted
 	nodeList       []*nodeState // in nodeNames order
-	// freeAt[i] is nodeList[i]'s free resources, kept side by side so the
-	// scheduler's walk over the nodes reads one array (setUsed).
-	freeAt []Resources
+	// hot[i] is what the scheduler reads of nodeList[i] for every pod,
+	// kept side by side so its walk over the nodes reads one array.
+	hot []nodeHot
 	pods           map[string]*podState
 	byPod          map[*corev1.Pod]*podState // the same pods, by object
 	zoneNames      []string                  // zones seen on nodes, see zoneIndex
@@ -79,7 +79,7 @@ type Cluster struct {
 	workloads      map[string]*workload   // by kind/namespace/name
 	workloadOrder  []*workload            // creation order
 	pdbs           map[string]*pdbState   // by namespace/name
-	pdbsByIndex    map[string][]*pdbState // see pdbIndexKey
+	pdbsByIndex    map[pdbIndex][]*pdbState // see pdbIndexKey
 	pvcs           map[string]*pvcState   // by namespace/name
 	pvs            map[string]*corev1.PersistentVolume
 	storageClasses map[string]*storagev1.StorageClass
@@ -111,7 +111,7 @@ type Cluster struct {
 	dsAllDirty   bool
 	dsGeneration uint64
 
-	feasibleBuf []*nodeState // findNode's reused buffer
+	feasibleBuf []int32 // findNode's reused buffer: positions in nodeList
 	// staticLists holds, per workload pod signature, the positions in
 	// nodeList of the nodes that pass the node-only filters, valid while
 	// nodeGen (bumped by every node change) is unchanged.
@@ -155,7 +155,7 @@ func New(eng *sim.Engine, opts Options) *Cluster {
 		pending:        map[string]*podState{},
 		workloads:      map[string]*workload{},
 		pdbs:           map[string]*pdbState{},
-		pdbsByIndex:    map[string][]*pdbState{},
+		pdbsByIndex:    map[pdbIndex][]*pdbState{},
 		pvcs:           map[string]*pvcState{},
 		pvs:            map[string]*corev1.PersistentVolume{},
 		storageClasses: map[string]*storagev1.StorageClass{},

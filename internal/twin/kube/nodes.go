@@ -26,8 +26,6 @@ type nodeState struct {
 	pos int
 	zoneIdx  int // index of zoneName in Cluster.zoneNames, for scoring
 	static   []int8
-	// scratch is a per-pass counter the scheduler's scoring uses.
-	scratch int
 }
 
 func (n *nodeState) free() Resources { return n.alloc.Sub(n.used) }
@@ -57,9 +55,9 @@ func (c *Cluster) AddNode(node *corev1.Node, ready bool) error {
 	c.nodeList = append(c.nodeList, nil)
 	copy(c.nodeList[i+1:], c.nodeList[i:])
 	c.nodeList[i] = ns
-	c.freeAt = append(c.freeAt, Resources{})
-	copy(c.freeAt[i+1:], c.freeAt[i:])
-	c.freeAt[i] = ns.free()
+	c.hot = append(c.hot, nodeHot{})
+	copy(c.hot[i+1:], c.hot[i:])
+	c.hot[i] = nodeHot{free: ns.free(), alloc: ns.alloc}
 	c.renumber(i)
 	c.setReady(ns, ready)
 	c.nodeChanged(n.Name)
@@ -147,7 +145,7 @@ func (c *Cluster) RemoveNode(name, reason string) error {
 	i := sort.SearchStrings(c.nodeNames, name)
 	c.nodeNames = append(c.nodeNames[:i], c.nodeNames[i+1:]...)
 	c.nodeList = append(c.nodeList[:i], c.nodeList[i+1:]...)
-	c.freeAt = append(c.freeAt[:i], c.freeAt[i+1:]...)
+	c.hot = append(c.hot[:i], c.hot[i+1:]...)
 	ns.pos = -1
 	c.renumber(i)
 	c.nodeChanged(name)
@@ -161,11 +159,22 @@ func (c *Cluster) renumber(from int) {
 	}
 }
 
+// nodeHot is a node's entry in Cluster.hot.
+type nodeHot struct {
+	free, alloc Resources
+	zone        int32 // nodeState.zoneIdx
+	// scratch is a per-pass counter the scheduler's scoring uses.
+	scratch int32
+}
+
+// used is what the node's pods request.
+func (h *nodeHot) used() Resources { return h.alloc.Sub(h.free) }
+
 // setUsed records what the node's pods request.
 func (c *Cluster) setUsed(ns *nodeState, used Resources) {
 	ns.used = used
 	if ns.pos >= 0 {
-		c.freeAt[ns.pos] = ns.free()
+		c.hot[ns.pos].free = ns.free()
 	}
 }
 
@@ -175,6 +184,7 @@ func (c *Cluster) nodeChanged(name string) {
 	if ns, ok := c.nodes[name]; ok {
 		ns.zoneName = ns.node.Labels[corev1.LabelTopologyZone]
 		ns.zoneIdx = c.zoneIndex(ns.zoneName)
+		c.hot[ns.pos].zone = int32(ns.zoneIdx)
 		ns.static = ns.static[:0]
 	}
 	c.scheduler.Fire()

@@ -68,13 +68,17 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 	}
 }
 
-// pdbIndexKey is where a PDB is filed in Cluster.pdbsByIndex: under
-// "NAMESPACE/KEY=VALUE" for the first of its selector's matchLabels (a pod
-// without that label cannot match it), else under "NAMESPACE/".
-func pdbIndexKey(st *pdbState) string {
-	ns := st.pdb.Namespace + "/"
+// pdbIndex is a namespace and a label (key and value; both empty for the
+// PDBs without matchLabels).
+type pdbIndex struct{ namespace, key, value string }
+
+// pdbIndexKey is where a PDB is filed in Cluster.pdbsByIndex: under its
+// namespace and the first of its selector's matchLabels (a pod without
+// that label cannot match it), else under its namespace alone.
+func pdbIndexKey(st *pdbState) pdbIndex {
+	ns := st.pdb.Namespace
 	if st.pdb.Spec.Selector == nil || len(st.pdb.Spec.Selector.MatchLabels) == 0 {
-		return ns
+		return pdbIndex{namespace: ns}
 	}
 	first := ""
 	for k := range st.pdb.Spec.Selector.MatchLabels {
@@ -82,13 +86,13 @@ func pdbIndexKey(st *pdbState) string {
 			first = k
 		}
 	}
-	return ns + first + "=" + st.pdb.Spec.Selector.MatchLabels[first]
+	return pdbIndex{ns, first, st.pdb.Spec.Selector.MatchLabels[first]}
 }
 
 // indexPodInPDBs links a new pod and the PDBs that select it: those filed
 // under one of its labels, and those without matchLabels.
 func (c *Cluster) indexPodInPDBs(ps *podState) {
-	ns := ps.pod.Namespace + "/"
+	ns := ps.pod.Namespace
 	set := labels.Set(ps.pod.Labels)
 	link := func(list []*pdbState) {
 		for _, st := range list {
@@ -99,9 +103,9 @@ func (c *Cluster) indexPodInPDBs(ps *podState) {
 			}
 		}
 	}
-	link(c.pdbsByIndex[ns])
+	link(c.pdbsByIndex[pdbIndex{namespace: ns}])
 	for k, v := range ps.pod.Labels {
-		link(c.pdbsByIndex[ns+k+"="+v])
+		link(c.pdbsByIndex[pdbIndex{ns, k, v}])
 	}
 	ps.pdbs = sortedPDBs(ps.pdbs)
 }

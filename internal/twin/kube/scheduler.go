@@ -130,14 +130,13 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 		last := -1
 		for k := 0; k < len(list) && len(feasible) < want; k++ {
 			pos := int(list[(first+k)%len(list)])
-			if !ps.req.FitsIn(c.freeAt[pos]) {
+			if !ps.req.FitsIn(c.hot[pos].free) {
 				continue
 			}
-			ns := c.nodeList[pos]
-			if ps.hasClaims && c.volumeFits(ps.pod, ns) != "" {
+			if ps.hasClaims && c.volumeFits(ps.pod, c.nodeList[pos]) != "" {
 				continue
 			}
-			feasible = append(feasible, ns)
+			feasible = append(feasible, int32(pos))
 			last = pos
 		}
 		processed = total
@@ -149,7 +148,7 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 			ns := c.nodeList[(c.nextStart+i)%total]
 			processed++
 			if c.feasible(ps, ns, affinity) {
-				feasible = append(feasible, ns)
+				feasible = append(feasible, int32(ns.pos))
 			}
 		}
 	}
@@ -351,17 +350,17 @@ func fitError(total int, reasons map[string]int) string {
 	return fmt.Sprintf("0/%d nodes are available: %s.", total, strings.Join(parts, ", "))
 }
 
-// pickBest scores feasible nodes and returns the best, breaking ties at
-// random from the seeded source.
-func (c *Cluster) pickBest(ps *podState, feasible []*nodeState) *nodeState {
+// pickBest scores feasible nodes (positions in nodeList) and returns the
+// best, breaking ties at random from the seeded source.
+func (c *Cluster) pickBest(ps *podState, feasible []int32) *nodeState {
 	if len(feasible) == 1 {
-		return feasible[0]
+		return c.nodeList[feasible[0]]
 	}
 	// Count the workload's replicas per node (in each node's scratch
 	// counter, reset below) and per zone.
 	spread := ps.owner != nil && ps.owner.kind != "DaemonSet"
 	zoneCount := c.zoneScratch
-	var touched []*nodeState
+	var touched []*nodeHot
 	// The default spreading selects the pods of the same controller: for a
 	// ReplicaSet's pod, its ReplicaSet's selector, which includes the
 	// pod-template-hash (helper.DefaultSelector), so a rollout's new pods
@@ -372,40 +371,42 @@ func (c *Cluster) pickBest(ps *podState, feasible []*nodeState) *nodeState {
 			if sameRS && other.rev != ps.rev {
 				continue
 			}
-			if other.node != nil && !other.deleting {
-				if other.node.scratch == 0 {
-					touched = append(touched, other.node)
+			if other.node != nil && !other.deleting && other.node.pos >= 0 {
+				h := &c.hot[other.node.pos]
+				if h.scratch == 0 {
+					touched = append(touched, h)
 				}
-				other.node.scratch++
-				zoneCount[other.node.zoneIdx]++
+				h.scratch++
+				zoneCount[h.zone]++
 			}
 		}
 		defer func() {
-			for _, ns := range touched {
-				ns.scratch = 0
-				zoneCount[ns.zoneIdx] = 0
+			for _, h := range touched {
+				h.scratch = 0
+				zoneCount[h.zone] = 0
 			}
 		}()
 	}
-	best, bestScore, ties := (*nodeState)(nil), int64(-1), 0
-	for _, ns := range feasible {
-		score := leastAllocated(ps.req, ns) + balancedAllocation(ps.req, ns)
+	best, bestScore, ties := int32(-1), int64(-1), 0
+	for _, pos := range feasible {
+		h := &c.hot[pos]
+		score := leastAllocated(ps.req, h) + balancedAllocation(ps.req, h)
 		if spread {
 			// Default topology spreading (hostname maxSkew 3, zone maxSkew 5,
 			// ScheduleAnyway): fewer replicas of the same workload scores higher.
-			score += 2 * (100 - min64(100, int64(20*ns.scratch+10*zoneCount[ns.zoneIdx])))
+			score += 2 * (100 - min64(100, int64(20*int(h.scratch)+10*zoneCount[h.zone])))
 		}
 		switch {
 		case score > bestScore:
-			best, bestScore, ties = ns, score, 1
+			best, bestScore, ties = pos, score, 1
 		case score == bestScore:
 			ties++
 			if c.eng.Rand().IntN(ties) == 0 {
-				best = ns
+				best = pos
 			}
 		}
 	}
-	return best
+	return c.nodeList[best]
 }
 
 // zoneIndex numbers a zone name (the empty name included) for pickBest's
@@ -422,23 +423,23 @@ func (c *Cluster) zoneIndex(zone string) int {
 }
 
 // leastAllocated is NodeResourcesFit's default scoring strategy.
-func leastAllocated(req Resources, ns *nodeState) int64 {
+func leastAllocated(req Resources, ns *nodeHot) int64 {
 	score := func(requested, capacity int64) int64 {
 		if capacity == 0 || requested > capacity {
 			return 0
 		}
 		return (capacity - requested) * 100 / capacity
 	}
-	after := ns.used.Add(nonZero(req))
+	after := ns.used().Add(nonZero(req))
 	return (score(after.MilliCPU, ns.alloc.MilliCPU) + score(after.Memory, ns.alloc.Memory)) / 2
 }
 
 // balancedAllocation favours nodes whose CPU and memory fractions stay close.
-func balancedAllocation(req Resources, ns *nodeState) int64 {
+func balancedAllocation(req Resources, ns *nodeHot) int64 {
 	if ns.alloc.MilliCPU == 0 || ns.alloc.Memory == 0 {
 		return 0
 	}
-	after := ns.used.Add(nonZero(req))
+	after := ns.used().Add(nonZero(req))
 	cpu := float64(after.MilliCPU) / float64(ns.alloc.MilliCPU)
 	mem := float64(after.Memory) / float64(ns.alloc.Memory)
 	d := cpu - mem
