@@ -63,24 +63,24 @@ type Cluster struct {
 	eng  *sim.Engine
 	opts Options
 
-	namespaces     map[string]*corev1.Namespace
-	nodes          map[string]*nodeState
-	nodeNames      []string     // sorted
-	nodeList       []*nodeState // in nodeNames order
+	namespaces map[string]*corev1.Namespace
+	nodes      map[string]*nodeState
+	nodeNames  []string     // sorted
+	nodeList   []*nodeState // in nodeNames order
 	// hot[i] is what the scheduler reads of nodeList[i] for every pod,
 	// kept side by side so its walk over the nodes reads one array.
-	hot []nodeHot
+	hot            []nodeHot
 	pods           map[string]*podState
 	byPod          map[*corev1.Pod]*podState // the same pods, by object
 	zoneNames      []string                  // zones seen on nodes, see zoneIndex
 	zoneScratch    []int                     // pickBest's replicas per zone
 	capacityGen    uint64                    // bumped when a node changes or a pod frees resources
 	pending        map[string]*podState
-	workloads      map[string]*workload   // by kind/namespace/name
-	workloadOrder  []*workload            // creation order
-	pdbs           map[string]*pdbState   // by namespace/name
+	workloads      map[string]*workload     // by kind/namespace/name
+	workloadOrder  []*workload              // creation order
+	pdbs           map[string]*pdbState     // by namespace/name
 	pdbsByIndex    map[pdbIndex][]*pdbState // see pdbIndexKey
-	pvcs           map[string]*pvcState   // by namespace/name
+	pvcs           map[string]*pvcState     // by namespace/name
 	pvs            map[string]*corev1.PersistentVolume
 	storageClasses map[string]*storagev1.StorageClass
 

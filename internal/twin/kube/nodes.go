@@ -23,9 +23,9 @@ type nodeState struct {
 	// changes.
 	zoneName string
 	// pos is the node's index in Cluster.nodeList (-1 once removed).
-	pos int
-	zoneIdx  int // index of zoneName in Cluster.zoneNames, for scoring
-	static   []int8
+	pos     int
+	zoneIdx int // index of zoneName in Cluster.zoneNames, for scoring
+	static  []int8
 }
 
 func (n *nodeState) free() Resources { return n.alloc.Sub(n.used) }
