@@ -111,7 +111,8 @@ type Cluster struct {
 	dsAllDirty   bool
 	dsGeneration uint64
 
-	feasibleBuf []int32 // findNode's reused buffer: positions in nodeList
+	feasibleBuf []int32       // findNode's reused buffer: positions in nodeList
+	syncPods    []*corev1.Pod // sync's reused buffer: a PDB's pods
 	// staticLists holds, per workload pod signature, the positions in
 	// nodeList of the nodes that pass the node-only filters, valid while
 	// nodeGen (bumped by every node change) is unchanged.

@@ -241,3 +241,40 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A PDB over pods whose controller cannot be found fails safe, and the
+// condition names the first such pod in name order every time: the twin
+// computes the status over its unsorted index and words the error from the
+// sorted list.
+func TestPDBSyncErrorNamesFirstPodInOrder(t *testing.T) {
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
+	yes := true
+	for i := range 8 {
+		must(t, c.Apply(&corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: "web-" + string(rune('a'+i)), Namespace: "default", Labels: map[string]string{"app": "web"},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "gone", UID: "gone-uid", Controller: &yes}},
+			},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
+		}))
+	}
+	one := intstr.FromInt32(1)
+	must(t, c.Apply(&policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}))
+	run(eng, time.Minute)
+	for range 20 {
+		c.markPDBsDirty(c.pods[key("default", "web-d")])
+		pdbs := c.PDBsForPod("default", "web-d")
+		if len(pdbs) != 1 {
+			t.Fatalf("PDBs of web-d = %d, want 1", len(pdbs))
+		}
+		st := pdbs[0].Status
+		if st.DisruptionsAllowed != 0 || len(st.Conditions) != 1 || st.Conditions[0].Reason != policyv1.SyncFailedReason ||
+			st.Conditions[0].Message != `found no controllers for pod "web-a"` {
+			t.Fatalf("status = %+v, want fail-safe naming web-a", st)
+		}
+	}
+}

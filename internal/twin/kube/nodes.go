@@ -165,6 +165,11 @@ type nodeHot struct {
 	zone        int32 // nodeState.zoneIdx
 	// scratch is a per-pass counter the scheduler's scoring uses.
 	scratch int32
+	// fitScore is the resource scores (leastAllocated + balancedAllocation)
+	// of a pod requesting scoredFor (CPU, memory after nonZero), kept until
+	// free changes: replicas of one template score the same nodes in a row.
+	scoredFor [2]int64 // zero: none
+	fitScore  int64
 }
 
 // used is what the node's pods request.
@@ -174,7 +179,8 @@ func (h *nodeHot) used() Resources { return h.alloc.Sub(h.free) }
 func (c *Cluster) setUsed(ns *nodeState, used Resources) {
 	ns.used = used
 	if ns.pos >= 0 {
-		c.hot[ns.pos].free = ns.free()
+		h := &c.hot[ns.pos]
+		h.free, h.scoredFor = ns.free(), [2]int64{}
 	}
 }
 

@@ -147,11 +147,15 @@ func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
 	if !st.dirty && !expired && st.pdb.Status.ObservedGeneration == st.pdb.Generation {
 		return st.pdb
 	}
-	members := st.pods.list()
-	pods := make([]*corev1.Pod, len(members))
-	for i, ps := range members {
-		pods[i] = ps.pod
+	// The status does not depend on the pods' order, only a sync error's
+	// message does (it names the first pod whose controller is missing):
+	// the pods are handed over unsorted, and in key order only to word an
+	// error. The list is only read during the sync: its storage is reused.
+	pods := c.syncPods[:0]
+	for _, ps := range st.pods.m {
+		pods = append(pods, ps.pod)
 	}
+	defer func() { c.syncPods = pods[:0] }()
 	// The disruption controller's scale lookup: the Deployment (not the
 	// ReplicaSet) or StatefulSet and its spec.replicas.
 	scale := func(pod *corev1.Pod) (types.UID, int32, bool) {
@@ -164,6 +168,13 @@ func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
 	var res eviction.SyncResult
 	if st.sel != nil {
 		res = eviction.SyncSelected(st.pdb, pods, scale, now) // st.pods is the selector's index
+		if res.SyncError != nil {
+			pods = pods[:0]
+			for _, ps := range st.pods.list() {
+				pods = append(pods, ps.pod)
+			}
+			res = eviction.SyncSelected(st.pdb, pods, scale, now)
+		}
 	} else {
 		res = eviction.Sync(st.pdb, pods, scale, now) // nil or invalid selector: nothing, or fail-safe
 	}

@@ -388,9 +388,14 @@ func (c *Cluster) pickBest(ps *podState, feasible []int32) *nodeState {
 		}()
 	}
 	best, bestScore, ties := int32(-1), int64(-1), 0
+	nz := nonZero(ps.req)
+	reqKey := [2]int64{nz.MilliCPU, nz.Memory}
 	for _, pos := range feasible {
 		h := &c.hot[pos]
-		score := leastAllocated(ps.req, h) + balancedAllocation(ps.req, h)
+		if h.scoredFor != reqKey {
+			h.fitScore, h.scoredFor = leastAllocated(ps.req, h)+balancedAllocation(ps.req, h), reqKey
+		}
+		score := h.fitScore
 		if spread {
 			// Default topology spreading (hostname maxSkew 3, zone maxSkew 5,
 			// ScheduleAnyway): fewer replicas of the same workload scores higher.
