@@ -4,6 +4,7 @@ go 1.26.6
 
 require (
 	github.com/aws/karpenter-provider-aws v1.14.1
+	github.com/go-json-experiment/json v1.27.2
 	github.com/go-logr/logr v1.4.3
 	github.com/prometheus/common v0.70.0
 	github.com/robfig/cron/v3 v3.0.1

@@ -1,0 +1,98 @@
+package insights
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// TestDecodeStrictMatchesUpstream holds decodeStrict's fast path to
+// sigs.k8s.io/json's UnmarshalStrict: on every typed document of the
+// benchmark corpus, the built-in scenarios' manifests and a set of edge
+// cases (wrong types, overflow, nulls, unknown, duplicate and mis-cased
+// fields, invalid UTF-8 and surrogates, trailing bytes), decodeStrict
+// returns what UnmarshalStrict returns — the same object, the same strict
+// errors, an error exactly when it errs.
+func TestDecodeStrictMatchesUpstream(t *testing.T) {
+	type doc struct {
+		name string
+		js   []byte
+		kind typedKey
+	}
+	var docs []doc
+	addYAML := func(name string, data []byte) {
+		for i, d := range splitDocuments(data) {
+			js, err := yaml.YAMLToJSON(d.body)
+			if err != nil {
+				continue
+			}
+			h, _, ok := scanHead(js, func(string, string) bool { return true })
+			if !ok {
+				continue
+			}
+			k := typedKey{h.APIVersion, h.Kind}
+			if _, typed := typedKinds[k]; typed {
+				docs = append(docs, doc{name + "#" + string(rune('0'+i%10)), js, k})
+			}
+		}
+	}
+	addYAML("corpus", benchCorpus(3000))
+	files, _ := filepath.Glob("../scenario/builtin/*/manifests/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no built-in manifests found")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addYAML(f, data)
+	}
+	edges := []string{
+		`{"spec":{"replicas":1.0}}`, `{"spec":{"replicas":1e2}}`, `{"spec":{"replicas":-0}}`,
+		`{"spec":{"replicas":3000000000}}`, `{"spec":{"replicas":null}}`, `{"spec":null}`, `{"metadata":null}`,
+		`{"metadata":{"labels":{"a":null}}}`, `{"metadata":{"creationTimestamp":null}}`,
+		`{"metadata":{"creationTimestamp":"2024-01-01T00:00:00Z"}}`,
+		`{"spec":{"template":{"spec":{"containers":[{"resources":{"requests":{"cpu":0.5,"memory":"1Gi"}}}]}}}}`,
+		`{"spec":{"template":{"spec":{"containers":[{"ports":[{"containerPort":"80"}]}]}}}}`,
+		`{"spec":{"template":{"spec":{"containers":[{"image":123}]}}}}`,
+		`{"spec":{"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":1}}}}`,
+		`{"spec":{"minAvailable":"50%","maxUnavailable":0}}`,
+		`{"Spec":{}}`, `{"kind":"a","kind":"b"}`, `{"spec":{"unknown":1}}`, `{"spec":{"paused":"true"}}`,
+		"{\"metadata\":{\"name\":\"a\xffb\"}}", `{"metadata":{"name":"\ud800"}}`, `[]`, `{}`, `{}x`, `{"spec":{"replicas":1}`,
+		`{"spec":{"template":{"spec":{"expireAfter":"720h","disruption":{"budgets":[{"nodes":"10%"}]}}}}}`,
+		`{"spec":{"kubelet":{"evictionSoftGracePeriod":{"memory.available":"1m30s"}}}}`,
+		`{"spec":{"kubelet":{"evictionSoftGracePeriod":{"memory.available":90}}}}`,
+	}
+	for k := range typedKinds {
+		for i, e := range edges {
+			docs = append(docs, doc{"edge#" + string(rune('a'+i)), []byte(e), k})
+		}
+	}
+	accepted := 0
+	for _, d := range docs {
+		want := typedKinds[d.kind]()
+		wantStrict, wantErr := kjson.UnmarshalStrict(d.js, want)
+		got, gotStrict, gotErr := decodeStrict(d.js, typedKinds[d.kind])
+		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+			t.Errorf("%s (%s): error %v, UnmarshalStrict %v", d.name, d.kind.kind, gotErr, wantErr)
+			continue
+		}
+		if !reflect.DeepEqual(gotStrict, wantStrict) {
+			t.Errorf("%s (%s): strict errors %v, UnmarshalStrict %v", d.name, d.kind.kind, gotStrict, wantStrict)
+		}
+		if wantErr == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("%s (%s): decoded\n%#v\nUnmarshalStrict\n%#v", d.name, d.kind.kind, got, want)
+		}
+		if wantErr == nil && len(wantStrict) == 0 {
+			accepted++
+		}
+	}
+	if accepted < 1000 || accepted == len(docs) {
+		t.Fatalf("%d of %d documents accepted: the cases should cover both paths", accepted, len(docs))
+	}
+}
