@@ -327,12 +327,16 @@ type firstFit struct {
 	spare  []*fitTree // released trees, whose storage is reused
 }
 
-// fitTree is a max segment tree of free CPU over one signature's node list;
-// an excluded node counts as -1.
+// fitTree is a max segment tree of free CPU and of free memory over one
+// signature's node list; an excluded node counts as -1. A search enters
+// only stretches where some node has the CPU and some node the memory:
+// nodes with CPU to spare but not the memory are the common case of a
+// packed cluster.
 type fitTree struct {
-	pos  []int32 // positions in the simulation's nodes, ascending
-	size int     // leaves: a power of two ≥ len(pos)
-	max  []int64
+	pos    []int32 // positions in the simulation's nodes, ascending
+	size   int     // leaves: a power of two ≥ len(pos)
+	max    []int64 // CPU
+	maxMem []int64
 }
 
 // staticFit lists, per pod signature, the positions of the simulation's
@@ -417,28 +421,30 @@ func (f *firstFit) tree(pod *corev1.Pod, sig int, nodes []simNode) *fitTree {
 		t.size *= 2
 	}
 	if cap(t.max) < 2*t.size {
-		t.max = make([]int64, 2*t.size)
+		t.max, t.maxMem = make([]int64, 2*t.size), make([]int64, 2*t.size)
 	}
-	t.max = t.max[:2*t.size]
+	t.max, t.maxMem = t.max[:2*t.size], t.maxMem[:2*t.size]
 	for k := range t.size {
-		t.max[t.size+k] = -1
+		t.max[t.size+k], t.maxMem[t.size+k] = -1, -1
 		if k < len(pos) {
-			t.max[t.size+k] = roomCPU(&nodes[pos[k]])
+			t.max[t.size+k], t.maxMem[t.size+k] = room(&nodes[pos[k]])
 		}
 	}
 	for n := t.size - 1; n >= 1; n-- {
 		t.max[n] = max(t.max[2*n], t.max[2*n+1])
+		t.maxMem[n] = max(t.maxMem[2*n], t.maxMem[2*n+1])
 	}
 	f.trees[sig] = t
 	f.order = append(f.order, t)
 	return t
 }
 
-func roomCPU(n *simNode) int64 {
+// room is a node's free CPU and memory, -1 when it is excluded.
+func room(n *simNode) (cpu, mem int64) {
 	if n.excluded {
-		return -1
+		return -1, -1
 	}
-	return n.free.MilliCPU
+	return n.free.MilliCPU, n.free.Memory
 }
 
 // update records that node i's room changed.
@@ -449,31 +455,32 @@ func (f *firstFit) update(nodes []simNode, i int) {
 			continue
 		}
 		n := t.size + k
-		t.max[n] = roomCPU(&nodes[i])
+		t.max[n], t.maxMem[n] = room(&nodes[i])
 		for n /= 2; n >= 1; n /= 2 {
 			t.max[n] = max(t.max[2*n], t.max[2*n+1])
+			t.maxMem[n] = max(t.maxMem[2*n], t.maxMem[2*n+1])
 		}
 	}
 }
 
 // first returns the first list index at or after from whose node has at
-// least cpu free, or -1.
-func (t *fitTree) first(from int, cpu int64) int {
-	return t.find(1, 0, t.size, from, cpu)
+// least cpu and mem free, or -1.
+func (t *fitTree) first(from int, cpu, mem int64) int {
+	return t.find(1, 0, t.size, from, cpu, mem)
 }
 
-func (t *fitTree) find(n, lo, hi, from int, cpu int64) int {
-	if hi <= from || t.max[n] < cpu {
+func (t *fitTree) find(n, lo, hi, from int, cpu, mem int64) int {
+	if hi <= from || t.max[n] < cpu || t.maxMem[n] < mem {
 		return -1
 	}
 	if hi-lo == 1 {
 		return lo
 	}
 	mid := (lo + hi) / 2
-	if r := t.find(2*n, lo, mid, from, cpu); r >= 0 {
+	if r := t.find(2*n, lo, mid, from, cpu, mem); r >= 0 {
 		return r
 	}
-	return t.find(2*n+1, mid, hi, from, cpu)
+	return t.find(2*n+1, mid, hi, from, cpu, mem)
 }
 
 // placeExisting returns the first node in capacity order that admits the
@@ -482,7 +489,7 @@ func (k *Karpenter) placeExisting(pod *corev1.Pod, req kube.Resources, nodes []s
 	var zones []string
 	zonesKnown := false
 	t := idx.tree(pod, k.kube.PodSignature(pod), nodes)
-	for at := t.first(0, req.MilliCPU); at >= 0; at = t.first(at+1, req.MilliCPU) {
+	for at := t.first(0, req.MilliCPU, req.Memory); at >= 0; at = t.first(at+1, req.MilliCPU, req.Memory) {
 		i := int(t.pos[at])
 		n := &nodes[i]
 		if n.excluded || !req.FitsIn(n.free) {
