@@ -12,7 +12,6 @@ import (
 	podutil "sigs.k8s.io/karpenter/pkg/utils/pod"
 
 	"github.com/ladder-eks/ladder/internal/disruption"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 // The disruption controller (semantics.md §A.4): every 10 s, and again at
@@ -64,7 +63,7 @@ func (k *Karpenter) budgetMapping(reason karpv1.DisruptionReason) map[string]int
 			continue
 		}
 		numNodes[c.NodePool]++
-		if !kube.IsNodeReady(node) || c.markedForDeletion || c.deleting {
+		if !c.handle.Ready() || c.markedForDeletion || c.deleting { // IsNodeReady(node)
 			disrupting[c.NodePool]++
 		}
 	}
@@ -455,10 +454,13 @@ func (k *Karpenter) emptiness() bool {
 			return false
 		}
 		after := p.obj.Spec.Disruption.ConsolidateAfter.Duration
-		if after == nil || k.kube.ActivePods(c.Node) > 0 || p.obj.Spec.Disruption.ConsolidationPolicy == karpv1.ConsolidationPolicy("") {
+		if after == nil || p.obj.Spec.Disruption.ConsolidationPolicy == karpv1.ConsolidationPolicy("") {
 			return false
 		}
-		last := k.kube.LastPodEvent(c.Node)
+		active, last := k.nodeActivity(c)
+		if active > 0 {
+			return false
+		}
 		if c.Initialized.After(last) {
 			last = c.Initialized
 		}

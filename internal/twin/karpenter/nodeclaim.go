@@ -104,13 +104,24 @@ type NodeClaim struct {
 	// proto is what the node will look like, for in-flight capacity.
 	proto *corev1.Node
 	// node is the Node object once registered; the cluster keeps one
-	// object per node until it is removed.
-	node *corev1.Node
+	// object per node until it is removed. handle is the cluster's handle
+	// on it, taken at the same time, for the disruption loop's reads.
+	node   *corev1.Node
+	handle kube.NodeHandle
 }
 
 // nodeOf returns a NodeClaim's Node, or nil before registration and after
 // removal.
 func (k *Karpenter) nodeOf(c *NodeClaim) *corev1.Node { return c.node }
+
+// nodeActivity is the cluster's ActivePods and LastPodEvent for the
+// NodeClaim's node, read through its handle.
+func (k *Karpenter) nodeActivity(c *NodeClaim) (int, time.Time) {
+	if c.handle.Name() != c.Node {
+		return k.kube.ActivePods(c.Node), k.kube.LastPodEvent(c.Node)
+	}
+	return k.kube.NodeActivity(c.handle)
+}
 
 func (c *NodeClaim) String() string { return c.Name }
 
@@ -333,7 +344,7 @@ func (k *Karpenter) register(claim *NodeClaim) {
 		return
 	}
 	claim.Registered = k.eng.Now()
-	claim.node = k.kube.Node(claim.Node)
+	claim.node, claim.handle = k.kube.Node(claim.Node), k.kube.Handle(claim.Node)
 	k.log(Event{Code: "NodeClaimRegistered", Message: "registered nodeclaim", NodePool: claim.NodePool, NodeClaim: claim.Name, Node: claim.Node})
 	k.eng.After(k.opts.Timings.Initialize, func() { k.initialize(claim) })
 }
@@ -476,7 +487,7 @@ func (k *Karpenter) Adopt(poolName, instanceType, zone, capacityType, amiID stri
 	if err := k.kube.AddNode(node, true); err != nil {
 		return nil, err
 	}
-	claim.node = k.kube.Node(claim.Node)
+	claim.node, claim.handle = k.kube.Node(claim.Node), k.kube.Handle(claim.Node)
 	k.claims[claim.Name] = claim
 	k.sortedClaims = nil
 	k.byNode[claim.Node] = claim

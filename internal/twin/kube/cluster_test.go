@@ -278,3 +278,41 @@ func TestPDBSyncErrorNamesFirstPodInOrder(t *testing.T) {
 		}
 	}
 }
+
+// A NodeHandle answers as the lookups by name do: ActivePods and
+// LastPodEvent of whatever node has the name now (none: 0), and the Ready
+// condition of the object it was taken for, even once that is removed.
+func TestNodeHandleAnswersAsLookupsByName(t *testing.T) {
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
+	must(t, c.Apply(deployment("default", "web", 2, "100m")))
+	run(eng, time.Minute)
+	h := c.Handle("n1")
+	check := func(when string, ready bool) {
+		t.Helper()
+		active, last := c.NodeActivity(h)
+		if active != c.ActivePods("n1") || !last.Equal(c.LastPodEvent("n1")) {
+			t.Fatalf("%s: NodeActivity = %d, %v; by name %d, %v", when, active, last, c.ActivePods("n1"), c.LastPodEvent("n1"))
+		}
+		if h.Ready() != ready {
+			t.Fatalf("%s: Ready = %v, want %v", when, h.Ready(), ready)
+		}
+	}
+	check("bound", true)
+	if active, _ := c.NodeActivity(h); active != 2 {
+		t.Fatalf("active = %d, want the 2 web pods", active)
+	}
+	must(t, c.SetNodeReady("n1", false))
+	check("not ready", false)
+	must(t, c.RemoveNode("n1", "test"))
+	check("removed", false)
+	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
+	run(eng, time.Minute)
+	check("a new n1", false) // the old object stays NotReady
+	if active, _ := c.NodeActivity(h); active != 2 {
+		t.Fatalf("active = %d, want the 2 web pods on the new n1", active)
+	}
+	if c.Handle("n1").Ready() != true || (NodeHandle{}).Ready() {
+		t.Fatal("a fresh handle on the new n1 should be Ready, the zero handle not")
+	}
+}

@@ -26,6 +26,8 @@ type nodeState struct {
 	pos     int
 	zoneIdx int // index of zoneName in Cluster.zoneNames, for scoring
 	static  []int8
+	// ready mirrors the node's Ready condition, which only setReady writes.
+	ready bool
 }
 
 func (n *nodeState) free() Resources { return n.alloc.Sub(n.used) }
@@ -70,6 +72,7 @@ func (c *Cluster) setReady(ns *nodeState, ready bool) {
 		status = corev1.ConditionTrue
 	}
 	setNodeCondition(ns.node, corev1.NodeReady, status, c.now())
+	ns.ready = ready
 	if ready {
 		removeTaint(ns.node, corev1.TaintNodeNotReady)
 	} else {
@@ -244,6 +247,40 @@ func (c *Cluster) LastPodEvent(name string) time.Time {
 	}
 	return time.Time{}
 }
+
+// NodeHandle stands for one node object, for a controller that reads its
+// bookkeeping on every pass (Karpenter's disruption loop over thousands of
+// NodeClaims) without a lookup by name.
+type NodeHandle struct {
+	name string
+	ns   *nodeState // nil when no node had the name
+}
+
+// Handle returns a handle on the node now called name.
+func (c *Cluster) Handle(name string) NodeHandle {
+	return NodeHandle{name: name, ns: c.nodes[name]}
+}
+
+// Name is the node name the handle was taken for.
+func (h NodeHandle) Name() string { return h.name }
+
+// NodeActivity is ActivePods and LastPodEvent of the node the handle names:
+// once that node object is gone, whatever node now has the name (none: 0
+// and the zero time), as the lookups by name answer.
+func (c *Cluster) NodeActivity(h NodeHandle) (active int, last time.Time) {
+	ns := h.ns
+	if ns == nil || ns.pos < 0 {
+		if ns = c.nodes[h.name]; ns == nil {
+			return 0, time.Time{}
+		}
+	}
+	return ns.active, ns.lastPodEvent
+}
+
+// Ready is IsNodeReady of the node object the handle was taken for,
+// still answered after its removal as the object itself would (false when
+// no node had the name).
+func (h NodeHandle) Ready() bool { return h.ns != nil && h.ns.ready }
 
 // IsNodeReady reports the node's Ready condition.
 func IsNodeReady(n *corev1.Node) bool {
