@@ -91,6 +91,37 @@ func Sync(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod, scale ScaleFunc
 // informer index hands them over. The PDB's selector must be valid: an
 // invalid one is Sync's fail-safe path.
 func SyncSelected(pdb *policyv1.PodDisruptionBudget, selected []*corev1.Pod, scale ScaleFunc, now time.Time) SyncResult {
+	facts := make([]PodFacts, len(selected))
+	for i, p := range selected {
+		facts[i] = FactsOf(p)
+	}
+	return SyncFacts(pdb, facts, scale, now)
+}
+
+// PodFacts is what a PDB status sync reads of a pod: its name, controller
+// reference, whether it is being deleted and whether it is Ready. A caller
+// that keeps these beside its pods (the twin's pod index) hands them over
+// without reading thousands of pod objects per sync.
+type PodFacts struct {
+	Pod           *corev1.Pod // what the ScaleFunc is asked about
+	Name          string
+	ControllerUID types.UID // the controllerRef's UID, when HasController
+	HasController bool
+	Deleting      bool // metadata.deletionTimestamp is set
+	Ready         bool // IsPodReady
+}
+
+// FactsOf reads a pod's PodFacts.
+func FactsOf(pod *corev1.Pod) PodFacts {
+	f := PodFacts{Pod: pod, Name: pod.Name, Deleting: pod.DeletionTimestamp != nil, Ready: IsPodReady(pod)}
+	if ref := ControllerOf(pod); ref != nil {
+		f.ControllerUID, f.HasController = ref.UID, true
+	}
+	return f
+}
+
+// SyncFacts is SyncSelected over the selected pods' facts.
+func SyncFacts(pdb *policyv1.PodDisruptionBudget, selected []PodFacts, scale ScaleFunc, now time.Time) SyncResult {
 	expectedCount, desiredHealthy, unmanaged, err := expectedPodCount(pdb, selected, scale)
 	if err != nil {
 		res := failSafe(pdb, err, now)
@@ -114,7 +145,7 @@ func SyncSelected(pdb *policyv1.PodDisruptionBudget, selected []*corev1.Pod, sca
 //     scaled with round-up, desiredHealthy = max(0, expectedCount − maxUnavailable);
 //   - minAvailable int: desiredHealthy = minAvailable, expectedCount = len(pods);
 //   - minAvailable %: expectedCount = Σ scale, desiredHealthy = ceil(pct × expectedCount).
-func expectedPodCount(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod, scale ScaleFunc) (expectedCount, desiredHealthy int32, unmanaged []string, err error) {
+func expectedPodCount(pdb *policyv1.PodDisruptionBudget, pods []PodFacts, scale ScaleFunc) (expectedCount, desiredHealthy int32, unmanaged []string, err error) {
 	switch {
 	case pdb.Spec.MaxUnavailable != nil:
 		expectedCount, unmanaged, err = expectedScale(pods, scale)
@@ -166,7 +197,7 @@ func ControllerOf(pod *corev1.Pod) *metav1.OwnerReference {
 	return nil
 }
 
-func expectedScale(pods []*corev1.Pod, scale ScaleFunc) (expectedCount int32, unmanaged []string, err error) {
+func expectedScale(pods []PodFacts, scale ScaleFunc) (expectedCount int32, unmanaged []string, err error) {
 	// controllerScale maps controller UID to scale, as upstream's map does;
 	// a PDB rarely spans more than one or two controllers, so a slice.
 	type scaleOf struct {
@@ -187,23 +218,23 @@ func expectedScale(pods []*corev1.Pod, scale ScaleFunc) (expectedCount int32, un
 	// (a ReplicaSet's pods resolve to their Deployment), so it resolves
 	// every pod again; the result is the same for the same ref.
 	var seen []types.UID
-	for _, pod := range pods {
-		ref := ControllerOf(pod)
-		if ref == nil {
+	for i := range pods {
+		pod := &pods[i]
+		if !pod.HasController {
 			unmanaged = append(unmanaged, pod.Name)
 			continue
 		}
-		if slices.Contains(seen, ref.UID) || find(ref.UID) >= 0 {
+		if slices.Contains(seen, pod.ControllerUID) || find(pod.ControllerUID) >= 0 {
 			continue
 		}
-		seen = append(seen, ref.UID)
+		seen = append(seen, pod.ControllerUID)
 		var (
 			uid      types.UID
 			replicas int32
 			ok       bool
 		)
 		if scale != nil {
-			uid, replicas, ok = scale(pod)
+			uid, replicas, ok = scale(pod.Pod)
 		}
 		if !ok {
 			err = fmt.Errorf("found no controllers for pod %q", pod.Name)
@@ -223,15 +254,16 @@ func expectedScale(pods []*corev1.Pod, scale ScaleFunc) (expectedCount int32, un
 
 // countHealthyPods is upstream countHealthyPods: Ready pods that are not
 // being deleted and not in disruptedPods within DeletionTimeout.
-func countHealthyPods(pods []*corev1.Pod, disruptedPods map[string]metav1.Time, now time.Time) (currentHealthy int32) {
-	for _, pod := range pods {
-		if pod.DeletionTimestamp != nil {
+func countHealthyPods(pods []PodFacts, disruptedPods map[string]metav1.Time, now time.Time) (currentHealthy int32) {
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Deleting {
 			continue
 		}
 		if t, found := disruptedPods[pod.Name]; found && t.Time.Add(DeletionTimeout).After(now) {
 			continue
 		}
-		if IsPodReady(pod) {
+		if pod.Ready {
 			currentHealthy++
 		}
 	}
@@ -241,15 +273,16 @@ func countHealthyPods(pods []*corev1.Pod, disruptedPods map[string]metav1.Time, 
 // buildDisruptedPodMap is upstream buildDisruptedPodMap: keep only entries
 // for selected pods that still exist, are not being deleted, and whose
 // DeletionTimeout has not passed; the earliest expiry is the recheck time.
-func buildDisruptedPodMap(pods []*corev1.Pod, pdb *policyv1.PodDisruptionBudget, now time.Time) (map[string]metav1.Time, *time.Time) {
+func buildDisruptedPodMap(pods []PodFacts, pdb *policyv1.PodDisruptionBudget, now time.Time) (map[string]metav1.Time, *time.Time) {
 	disruptedPods := pdb.Status.DisruptedPods
 	result := make(map[string]metav1.Time)
 	var recheck *time.Time
 	if disruptedPods == nil {
 		return result, recheck
 	}
-	for _, pod := range pods {
-		if pod.DeletionTimestamp != nil {
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Deleting {
 			continue
 		}
 		t, found := disruptedPods[pod.Name]

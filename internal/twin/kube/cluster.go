@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -111,8 +112,8 @@ type Cluster struct {
 	dsAllDirty   bool
 	dsGeneration uint64
 
-	feasibleBuf []int32       // findNode's reused buffer: positions in nodeList
-	syncPods    []*corev1.Pod // sync's reused buffer: a PDB's pods
+	feasibleBuf []int32             // findNode's reused buffer: positions in nodeList
+	syncFacts   []eviction.PodFacts // sync's reused buffer: a PDB's pods
 	// staticLists holds, per workload pod signature, the positions in
 	// nodeList of the nodes that pass the node-only filters, valid while
 	// nodeGen (bumped by every node change) is unchanged.

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -315,4 +316,67 @@ func TestNodeHandleAnswersAsLookupsByName(t *testing.T) {
 	if c.Handle("n1").Ready() != true || (NodeHandle{}).Ready() {
 		t.Fatal("a fresh handle on the new n1 should be Ready, the zero handle not")
 	}
+}
+
+// A PDB sync reads each pod's facts from the pod index (podState) instead of
+// the pod object: they must agree with eviction.FactsOf at every step —
+// creation (a manifest's status and deletionTimestamp are dropped, as the
+// API server drops them), binding, readiness, eviction, deletion, a node
+// going NotReady and away, a rollout.
+func TestPodFactsMirrorPods(t *testing.T) {
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
+	must(t, c.AddNode(node("n2", "us-west-2b", "4", "8Gi"), true))
+	check := func(step string) {
+		t.Helper()
+		for _, ps := range c.pods {
+			got := eviction.PodFacts{Pod: ps.pod, Name: ps.name, ControllerUID: ps.controllerUID,
+				HasController: ps.hasController, Deleting: ps.deleting, Ready: ps.ready}
+			if want := eviction.FactsOf(ps.pod); got != want {
+				t.Fatalf("%s: pod %s: index says %+v, the object %+v", step, ps.key, got, want)
+			}
+		}
+	}
+	must(t, c.Apply(deployment("default", "web", 4, "100m")))
+	one := intstr.FromInt32(1)
+	must(t, c.Apply(&policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}))
+	gone := metav1.NewTime(t0)
+	must(t, c.Apply(&corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: "default", Labels: map[string]string{"app": "web"}, DeletionTimestamp: &gone},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+	}))
+	check("created")
+	for _, d := range []time.Duration{time.Second, 5 * time.Second, time.Minute} {
+		run(eng, d)
+		check("starting")
+	}
+	for _, p := range c.Pods() {
+		if p.Name != "bare" {
+			_ = c.Evict(p.Namespace, p.Name)
+			check("evicted " + p.Name)
+		}
+	}
+	run(eng, 10*time.Second)
+	check("after evictions")
+	must(t, c.SetNodeReady("n1", false))
+	run(eng, time.Minute)
+	check("n1 NotReady")
+	must(t, c.RemoveNode("n1", "test"))
+	check("n1 removed")
+	must(t, c.Scale("Deployment", "default", "web", 6))
+	d := deployment("default", "web", 6, "200m")
+	must(t, c.Apply(d))
+	for range 10 {
+		run(eng, 15*time.Second)
+		check("rollout")
+	}
+	victim := c.Pods()[0]
+	must(t, c.DeletePod(victim.Namespace, victim.Name, nil, false))
+	check("deleted " + victim.Name)
+	run(eng, time.Minute)
+	check("end")
 }

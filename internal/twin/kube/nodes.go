@@ -10,24 +10,27 @@ import (
 )
 
 type nodeState struct {
-	node         *corev1.Node
-	alloc        Resources
-	used         Resources
-	pods         podSet
-	lastPodEvent time.Time
+	// The fields Karpenter's disruption loop reads of every node on every
+	// pass (through a NodeHandle) come first, on one cache line.
+	// pos is the node's index in Cluster.nodeList (-1 once removed).
+	pos int
 	// active counts bound pods that are not DaemonSet pods and not
 	// terminating: what would have to move if the node went away.
-	active int
+	active       int
+	lastPodEvent time.Time
+	// ready mirrors the node's Ready condition, which only setReady writes.
+	ready bool
+
+	node  *corev1.Node
+	alloc Resources
+	used  Resources
+	pods  podSet
 	// zoneName caches the zone label; static caches the scheduler's
 	// node-only filters per workload (index workload.idx), until the node
 	// changes.
 	zoneName string
-	// pos is the node's index in Cluster.nodeList (-1 once removed).
-	pos     int
-	zoneIdx int // index of zoneName in Cluster.zoneNames, for scoring
-	static  []int8
-	// ready mirrors the node's Ready condition, which only setReady writes.
-	ready bool
+	zoneIdx  int // index of zoneName in Cluster.zoneNames, for scoring
+	static   []int8
 }
 
 func (n *nodeState) free() Resources { return n.alloc.Sub(n.used) }

@@ -150,12 +150,18 @@ func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
 	// The status does not depend on the pods' order, only a sync error's
 	// message does (it names the first pod whose controller is missing):
 	// the pods are handed over unsorted, and in key order only to word an
-	// error. The list is only read during the sync: its storage is reused.
-	pods := c.syncPods[:0]
-	for _, ps := range st.pods.m {
-		pods = append(pods, ps.pod)
+	// error. Their facts come from the pod index (podState mirrors the
+	// Ready condition and the deletion timestamp, and keeps the name and
+	// controllerRef), in a buffer reused from sync to sync.
+	facts := c.syncFacts[:0]
+	add := func(ps *podState) {
+		facts = append(facts, eviction.PodFacts{Pod: ps.pod, Name: ps.name, ControllerUID: ps.controllerUID,
+			HasController: ps.hasController, Deleting: ps.deleting, Ready: ps.ready})
 	}
-	defer func() { c.syncPods = pods[:0] }()
+	for _, ps := range st.pods.m {
+		add(ps)
+	}
+	defer func() { c.syncFacts = facts[:0] }()
 	// The disruption controller's scale lookup: the Deployment (not the
 	// ReplicaSet) or StatefulSet and its spec.replicas.
 	scale := func(pod *corev1.Pod) (types.UID, int32, bool) {
@@ -167,16 +173,21 @@ func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
 	}
 	var res eviction.SyncResult
 	if st.sel != nil {
-		res = eviction.SyncSelected(st.pdb, pods, scale, now) // st.pods is the selector's index
+		res = eviction.SyncFacts(st.pdb, facts, scale, now) // st.pods is the selector's index
 		if res.SyncError != nil {
-			pods = pods[:0]
+			facts = facts[:0]
 			for _, ps := range st.pods.list() {
-				pods = append(pods, ps.pod)
+				add(ps)
 			}
-			res = eviction.SyncSelected(st.pdb, pods, scale, now)
+			res = eviction.SyncFacts(st.pdb, facts, scale, now)
 		}
 	} else {
-		res = eviction.Sync(st.pdb, pods, scale, now) // nil or invalid selector: nothing, or fail-safe
+		// A nil or invalid selector: nothing, or fail-safe.
+		pods := make([]*corev1.Pod, len(facts))
+		for i := range facts {
+			pods[i] = facts[i].Pod
+		}
+		res = eviction.Sync(st.pdb, pods, scale, now)
 	}
 	st.pdb.Status = res.Status
 	st.recheck = res.RecheckAt

@@ -8,21 +8,30 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
 type podState struct {
-	pod      *corev1.Pod
-	key      string
-	seq      uint64
-	req      Resources
-	owner    *workload
-	node     *nodeState
-	ready    bool
-	deleting bool
-	timers   []*sim.Event
+	// What a PDB sync reads (eviction.PodFacts) comes first, on one cache
+	// line: the pod, whether it is Ready and being deleted (mirroring its
+	// Ready condition and deletion timestamp), and its name and
+	// controllerRef as created (neither changes afterwards).
+	pod           *corev1.Pod
+	ready         bool
+	deleting      bool
+	hasController bool
+	name          string
+	controllerUID types.UID
+
+	key    string
+	seq    uint64
+	req    Resources
+	owner  *workload
+	node   *nodeState
+	timers []*sim.Event
 	// unschedulable is true when the last scheduling pass found no node;
 	// fitError is its message when the pass had one at hand (else it is
 	// worked out on demand).
@@ -68,9 +77,15 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *po
 	pod.CreationTimestamp = c.now()
 	pod.UID = c.newUID("Pod")
 	pod.ResourceVersion = "1"
-	pod.Status.Phase = corev1.PodPending
-	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, owner: owner, rev: rev,
+	// As the API server does on create (BeforeCreate, the pod strategy's
+	// PrepareForCreate): no deletion timestamp, a fresh status.
+	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = nil, nil
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, owner: owner, rev: rev, name: pod.Name,
 		hasClaims: len(podClaims(pod)) > 0, external: pod.Spec.SchedulerName != corev1.DefaultSchedulerName}
+	if ref := eviction.ControllerOf(pod); ref != nil {
+		ps.controllerUID, ps.hasController = ref.UID, true
+	}
 	switch {
 	case rev != nil && !changed:
 		// Pods of one template request the same (a DaemonSet pod differs
