@@ -72,7 +72,22 @@ type simClaim struct {
 	overhead     kube.Resources
 	used         kube.Resources // pods, without overhead
 	pods         []*corev1.Pod
+	// verdictKey and verdict remember the claim's last requirements check
+	// for a pod template (podRequirements' cacheKey): the pods of one
+	// template come one after another in packing order. Valid until the
+	// requirements change.
+	verdictKey any
+	verdict    claimVerdict
 }
+
+// claimVerdict is how a pod template's requirements meet a claim's.
+type claimVerdict uint8
+
+const (
+	verdictAbsorbed     claimVerdict = iota + 1 // compatible, narrows nothing
+	verdictNarrows                              // compatible, to be merged
+	verdictIncompatible                         // Compatible failed
+)
 
 type packResult struct {
 	existing map[string][]*corev1.Pod
@@ -550,26 +565,43 @@ func (k *Karpenter) podRequirements(pod *corev1.Pod) (r scheduling.Requirements,
 }
 
 func (k *Karpenter) placeOpenClaim(pod *corev1.Pod, req kube.Resources, claims []*simClaim) bool {
-	podReqs, _ := k.podRequirements(pod)
+	podReqs, key := k.podRequirements(pod)
 	for _, c := range claims {
 		if scheduling.Taints(c.pool.taints).ToleratesPod(pod) != nil {
 			continue
 		}
+		v := c.verdict
+		if key == nil || c.verdictKey != key {
+			switch {
+			case absorbs(c.requirements, podReqs):
+				v = verdictAbsorbed
+			case c.requirements.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels) != nil:
+				v = verdictIncompatible
+			default:
+				v = verdictNarrows
+			}
+			if key != nil {
+				c.verdictKey, c.verdict = key, v
+			}
+		}
 		merged := c.requirements
 		var opts []catalog.InstanceType
-		if absorbs(c.requirements, podReqs) {
+		switch v {
+		case verdictAbsorbed:
 			// The pod narrows nothing: only resources decide.
 			opts = k.launchable(c.pool, k.fittingResources(c.options, c.overhead, c.used.Add(req)))
-		} else {
-			if c.requirements.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels) != nil {
-				continue
-			}
+		case verdictIncompatible:
+			continue
+		default:
 			merged = scheduling.NewRequirements(c.requirements.Values()...)
 			merged.Add(podReqs.Values()...)
 			opts = k.launchable(c.pool, k.fittingTypes(c.options, merged, c.overhead, c.used.Add(req)))
 		}
 		if len(opts) == 0 {
 			continue
+		}
+		if v != verdictAbsorbed {
+			c.verdictKey = nil // the requirements change
 		}
 		c.requirements, c.options = merged, opts
 		c.used = c.used.Add(req)
