@@ -355,8 +355,8 @@ func (k *Karpenter) updateSimBase(b *simBase, cmd *command) bool {
 		if r.proto == nil {
 			r.proto = k.prototypeNode(p, r.labels)
 		}
-		free := k.smallestAllocatable(r.options).Sub(k.daemonOverhead(p, r.proto)).Sub(k.reservedOn["nodeclaim/"+r.Name])
-		b.capacity = append(b.capacity, simNode{name: "nodeclaim/" + r.Name, labels: r.proto, free: free, fit: k.fitRowFor("nodeclaim/" + r.Name)})
+		free := k.smallestAllocatable(r.options).Sub(k.daemonOverhead(p, r.proto)).Sub(k.reservedOn[r.simName()])
+		b.capacity = append(b.capacity, simNode{name: r.simName(), labels: r.proto, free: free, fit: k.fitRowFor(r.simName())})
 	}
 	// Keep the uninitialized tail in name order, and the index with it.
 	first := len(b.capacity)

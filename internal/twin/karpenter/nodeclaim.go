@@ -108,6 +108,16 @@ type NodeClaim struct {
 	// on it, taken at the same time, for the disruption loop's reads.
 	node   *corev1.Node
 	handle kube.NodeHandle
+	// sim is "nodeclaim/NAME", the claim's name in scheduling simulations.
+	sim string
+}
+
+// simName is the NodeClaim's name in scheduling simulations.
+func (c *NodeClaim) simName() string {
+	if c.sim == "" {
+		c.sim = "nodeclaim/" + c.Name
+	}
+	return c.sim
 }
 
 // nodeOf returns a NodeClaim's Node, or nil before registration and after

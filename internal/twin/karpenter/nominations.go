@@ -26,7 +26,7 @@ type nomination struct {
 // not) by its name, a node that has none by its own.
 func (k *Karpenter) capacityKey(node string) string {
 	if c := k.byNode[node]; c != nil {
-		return "nodeclaim/" + c.Name
+		return c.simName()
 	}
 	return node
 }

@@ -115,22 +115,21 @@ func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
 	// disruption wave simulates once per command.
 	k.simNodes = k.simNodes[:0]
 	add := func(n simNode) { k.simNodes = append(k.simNodes, n) }
-	for _, n := range k.kube.Nodes() {
+	for n, free := range k.kube.NodesFree() {
 		if exclude[n.Name] || kube.HasTaint(n, DisruptedTaintKey) {
 			continue
 		}
-		key := n.Name
+		key, initialized := n.Name, true // initializedCapacity
 		if c := k.byNode[n.Name]; c != nil {
 			if c.deleting || c.markedForDeletion {
 				continue
 			}
-			key = "nodeclaim/" + c.Name
+			key, initialized = c.simName(), !c.Initialized.IsZero()
 		}
-		free := k.kube.NodeFree(n.Name)
 		if r, ok := k.reservedOn[key]; ok {
 			free = free.Sub(r)
 		}
-		add(simNode{name: n.Name, labels: n, free: free, initialized: k.initializedCapacity(n.Name), fit: k.fitRowFor(n.Name)})
+		add(simNode{name: n.Name, labels: n, free: free, initialized: initialized, fit: k.fitRowFor(n.Name)})
 	}
 	// In-flight NodeClaims: launched or not, not yet a node.
 	for _, c := range k.NodeClaims() {
@@ -145,8 +144,8 @@ func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
 			c.proto = k.prototypeNode(p, c.labels)
 		}
 		proto := c.proto
-		free := k.smallestAllocatable(c.options).Sub(k.daemonOverhead(p, proto)).Sub(k.reservedOn["nodeclaim/"+c.Name])
-		add(simNode{name: "nodeclaim/" + c.Name, labels: proto, free: free, fit: k.fitRowFor("nodeclaim/" + c.Name)})
+		free := k.smallestAllocatable(c.options).Sub(k.daemonOverhead(p, proto)).Sub(k.reservedOn[c.simName()])
+		add(simNode{name: c.simName(), labels: proto, free: free, fit: k.fitRowFor(c.simName())})
 	}
 	k.simPtrs = k.simPtrs[:0]
 	for i := range k.simNodes {

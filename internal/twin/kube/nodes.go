@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"iter"
 	"sort"
 	"time"
 
@@ -222,6 +223,17 @@ func (c *Cluster) Nodes() []*corev1.Node {
 		out[i] = ns.node
 	}
 	return out
+}
+
+// NodesFree yields every node, sorted by name, with NodeFree's answer for it.
+func (c *Cluster) NodesFree() iter.Seq2[*corev1.Node, Resources] {
+	return func(yield func(*corev1.Node, Resources) bool) {
+		for i, ns := range c.nodeList {
+			if !yield(ns.node, c.hot[i].free) {
+				return
+			}
+		}
+	}
 }
 
 // NodeFree is a node's allocatable minus what its pods (terminating ones
