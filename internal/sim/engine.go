@@ -150,7 +150,7 @@ func (e *Engine) RunUntil(t time.Time) {
 
 func (e *Engine) peek() *Event {
 	for len(e.queue) > 0 {
-		ev := e.queue[0]
+		ev := e.queue[0].ev
 		if !ev.cancelled {
 			return ev
 		}
@@ -187,11 +187,19 @@ func (t *Trigger) FireAfter(d time.Duration) {
 }
 
 // eventQueue is a binary min-heap of events by (time, sequence): a total
-// order, so events run in the same order whatever the heap's shape.
-type eventQueue []*Event
+// order, so events run in the same order whatever the heap's shape. The
+// keys sit in the heap beside the event pointers, so sifting compares
+// without visiting the events (a 5,000-node rehearsal keeps ~10⁵ queued).
+type eventQueue []queued
+
+type queued struct {
+	when int64
+	seq  uint64
+	ev   *Event
+}
 
 func (q eventQueue) less(i, j int) bool {
-	a, b := q[i], q[j]
+	a, b := &q[i], &q[j]
 	if a.when != b.when {
 		return a.when < b.when
 	}
@@ -199,7 +207,7 @@ func (q eventQueue) less(i, j int) bool {
 }
 
 func (q *eventQueue) push(ev *Event) {
-	*q = append(*q, ev)
+	*q = append(*q, queued{when: ev.when, seq: ev.seq, ev: ev})
 	h := *q
 	for i := len(h) - 1; i > 0; {
 		parent := (i - 1) / 2
@@ -216,7 +224,7 @@ func (q *eventQueue) pop() {
 	h := *q
 	n := len(h) - 1
 	h[0] = h[n]
-	h[n] = nil
+	h[n] = queued{}
 	h = h[:n]
 	*q = h
 	for i := 0; ; {
