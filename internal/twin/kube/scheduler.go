@@ -393,7 +393,8 @@ func (c *Cluster) pickBest(ps *podState, feasible []int32) *nodeState {
 	for _, pos := range feasible {
 		h := &c.hot[pos]
 		if h.scoredFor != reqKey {
-			h.fitScore, h.scoredFor = leastAllocated(ps.req, h)+balancedAllocation(ps.req, h), reqKey
+			ns := c.nodeList[pos]
+			h.fitScore, h.scoredFor = leastAllocated(ps.req, ns)+balancedAllocation(ps.req, ns), reqKey
 		}
 		score := h.fitScore
 		if spread {
@@ -428,23 +429,23 @@ func (c *Cluster) zoneIndex(zone string) int {
 }
 
 // leastAllocated is NodeResourcesFit's default scoring strategy.
-func leastAllocated(req Resources, ns *nodeHot) int64 {
+func leastAllocated(req Resources, ns *nodeState) int64 {
 	score := func(requested, capacity int64) int64 {
 		if capacity == 0 || requested > capacity {
 			return 0
 		}
 		return (capacity - requested) * 100 / capacity
 	}
-	after := ns.used().Add(nonZero(req))
+	after := ns.used.Add(nonZero(req))
 	return (score(after.MilliCPU, ns.alloc.MilliCPU) + score(after.Memory, ns.alloc.Memory)) / 2
 }
 
 // balancedAllocation favours nodes whose CPU and memory fractions stay close.
-func balancedAllocation(req Resources, ns *nodeHot) int64 {
+func balancedAllocation(req Resources, ns *nodeState) int64 {
 	if ns.alloc.MilliCPU == 0 || ns.alloc.Memory == 0 {
 		return 0
 	}
-	after := ns.used().Add(nonZero(req))
+	after := ns.used.Add(nonZero(req))
 	cpu := float64(after.MilliCPU) / float64(ns.alloc.MilliCPU)
 	mem := float64(after.Memory) / float64(ns.alloc.Memory)
 	d := cpu - mem
