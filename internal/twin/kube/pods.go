@@ -1,8 +1,9 @@
 package kube
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -426,17 +427,26 @@ func (c *Cluster) PodOwner(namespace, name string) (kind, owner string) {
 }
 
 func (c *Cluster) pendingInOrder() []*podState {
-	out := make([]*podState, 0, len(c.pending))
-	for _, ps := range c.pending {
-		out = append(out, ps)
+	// The sort keys are read once per pod, not once per comparison.
+	type keyed struct {
+		priority int32
+		seq      uint64
+		ps       *podState
 	}
-	sort.Slice(out, func(i, j int) bool {
-		pi, pj := podPriority(out[i].pod), podPriority(out[j].pod)
-		if pi != pj {
-			return pi > pj
+	keys := make([]keyed, 0, len(c.pending))
+	for _, ps := range c.pending {
+		keys = append(keys, keyed{podPriority(ps.pod), ps.seq, ps})
+	}
+	slices.SortFunc(keys, func(a, b keyed) int {
+		if a.priority != b.priority {
+			return cmp.Compare(b.priority, a.priority)
 		}
-		return out[i].seq < out[j].seq
+		return cmp.Compare(a.seq, b.seq)
 	})
+	out := make([]*podState, len(keys))
+	for i, k := range keys {
+		out[i] = k.ps
+	}
 	return out
 }
 
