@@ -49,6 +49,7 @@ func (s *Service) launch(g *group, zone, why string) (*member, error) {
 	}
 	m.name, m.instanceID = inst.Hostname, inst.ID
 	g.members[m.name] = m
+	g.sorted = nil
 	s.byNode[m.name] = g
 	if u := g.update; u != nil {
 		u.rec.Launched = append(u.rec.Launched, m.name)
@@ -68,6 +69,7 @@ func (s *Service) adopt(g *group, zone string, created time.Time) error {
 	inst, _ := s.workers.Instance(node.Name)
 	m := &member{name: node.Name, instanceID: inst.ID, zone: zone, lt: g.lt.number, ami: g.lt.ami, launched: created, registered: true, ready: true}
 	g.members[m.name] = m
+	g.sorted = nil
 	s.byNode[m.name] = g
 	return nil
 }
@@ -92,6 +94,7 @@ func (s *Service) terminate(g *group, m *member, replace bool, why string, done 
 		Message: fmt.Sprintf("Terminating EC2 instance: %s (%s)", m.instanceID, why)})
 	gone := func() {
 		delete(g.members, m.name)
+		g.sorted = nil
 		delete(s.byNode, m.name)
 		s.log(Event{Reason: ReasonNodeTerminated, Nodegroup: g.spec.Name, Node: m.name,
 			Message: fmt.Sprintf("Instance %s terminated; node/%s deleted", m.instanceID, m.name)})
@@ -160,11 +163,14 @@ func launchTemplateID(lt *LaunchTemplate) string {
 }
 
 // sortedMembers lists the group's instances by name.
+// The list is kept until a member comes or goes; callers must not change it.
 func (g *group) sortedMembers() []*member {
-	out := make([]*member, 0, len(g.members))
-	for _, m := range g.members {
-		out = append(out, m)
+	if g.sorted == nil {
+		g.sorted = make([]*member, 0, len(g.members))
+		for _, m := range g.members {
+			g.sorted = append(g.sorted, m)
+		}
+		sort.Slice(g.sorted, func(i, j int) bool { return g.sorted[i].name < g.sorted[j].name })
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
+	return g.sorted
 }

@@ -72,6 +72,8 @@ const (
 type group struct {
 	spec   Spec
 	status string
+	// sorted is members by name, nil after a change (sortedMembers).
+	sorted []*member
 	// version and ami are what DescribeNodegroup reports: they change when
 	// an update succeeds.
 	version kubeversion.Minor
