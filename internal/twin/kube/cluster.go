@@ -79,6 +79,7 @@ type Cluster struct {
 	pending        map[string]*podState
 	workloads      map[string]*workload     // by kind/namespace/name
 	workloadOrder  []*workload              // creation order
+	daemonSetOrder []*workload              // the DaemonSets among them
 	pdbs           map[string]*pdbState     // by namespace/name
 	pdbsByIndex    map[pdbIndex][]*pdbState // see pdbIndexKey
 	pvcs           map[string]*pvcState     // by namespace/name

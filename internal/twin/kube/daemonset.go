@@ -34,10 +34,7 @@ func (c *Cluster) reconcileDaemonSets() {
 		}
 		sort.Strings(names)
 	}
-	for _, w := range c.workloadOrder {
-		if w.kind != "DaemonSet" {
-			continue
-		}
+	for _, w := range c.daemonSetOrder {
 		surge := daemonSetAllowsSurge(w)
 		for _, name := range names {
 			pods := c.daemonPodsOn(w, name)

@@ -102,6 +102,9 @@ func (c *Cluster) addWorkload(w *workload) {
 	c.workloads[w.key()] = w
 	w.idx = len(c.workloadOrder)
 	c.workloadOrder = append(c.workloadOrder, w)
+	if w.kind == "DaemonSet" {
+		c.daemonSetOrder = append(c.daemonSetOrder, w)
+	}
 	if c.tracking {
 		w.avail.start(c.eng.Now(), 0)
 	}
@@ -357,8 +360,8 @@ func (c *Cluster) DaemonSetGeneration() uint64 { return c.dsGeneration }
 // bill before packing pods onto it.
 func (c *Cluster) DaemonSetOverhead(node *corev1.Node) Resources {
 	var r Resources
-	for _, w := range c.workloadOrder {
-		if w.kind == "DaemonSet" && c.daemonShouldRun(w, node) {
+	for _, w := range c.daemonSetOrder {
+		if c.daemonShouldRun(w, node) {
 			r = r.Add(PodRequests(&corev1.Pod{Spec: w.template.Spec}))
 		}
 	}
