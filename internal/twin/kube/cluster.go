@@ -70,13 +70,17 @@ type Cluster struct {
 	nodeList   []*nodeState // in nodeNames order
 	// hot[i] is what the scheduler reads of nodeList[i] for every pod,
 	// kept side by side so its walk over the nodes reads one array.
-	hot            []nodeHot
-	pods           map[string]*podState
-	byPod          map[*corev1.Pod]*podState // the same pods, by object
-	zoneNames      []string                  // zones seen on nodes, see zoneIndex
-	zoneScratch    []int                     // pickBest's replicas per zone
-	capacityGen    uint64                    // bumped when a node changes or a pod frees resources
-	pending        map[string]*podState
+	hot         []nodeHot
+	pods        map[string]*podState
+	byPod       map[*corev1.Pod]*podState // the same pods, by object
+	zoneNames   []string                  // zones seen on nodes, see zoneIndex
+	zoneScratch []int                     // pickBest's replicas per zone
+	capacityGen uint64                    // bumped when a node changes or a pod frees resources
+	pending     map[string]*podState
+	// pendingOrder is pending in scheduling order, possibly with pods that
+	// have left since, while pendingOrdered (pendingInOrder, addPending).
+	pendingOrder   []*podState
+	pendingOrdered bool
 	workloads      map[string]*workload     // by kind/namespace/name
 	workloadOrder  []*workload              // creation order
 	daemonSetOrder []*workload              // the DaemonSets among them

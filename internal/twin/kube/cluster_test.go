@@ -380,3 +380,43 @@ func TestPodFactsMirrorPods(t *testing.T) {
 	run(eng, time.Minute)
 	check("end")
 }
+
+// Pending pods are handed out, and scheduled, by priority and then
+// creation, whatever order their priorities arrive in.
+func TestPendingPodsInSchedulingOrder(t *testing.T) {
+	eng, c := newCluster(t)
+	pod := func(name string, priority int32) {
+		t.Helper()
+		must(t, c.Apply(&corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec: corev1.PodSpec{Priority: &priority, Containers: []corev1.Container{{Name: "app", Image: "app:1",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+		}))
+	}
+	order := func() string {
+		var names []string
+		for _, p := range c.PendingPods() {
+			names = append(names, p.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	want := func(step, w string) {
+		t.Helper()
+		if got := order(); got != w {
+			t.Fatalf("%s: pending %s, want %s", step, got, w)
+		}
+	}
+	pod("a", 0)
+	pod("b", 100)
+	pod("c", 0)
+	want("three pods", "b,a,c")
+	pod("d", 0)
+	want("a fourth of priority 0", "b,a,c,d")
+	pod("e", 50)
+	want("one of priority 50", "b,e,a,c,d")
+	must(t, c.AddNode(node("n1", "us-west-2a", "2", "8Gi"), true))
+	run(eng, time.Minute)
+	want("room for two", "a,c,d")
+	pod("f", 0)
+	want("after binding", "a,c,d,f")
+}

@@ -27,12 +27,16 @@ type podState struct {
 	name          string
 	controllerUID types.UID
 
-	key    string
-	seq    uint64
-	req    Resources
-	owner  *workload
-	node   *nodeState
-	timers []*sim.Event
+	key string
+	seq uint64
+	// priority is spec.priority as admitted (it cannot change); pending is
+	// true while the pod is in Cluster.pending.
+	priority int32
+	pending  bool
+	req      Resources
+	owner    *workload
+	node     *nodeState
+	timers   []*sim.Event
 	// unschedulable is true when the last scheduling pass found no node;
 	// fitError is its message when the pass had one at hand (else it is
 	// worked out on demand).
@@ -82,7 +86,7 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *po
 	// PrepareForCreate): no deletion timestamp, a fresh status.
 	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = nil, nil
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
-	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, owner: owner, rev: rev, name: pod.Name,
+	ps := &podState{pod: pod, key: key(pod.Namespace, pod.Name), seq: c.podSeq, owner: owner, rev: rev, name: pod.Name, priority: podPriority(pod),
 		hasClaims: len(podClaims(pod)) > 0, external: pod.Spec.SchedulerName != corev1.DefaultSchedulerName}
 	if ref := eviction.ControllerOf(pod); ref != nil {
 		ps.controllerUID, ps.hasController = ref.UID, true
@@ -114,7 +118,7 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *po
 	if ns := c.presetNode(pod); ns != nil {
 		c.bind(ps, ns)
 	} else {
-		c.pending[ps.key] = ps
+		c.addPending(ps)
 		c.scheduler.Fire()
 	}
 	c.podCreated(ps)
@@ -133,6 +137,7 @@ func (c *Cluster) presetNode(pod *corev1.Pod) *nodeState {
 // bind places a pod on a node and starts it.
 func (c *Cluster) bind(ps *podState, ns *nodeState) {
 	delete(c.pending, ps.key)
+	ps.pending = false
 	ps.node = ns
 	c.endUnschedulable(ps)
 	ps.unschedulable, ps.fitError = false, ""
@@ -308,6 +313,7 @@ func (c *Cluster) removePod(ps *podState) {
 	delete(c.pods, ps.key)
 	delete(c.byPod, ps.pod)
 	delete(c.pending, ps.key)
+	ps.pending = false
 	c.endUnschedulable(ps)
 	ps.unschedulable = false
 	if ns := ps.node; ns != nil {
@@ -427,27 +433,49 @@ func (c *Cluster) PodOwner(namespace, name string) (kind, owner string) {
 }
 
 func (c *Cluster) pendingInOrder() []*podState {
-	// The sort keys are read once per pod, not once per comparison.
-	type keyed struct {
-		priority int32
-		seq      uint64
-		ps       *podState
-	}
-	keys := make([]keyed, 0, len(c.pending))
-	for _, ps := range c.pending {
-		keys = append(keys, keyed{podPriority(ps.pod), ps.seq, ps})
-	}
-	slices.SortFunc(keys, func(a, b keyed) int {
-		if a.priority != b.priority {
-			return cmp.Compare(b.priority, a.priority)
+	if !c.pendingOrdered {
+		order := make([]*podState, 0, len(c.pending))
+		for _, ps := range c.pending {
+			order = append(order, ps)
 		}
-		return cmp.Compare(a.seq, b.seq)
-	})
-	out := make([]*podState, len(keys))
-	for i, k := range keys {
-		out[i] = k.ps
+		slices.SortFunc(order, func(a, b *podState) int {
+			if a.priority != b.priority {
+				return cmp.Compare(b.priority, a.priority)
+			}
+			return cmp.Compare(a.seq, b.seq)
+		})
+		c.pendingOrder, c.pendingOrdered = order, true
+		return order
 	}
+	// Pods that left since: dropped here, in a new slice (one handed out
+	// before is never changed).
+	out := make([]*podState, 0, len(c.pending))
+	for _, ps := range c.pendingOrder {
+		if ps.pending {
+			out = append(out, ps)
+		}
+	}
+	c.pendingOrder = out
 	return out
+}
+
+// addPending queues a pod for scheduling. The scheduling order (priority,
+// then creation) is kept as pods come: a new pod usually sorts last; any
+// other makes the next pendingInOrder sort again.
+func (c *Cluster) addPending(ps *podState) {
+	c.pending[ps.key] = ps
+	ps.pending = true
+	if !c.pendingOrdered {
+		return
+	}
+	if n := len(c.pendingOrder); n > 0 {
+		last := c.pendingOrder[n-1]
+		if last.priority < ps.priority || (last.priority == ps.priority && last.seq > ps.seq) {
+			c.pendingOrdered = false
+			return
+		}
+	}
+	c.pendingOrder = append(c.pendingOrder, ps)
 }
 
 func podPriority(p *corev1.Pod) int32 {
