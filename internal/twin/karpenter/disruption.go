@@ -430,18 +430,6 @@ func (k *Karpenter) simulate(b *simBase, c *candidate) packResult {
 	return res
 }
 
-// initializedCapacity reports whether a simulation place is an initialized
-// node (not an in-flight NodeClaim, not a node still initializing).
-func (k *Karpenter) initializedCapacity(name string) bool {
-	if strings.HasPrefix(name, "nodeclaim/") {
-		return false
-	}
-	if c := k.byNode[name]; c != nil {
-		return !c.Initialized.IsZero()
-	}
-	return true
-}
-
 // emptiness is the Emptiness method: nodes with no reschedulable pods whose
 // consolidateAfter has elapsed, under consolidationPolicy WhenEmpty or
 // WhenEmptyOrUnderutilized, within the Empty budget; the command is

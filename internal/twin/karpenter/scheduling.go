@@ -119,7 +119,9 @@ func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
 		if exclude[n.Name] || kube.HasTaint(n, DisruptedTaintKey) {
 			continue
 		}
-		key, initialized := n.Name, true // initializedCapacity
+		// A node is initialized capacity unless its NodeClaim is still
+		// initializing; in-flight NodeClaims (below) never are.
+		key, initialized := n.Name, true
 		if c := k.byNode[n.Name]; c != nil {
 			if c.deleting || c.markedForDeletion {
 				continue
