@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
-	jsonv2 "github.com/go-json-experiment/json"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -227,7 +226,7 @@ func isTyped(apiVersion, kind string) bool {
 // metadata from the Go object. done is false when the document has a value
 // of the wrong type; the caller then takes the slow path.
 func decodeTypedFast(src Source, doc, js []byte, h head) (objs []*Object, problems []Problem, done bool) {
-	typed, strictErrs, err := decodeStrict(js, typedKinds[typedKey{h.APIVersion, h.Kind}])
+	typed, strictErrs, err := manifest.DecodeStrict(js, typedKinds[typedKey{h.APIVersion, h.Kind}])
 	if err != nil {
 		return nil, nil, false
 	}
@@ -242,25 +241,6 @@ func decodeTypedFast(src Source, doc, js []byte, h head) (objs []*Object, proble
 			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc})
 	}
 	return []*Object{o}, append(problems, strictProblems(src, o, doc, strictErrs)...), true
-}
-
-// decodeStrict decodes js into a new typed object as the API server's strict
-// field validation reads it (sigs.k8s.io/json UnmarshalStrict: names matched
-// case-sensitively; unknown and duplicate fields reported). The JSON v2
-// decoder, twice as fast, goes first with the same rules (case-sensitive by
-// default, duplicate names and invalid UTF-8 rejected, unknown members
-// rejected): a document it accepts decodes to the same object with nothing
-// to report (TestDecodeStrictMatchesUpstream). Anything it refuses is decoded
-// again by UnmarshalStrict, whose errors and field paths are the ones
-// reported.
-func decodeStrict(js []byte, newTyped func() any) (typed any, strictErrs []error, err error) {
-	typed = newTyped()
-	if jsonv2.Unmarshal(js, typed, jsonv2.RejectUnknownMembers(true)) == nil {
-		return typed, nil, nil
-	}
-	typed = newTyped()
-	strictErrs, err = kjson.UnmarshalStrict(js, typed)
-	return typed, strictErrs, err
 }
 
 // strictProblems reports unknown and duplicate fields.
@@ -383,7 +363,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc})
 	}
 	if newTyped, ok := typedKinds[typedKey{h.APIVersion, h.Kind}]; ok {
-		typed, strictErrs, err := decodeStrict(js, newTyped)
+		typed, strictErrs, err := manifest.DecodeStrict(js, newTyped)
 		switch {
 		case err != nil:
 			p := Problem{Source: src, Object: o.Ref(), Severity: Error, doc: doc,

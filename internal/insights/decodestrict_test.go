@@ -8,14 +8,16 @@ import (
 
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
-// TestDecodeStrictMatchesUpstream holds decodeStrict's fast path to
+// TestDecodeStrictMatchesUpstream holds manifest.DecodeStrict's fast path to
 // sigs.k8s.io/json's UnmarshalStrict: on every typed document of the
 // benchmark corpus, the built-in scenarios' manifests and a set of edge
 // cases (wrong types, overflow, nulls, unknown, duplicate and mis-cased
-// fields, invalid UTF-8 and surrogates, trailing bytes), decodeStrict
-// returns what UnmarshalStrict returns — the same object, the same strict
+// fields, invalid UTF-8 and surrogates, trailing bytes), it returns what
+// UnmarshalStrict returns for the kinds checks read — the same object, the same strict
 // errors, an error exactly when it errs.
 func TestDecodeStrictMatchesUpstream(t *testing.T) {
 	type doc struct {
@@ -77,7 +79,7 @@ func TestDecodeStrictMatchesUpstream(t *testing.T) {
 	for _, d := range docs {
 		want := typedKinds[d.kind]()
 		wantStrict, wantErr := kjson.UnmarshalStrict(d.js, want)
-		got, gotStrict, gotErr := decodeStrict(d.js, typedKinds[d.kind])
+		got, gotStrict, gotErr := manifest.DecodeStrict(d.js, typedKinds[d.kind])
 		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
 			t.Errorf("%s (%s): error %v, UnmarshalStrict %v", d.name, d.kind.kind, gotErr, wantErr)
 			continue

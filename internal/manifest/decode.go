@@ -283,9 +283,8 @@ func decodeObject(src Source, doc, js []byte, gvk schema.GroupVersionKind) ([]Ob
 			Msg: fmt.Sprintf("unknown kind %q in %q", gvk.Kind, gvk.GroupVersion().String()),
 			Fix: unknownKindFix(gvk)}
 	}
-	obj := newObj()
+	obj, strictErrs, err := DecodeStrict(js, newObj)
 	o := Object{Source: src, GVK: gvk, Object: obj, doc: doc}
-	strictErrs, err := kjson.UnmarshalStrict(js, obj)
 	if err != nil {
 		field := ""
 		var fe kjson.FieldError

@@ -1,0 +1,89 @@
+package manifest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// TestDecodeStrictMatchesUpstream holds DecodeStrict to UnmarshalStrict for
+// every kind the twin models: on each document of the built-in scenarios
+// and on edge cases (wrong types, overflow, nulls, unknown, duplicate and
+// mis-cased fields, invalid UTF-8, lone surrogates, trailing bytes) it
+// returns the same object, the same strict errors, and an error exactly
+// when UnmarshalStrict errs.
+func TestDecodeStrictMatchesUpstream(t *testing.T) {
+	type doc struct {
+		name string
+		js   []byte
+		gvk  schema.GroupVersionKind
+	}
+	var docs []doc
+	files, _ := filepath.Glob("../scenario/builtin/*/manifests/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no built-in manifests found")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range splitDocuments(data) {
+			js, err := yaml.YAMLToJSON(d.body)
+			if err != nil {
+				continue
+			}
+			var h struct{ APIVersion, Kind string }
+			if json.Unmarshal(js, &h) != nil {
+				continue
+			}
+			gvk := schema.FromAPIVersionAndKind(h.APIVersion, h.Kind)
+			if _, ok := modelled[gvk]; ok {
+				docs = append(docs, doc{f, js, gvk})
+			}
+		}
+	}
+	edges := []string{
+		`{"spec":{"replicas":1.0}}`, `{"spec":{"replicas":3000000000}}`, `{"spec":null}`, `{"metadata":null}`,
+		`{"metadata":{"labels":{"a":null},"creationTimestamp":null}}`, `{"metadata":{"creationTimestamp":"2024-01-01T00:00:00Z"}}`,
+		`{"spec":{"template":{"spec":{"containers":[{"resources":{"requests":{"cpu":0.5,"memory":"1Gi"}}}]}}}}`,
+		`{"spec":{"containers":[{"image":123}]}}`, `{"spec":{"capacity":{"storage":"10Gi"},"accessModes":["ReadWriteOnce"]}}`,
+		`{"spec":{"minAvailable":"50%","maxUnavailable":0}}`, `{"Spec":{}}`, `{"kind":"a","kind":"b"}`,
+		`{"spec":{"unknown":1}}`, "{\"metadata\":{\"name\":\"a\xffb\"}}", `{"metadata":{"name":"\ud800"}}`, `[]`, `{}`, `{}x`,
+		`{"spec":{"template":{"spec":{"expireAfter":"720h"}},"disruption":{"budgets":[{"nodes":"10%"}]}}}`,
+		`{"spec":{"expireAfter":"Never"}}`, `{"spec":{"kubelet":{"evictionSoftGracePeriod":{"memory.available":"1m30s"}}}}`,
+	}
+	for gvk := range modelled {
+		for _, e := range edges {
+			docs = append(docs, doc{"edge " + e, []byte(e), gvk})
+		}
+	}
+	accepted := 0
+	for _, d := range docs {
+		want := modelled[d.gvk]()
+		wantStrict, wantErr := kjson.UnmarshalStrict(d.js, want)
+		got, gotStrict, gotErr := DecodeStrict(d.js, modelled[d.gvk])
+		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+			t.Errorf("%s (%s): error %v, UnmarshalStrict %v", d.name, d.gvk.Kind, gotErr, wantErr)
+			continue
+		}
+		if !reflect.DeepEqual(gotStrict, wantStrict) {
+			t.Errorf("%s (%s): strict errors %v, UnmarshalStrict %v", d.name, d.gvk.Kind, gotStrict, wantStrict)
+		}
+		if wantErr == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("%s (%s): decoded\n%#v\nUnmarshalStrict\n%#v", d.name, d.gvk.Kind, got, want)
+		}
+		if wantErr == nil && len(wantStrict) == 0 {
+			accepted++
+		}
+	}
+	if accepted < 50 || accepted == len(docs) {
+		t.Fatalf("%d of %d documents accepted: the cases should cover both paths", accepted, len(docs))
+	}
+}
