@@ -1,8 +1,10 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,7 +105,20 @@ func drainError(err error, evictions []error) error {
 			return err
 		}
 	}
-	return &kubectlError{err: err, causes: append(parts, evictions...)}
+	// kubectl's evictions run concurrently and finish in any order; a
+	// refusal for want of permission is what a caller most needs to find
+	// (errors.As, apierrors.IsForbidden take the first), so it goes first.
+	slices.SortStableFunc(evictions, func(a, b error) int {
+		return cmp.Compare(b2i(!apierrors.IsForbidden(a)), b2i(!apierrors.IsForbidden(b)))
+	})
+	return &kubectlError{err: err, causes: append(evictions, parts...)}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // kubectlError is an error of kubectl's drain library, with its message,

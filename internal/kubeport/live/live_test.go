@@ -394,3 +394,23 @@ func TestDrainErrorLeavesKubectlsErrorsAlone(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Whatever order kubectl's concurrent evictions finished in, Drain's error
+// unwraps first to a 403, so apierrors.IsForbidden tells a caller that
+// permissions are missing.
+func TestDrainErrorPutsTheForbiddenFirst(t *testing.T) {
+	forbidden := forbiddenErr("create", "pods/eviction", "web-1")
+	twoPDBs := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500, Message: "two PDBs"}}
+	kubectl := utilerrors.NewAggregate([]error{errors.New(`error when evicting pods/"api-1" -n "ns": two PDBs`),
+		errors.New(`error when evicting pods/"web-1" -n "ns": forbidden`)})
+	for _, evictions := range [][]error{{twoPDBs, forbidden}, {forbidden, twoPDBs}} {
+		err := drainError(kubectl, evictions)
+		var st *apierrors.StatusError
+		if !apierrors.IsForbidden(err) || !errors.As(err, &st) || st != forbidden {
+			t.Errorf("evictions finished as %v: IsForbidden=%v, As=%v", evictions, apierrors.IsForbidden(err), st)
+		}
+		if err.Error() != kubectl.Error() || !errors.Is(err, twoPDBs) {
+			t.Errorf("evictions finished as %v: %q lost kubectl's message or the 500", evictions, err)
+		}
+	}
+}
