@@ -1,15 +1,16 @@
-package manifest
+package manifest_test
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/manifest/stricttest"
 )
 
 // TestDecodeStrictMatchesUpstream holds DecodeStrict to UnmarshalStrict for
@@ -34,8 +35,8 @@ func TestDecodeStrictMatchesUpstream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range splitDocuments(data) {
-			js, err := yaml.YAMLToJSON(d.body)
+		for _, body := range manifest.SplitBodies(data) {
+			js, err := yaml.YAMLToJSON(body)
 			if err != nil {
 				continue
 			}
@@ -44,7 +45,7 @@ func TestDecodeStrictMatchesUpstream(t *testing.T) {
 				continue
 			}
 			gvk := schema.FromAPIVersionAndKind(h.APIVersion, h.Kind)
-			if _, ok := modelled[gvk]; ok {
+			if _, ok := manifest.Modelled[gvk]; ok {
 				docs = append(docs, doc{f, js, gvk})
 			}
 		}
@@ -59,27 +60,14 @@ func TestDecodeStrictMatchesUpstream(t *testing.T) {
 		`{"spec":{"template":{"spec":{"expireAfter":"720h"}},"disruption":{"budgets":[{"nodes":"10%"}]}}}`,
 		`{"spec":{"expireAfter":"Never"}}`, `{"spec":{"kubelet":{"evictionSoftGracePeriod":{"memory.available":"1m30s"}}}}`,
 	}
-	for gvk := range modelled {
+	for gvk := range manifest.Modelled {
 		for _, e := range edges {
 			docs = append(docs, doc{"edge " + e, []byte(e), gvk})
 		}
 	}
 	accepted := 0
 	for _, d := range docs {
-		want := modelled[d.gvk]()
-		wantStrict, wantErr := kjson.UnmarshalStrict(d.js, want)
-		got, gotStrict, gotErr := DecodeStrict(d.js, modelled[d.gvk])
-		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
-			t.Errorf("%s (%s): error %v, UnmarshalStrict %v", d.name, d.gvk.Kind, gotErr, wantErr)
-			continue
-		}
-		if !reflect.DeepEqual(gotStrict, wantStrict) {
-			t.Errorf("%s (%s): strict errors %v, UnmarshalStrict %v", d.name, d.gvk.Kind, gotStrict, wantStrict)
-		}
-		if wantErr == nil && !reflect.DeepEqual(got, want) {
-			t.Errorf("%s (%s): decoded\n%#v\nUnmarshalStrict\n%#v", d.name, d.gvk.Kind, got, want)
-		}
-		if wantErr == nil && len(wantStrict) == 0 {
+		if stricttest.Compare(t, d.name+" ("+d.gvk.Kind+")", d.js, manifest.Modelled[d.gvk]) {
 			accepted++
 		}
 	}
