@@ -1,8 +1,6 @@
 package insights
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -41,16 +39,8 @@ func TestDecodeStrictMatchesUpstream(t *testing.T) {
 		}
 	}
 	addYAML("corpus", benchCorpus(3000))
-	files, _ := filepath.Glob("../scenario/builtin/*/manifests/*.yaml")
-	if len(files) == 0 {
-		t.Fatal("no built-in manifests found")
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		addYAML(f, data)
+	for _, f := range stricttest.BuiltinManifests(t) {
+		addYAML(f.Name, f.Data)
 	}
 	edges := []string{
 		`{"spec":{"replicas":1.0}}`, `{"spec":{"replicas":1e2}}`, `{"spec":{"replicas":-0}}`,

@@ -2,8 +2,6 @@ package manifest_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,16 +24,8 @@ func TestDecodeStrictMatchesUpstream(t *testing.T) {
 		gvk  schema.GroupVersionKind
 	}
 	var docs []doc
-	files, _ := filepath.Glob("../scenario/builtin/*/manifests/*.yaml")
-	if len(files) == 0 {
-		t.Fatal("no built-in manifests found")
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, body := range manifest.SplitBodies(data) {
+	for _, f := range stricttest.BuiltinManifests(t) {
+		for _, body := range manifest.SplitBodies(f.Data) {
 			js, err := yaml.YAMLToJSON(body)
 			if err != nil {
 				continue
@@ -46,7 +36,7 @@ func TestDecodeStrictMatchesUpstream(t *testing.T) {
 			}
 			gvk := schema.FromAPIVersionAndKind(h.APIVersion, h.Kind)
 			if _, ok := manifest.Modelled[gvk]; ok {
-				docs = append(docs, doc{f, js, gvk})
+				docs = append(docs, doc{f.Name, js, gvk})
 			}
 		}
 	}

@@ -54,8 +54,6 @@ func (e *Engine) Steps() uint64 { return e.steps }
 // Event is a scheduled callback; Cancel stops it from running.
 type Event struct {
 	at        time.Time
-	when      int64 // at in Unix nanoseconds: the queue's key, with seq
-	seq       uint64
 	fn        func()
 	cancelled bool
 }
@@ -73,8 +71,8 @@ func (e *Engine) At(t time.Time, fn func()) *Event {
 		t = e.Now()
 	}
 	e.seq++
-	ev := &Event{at: t, when: t.UnixNano(), seq: e.seq, fn: fn}
-	e.queue.push(ev)
+	ev := &Event{at: t, fn: fn}
+	e.queue.push(queued{when: t.UnixNano(), seq: e.seq, ev: ev})
 	return ev
 }
 
@@ -193,8 +191,8 @@ func (t *Trigger) FireAfter(d time.Duration) {
 type eventQueue []queued
 
 type queued struct {
-	when int64
-	seq  uint64
+	when int64  // the event's time in Unix nanoseconds
+	seq  uint64 // the order it was scheduled in
 	ev   *Event
 }
 
@@ -206,8 +204,8 @@ func (q eventQueue) less(i, j int) bool {
 	return a.seq < b.seq
 }
 
-func (q *eventQueue) push(ev *Event) {
-	*q = append(*q, queued{when: ev.when, seq: ev.seq, ev: ev})
+func (q *eventQueue) push(e queued) {
+	*q = append(*q, e)
 	h := *q
 	for i := len(h) - 1; i > 0; {
 		parent := (i - 1) / 2

@@ -3,6 +3,8 @@
 package stricttest
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -31,4 +33,29 @@ func Compare[T any](t testing.TB, name string, js []byte, newObj func() T) (acce
 		t.Errorf("%s: decoded\n%#v\nUnmarshalStrict\n%#v", name, got, want)
 	}
 	return wantErr == nil && len(wantStrict) == 0
+}
+
+// File is a manifest file and its contents.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// BuiltinManifests reads the built-in scenarios' manifest files, from a
+// test's package directory under internal/; it fails t when there is none.
+func BuiltinManifests(t testing.TB) []File {
+	t.Helper()
+	names, _ := filepath.Glob("../scenario/builtin/*/manifests/*.yaml")
+	if len(names) == 0 {
+		t.Fatal("no built-in manifests found")
+	}
+	files := make([]File, 0, len(names))
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, File{n, data})
+	}
+	return files
 }

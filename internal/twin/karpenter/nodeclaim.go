@@ -103,10 +103,9 @@ type NodeClaim struct {
 	evictions         map[string]*evictionState
 	// proto is what the node will look like, for in-flight capacity.
 	proto *corev1.Node
-	// node is the Node object once registered; the cluster keeps one
-	// object per node until it is removed. handle is the cluster's handle
-	// on it, taken at the same time, for the disruption loop's reads.
-	node   *corev1.Node
+	// handle is the cluster's handle on the Node once registered (the
+	// cluster keeps one object per node until it is removed), for the
+	// disruption loop's reads.
 	handle kube.NodeHandle
 	// sim is "nodeclaim/NAME", the claim's name in scheduling simulations.
 	sim string
@@ -122,7 +121,7 @@ func (c *NodeClaim) simName() string {
 
 // nodeOf returns a NodeClaim's Node, or nil before registration and after
 // removal.
-func (k *Karpenter) nodeOf(c *NodeClaim) *corev1.Node { return c.node }
+func (k *Karpenter) nodeOf(c *NodeClaim) *corev1.Node { return c.handle.Node() }
 
 // nodeActivity is the cluster's ActivePods and LastPodEvent for the
 // NodeClaim's node, read through its handle.
@@ -354,7 +353,7 @@ func (k *Karpenter) register(claim *NodeClaim) {
 		return
 	}
 	claim.Registered = k.eng.Now()
-	claim.node, claim.handle = k.kube.Node(claim.Node), k.kube.Handle(claim.Node)
+	claim.handle = k.kube.Handle(claim.Node)
 	k.log(Event{Code: "NodeClaimRegistered", Message: "registered nodeclaim", NodePool: claim.NodePool, NodeClaim: claim.Name, Node: claim.Node})
 	k.eng.After(k.opts.Timings.Initialize, func() { k.initialize(claim) })
 }
@@ -497,7 +496,7 @@ func (k *Karpenter) Adopt(poolName, instanceType, zone, capacityType, amiID stri
 	if err := k.kube.AddNode(node, true); err != nil {
 		return nil, err
 	}
-	claim.node, claim.handle = k.kube.Node(claim.Node), k.kube.Handle(claim.Node)
+	claim.handle = k.kube.Handle(claim.Node)
 	k.claims[claim.Name] = claim
 	k.sortedClaims = nil
 	k.byNode[claim.Node] = claim

@@ -274,6 +274,15 @@ func (c *Cluster) Handle(name string) NodeHandle {
 	return NodeHandle{name: name, ns: c.nodes[name]}
 }
 
+// Node is the node object the handle was taken for (nil when no node had
+// the name), kept after the node's removal.
+func (h NodeHandle) Node() *corev1.Node {
+	if h.ns == nil {
+		return nil
+	}
+	return h.ns.node
+}
+
 // Name is the node name the handle was taken for.
 func (h NodeHandle) Name() string { return h.name }
 

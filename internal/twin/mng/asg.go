@@ -3,7 +3,9 @@ package mng
 import (
 	"fmt"
 	"hash/fnv"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
@@ -166,11 +168,7 @@ func launchTemplateID(lt *LaunchTemplate) string {
 // The list is kept until a member comes or goes; callers must not change it.
 func (g *group) sortedMembers() []*member {
 	if g.sorted == nil {
-		g.sorted = make([]*member, 0, len(g.members))
-		for _, m := range g.members {
-			g.sorted = append(g.sorted, m)
-		}
-		sort.Slice(g.sorted, func(i, j int) bool { return g.sorted[i].name < g.sorted[j].name })
+		g.sorted = slices.SortedFunc(maps.Values(g.members), func(a, b *member) int { return strings.Compare(a.name, b.name) })
 	}
 	return g.sorted
 }
