@@ -122,7 +122,11 @@ func FactsOf(pod *corev1.Pod) PodFacts {
 
 // SyncFacts is SyncSelected over the selected pods' facts.
 func SyncFacts(pdb *policyv1.PodDisruptionBudget, selected []PodFacts, scale ScaleFunc, now time.Time) SyncResult {
-	expectedCount, desiredHealthy, unmanaged, err := expectedPodCount(pdb, selected, scale)
+	var unmanaged []string
+	expectedCount, desiredHealthy, err := expectedPodCount(pdb, int32(len(selected)), func() (sum int32, err error) {
+		sum, unmanaged, err = expectedScale(selected, scale)
+		return sum, err
+	})
 	if err != nil {
 		res := failSafe(pdb, err, now)
 		res.UnmanagedPods = unmanaged
@@ -140,15 +144,68 @@ func SyncFacts(pdb *policyv1.PodDisruptionBudget, selected []PodFacts, scale Sca
 	}
 }
 
+// PodCounts is what a PDB's status depends on, kept as counters by a
+// caller that follows its pods as they change (the twin's pod index), so a
+// sync costs the few DisruptedPods entries instead of every selected pod.
+// SyncCounts gives the result SyncFacts gives for the same pods, provided
+// every pod with a controllerRef resolves to a scale (no sync error): a
+// caller with an unresolved pod uses SyncFacts, which words the error.
+type PodCounts struct {
+	// Selected counts the pods the selector picks; Healthy those of them
+	// that are Ready and not being deleted.
+	Selected, Healthy int32
+	// Scale is the sum of spec.replicas of the distinct scale owners of the
+	// selected pods' controllers (expectedScale).
+	Scale int32
+	// Lookup reports, for the name in a DisruptedPods entry, whether a
+	// selected pod of that name exists and is not being deleted, and if so
+	// whether it is Ready.
+	Lookup func(name string) (present, ready bool)
+}
+
+// SyncCounts is SyncFacts over counters (PodCounts).
+func SyncCounts(pdb *policyv1.PodDisruptionBudget, counts PodCounts, now time.Time) SyncResult {
+	expectedCount, desiredHealthy, err := expectedPodCount(pdb, counts.Selected, func() (int32, error) { return counts.Scale, nil })
+	if err != nil {
+		return failSafe(pdb, err, now)
+	}
+	// buildDisruptedPodMap and countHealthyPods, entry by entry: an entry
+	// is kept for a present pod until DeletionTimeout has passed, and keeps
+	// a Ready pod out of currentHealthy while the timeout lies ahead.
+	disrupted := make(map[string]metav1.Time)
+	var recheck *time.Time
+	currentHealthy := counts.Healthy
+	for name, t := range pdb.Status.DisruptedPods {
+		present, ready := counts.Lookup(name)
+		if !present {
+			continue
+		}
+		expectedDeletion := t.Time.Add(DeletionTimeout)
+		if expectedDeletion.Before(now) {
+			continue
+		}
+		if recheck == nil || expectedDeletion.Before(*recheck) {
+			e := expectedDeletion
+			recheck = &e
+		}
+		disrupted[name] = t
+		if ready && expectedDeletion.After(now) {
+			currentHealthy--
+		}
+	}
+	status, changed := updatePdbStatus(pdb, currentHealthy, desiredHealthy, expectedCount, disrupted, now)
+	return SyncResult{Status: status, Changed: changed, RecheckAt: recheck}
+}
+
 // expectedPodCount is upstream getExpectedPodCount (semantics.md §D.2):
 //   - maxUnavailable (int or %): expectedCount = Σ scale, maxUnavailable
 //     scaled with round-up, desiredHealthy = max(0, expectedCount − maxUnavailable);
 //   - minAvailable int: desiredHealthy = minAvailable, expectedCount = len(pods);
 //   - minAvailable %: expectedCount = Σ scale, desiredHealthy = ceil(pct × expectedCount).
-func expectedPodCount(pdb *policyv1.PodDisruptionBudget, pods []PodFacts, scale ScaleFunc) (expectedCount, desiredHealthy int32, unmanaged []string, err error) {
+func expectedPodCount(pdb *policyv1.PodDisruptionBudget, selected int32, scale func() (int32, error)) (expectedCount, desiredHealthy int32, err error) {
 	switch {
 	case pdb.Spec.MaxUnavailable != nil:
-		expectedCount, unmanaged, err = expectedScale(pods, scale)
+		expectedCount, err = scale()
 		if err != nil {
 			return
 		}
@@ -164,9 +221,9 @@ func expectedPodCount(pdb *policyv1.PodDisruptionBudget, pods []PodFacts, scale 
 	case pdb.Spec.MinAvailable != nil:
 		if pdb.Spec.MinAvailable.Type == intstr.Int {
 			desiredHealthy = pdb.Spec.MinAvailable.IntVal
-			expectedCount = int32(len(pods))
+			expectedCount = selected
 		} else if pdb.Spec.MinAvailable.Type == intstr.String {
-			expectedCount, unmanaged, err = expectedScale(pods, scale)
+			expectedCount, err = scale()
 			if err != nil {
 				return
 			}
@@ -277,7 +334,7 @@ func buildDisruptedPodMap(pods []PodFacts, pdb *policyv1.PodDisruptionBudget, no
 	disruptedPods := pdb.Status.DisruptedPods
 	result := make(map[string]metav1.Time)
 	var recheck *time.Time
-	if disruptedPods == nil {
+	if len(disruptedPods) == 0 {
 		return result, recheck
 	}
 	for i := range pods {

@@ -76,7 +76,7 @@ type Cluster struct {
 	zoneNames   []string                  // zones seen on nodes, see zoneIndex
 	zoneScratch []int                     // pickBest's replicas per zone
 	capacityGen uint64                    // bumped when a node changes or a pod frees resources
-	pending     map[string]*podState
+	pending     podSet
 	// pendingOrder is pending in scheduling order, possibly with pods that
 	// have left since, while pendingOrdered (pendingInOrder, addPending).
 	pendingOrder   []*podState
@@ -159,7 +159,6 @@ func New(eng *sim.Engine, opts Options) *Cluster {
 		nodes:          map[string]*nodeState{},
 		pods:           map[string]*podState{},
 		byPod:          map[*corev1.Pod]*podState{},
-		pending:        map[string]*podState{},
 		workloads:      map[string]*workload{},
 		pdbs:           map[string]*pdbState{},
 		pdbsByIndex:    map[pdbIndex][]*pdbState{},

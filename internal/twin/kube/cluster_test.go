@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -324,10 +326,7 @@ func TestNodeHandleAnswersAsLookupsByName(t *testing.T) {
 // API server drops them), binding, readiness, eviction, deletion, a node
 // going NotReady and away, a rollout.
 func TestPodFactsMirrorPods(t *testing.T) {
-	eng, c := newCluster(t)
-	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
-	must(t, c.AddNode(node("n2", "us-west-2b", "4", "8Gi"), true))
-	check := func(step string) {
+	podLifecycle(t, func(c *Cluster, step string) {
 		t.Helper()
 		for _, ps := range c.pods {
 			got := eviction.PodFacts{Pod: ps.pod, Name: ps.name, ControllerUID: ps.controllerUID,
@@ -336,49 +335,115 @@ func TestPodFactsMirrorPods(t *testing.T) {
 				t.Fatalf("%s: pod %s: index says %+v, the object %+v", step, ps.key, got, want)
 			}
 		}
-	}
+	})
+}
+
+// A PDB's counters (Ready pods, pods per controller) follow its pods
+// through the same lifecycle, so a sync over them gives the status a sync
+// over every pod gives (semantics.md §D.2) — for PDBs by minAvailable and
+// maxUnavailable, as counts and percentages, one whose pods also have a
+// second PDB, and one covering a pod whose controller the twin does not
+// know, which is synced pod by pod.
+func TestPDBCountersAgreeWithPods(t *testing.T) {
+	podLifecycle(t, func(c *Cluster, step string) {
+		t.Helper()
+		now := c.eng.Now()
+		for name, st := range c.pdbs {
+			if st.sel == nil || st.unresolved > 0 {
+				if st.sel != nil && name != "default/stray" {
+					t.Fatalf("%s: PDB %s has %d pods without a known controller", step, name, st.unresolved)
+				}
+				continue
+			}
+			got, want := c.syncByCounts(st, now), c.syncByPods(st, now)
+			if !apiequality.Semantic.DeepEqual(got.Status, want.Status) || !reflect.DeepEqual(got.RecheckAt, want.RecheckAt) || got.Changed != want.Changed {
+				t.Fatalf("%s: PDB %s: counters give %+v (recheck %v), the pods %+v (recheck %v)", step, name, got.Status, got.RecheckAt, want.Status, want.RecheckAt)
+			}
+			c.sync(st)
+		}
+		want := int32(0)
+		if _, ok := c.pods["default/stray"]; ok {
+			want = 1
+		}
+		if st := c.pdbs["default/stray"]; st.unresolved != want {
+			t.Fatalf("%s: the stray pod's PDB counts %d unresolved pods, want %d", step, st.unresolved, want)
+		}
+	})
+}
+
+// podLifecycle takes a Deployment's pods, a bare pod and a pod owned by an
+// unknown controller, under several PDBs, through start, eviction, a node
+// going NotReady and away, scaling, a rollout and a deletion, calling check
+// after every step.
+func podLifecycle(t *testing.T, check func(c *Cluster, step string)) {
+	t.Helper()
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
+	must(t, c.AddNode(node("n2", "us-west-2b", "4", "8Gi"), true))
 	must(t, c.Apply(deployment("default", "web", 4, "100m")))
-	one := intstr.FromInt32(1)
-	must(t, c.Apply(&policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
-	}))
+	pdb := func(name string, spec policyv1.PodDisruptionBudgetSpec, app string) {
+		t.Helper()
+		spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+		must(t, c.Apply(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: spec}))
+	}
+	one, two, half := intstr.FromInt32(1), intstr.FromInt32(2), intstr.FromString("50%")
+	pdb("web", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one}, "web")
+	pdb("web-min", policyv1.PodDisruptionBudgetSpec{MinAvailable: &two}, "web")
+	pdb("web-half", policyv1.PodDisruptionBudgetSpec{MinAvailable: &half}, "web")
+	pdb("web-max-half", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &half}, "web")
+	pdb("stray", policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one}, "stray")
 	gone := metav1.NewTime(t0)
+	ready := corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
 	must(t, c.Apply(&corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: "default", Labels: map[string]string{"app": "web"}, DeletionTimestamp: &gone},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
-		Status:     corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		Status:     ready,
 	}))
-	check("created")
+	yes := true
+	must(t, c.Apply(&corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "stray", Namespace: "default", Labels: map[string]string{"app": "stray"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Thing", Name: "thing", UID: "thing-uid", Controller: &yes}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}},
+	}))
+	check(c, "created")
 	for _, d := range []time.Duration{time.Second, 5 * time.Second, time.Minute} {
 		run(eng, d)
-		check("starting")
+		check(c, "starting")
 	}
 	for _, p := range c.Pods() {
 		if p.Name != "bare" {
 			_ = c.Evict(p.Namespace, p.Name)
-			check("evicted " + p.Name)
+			check(c, "evicted "+p.Name)
 		}
 	}
 	run(eng, 10*time.Second)
-	check("after evictions")
+	check(c, "after evictions")
 	must(t, c.SetNodeReady("n1", false))
 	run(eng, time.Minute)
-	check("n1 NotReady")
+	check(c, "n1 NotReady")
 	must(t, c.RemoveNode("n1", "test"))
-	check("n1 removed")
+	check(c, "n1 removed")
 	must(t, c.Scale("Deployment", "default", "web", 6))
+	check(c, "scaled")
 	d := deployment("default", "web", 6, "200m")
 	must(t, c.Apply(d))
-	for range 10 {
-		run(eng, 15*time.Second)
-		check("rollout")
+	for range 150 {
+		run(eng, time.Second)
+		check(c, "rollout")
 	}
+	for _, p := range c.Pods() {
+		_ = c.Evict(p.Namespace, p.Name)
+		check(c, "evicted again "+p.Name)
+		run(eng, time.Second)
+		check(c, "a second later")
+	}
+	run(eng, eviction.DeletionTimeout)
+	check(c, "disrupted entries expired")
 	victim := c.Pods()[0]
 	must(t, c.DeletePod(victim.Namespace, victim.Name, nil, false))
-	check("deleted " + victim.Name)
+	check(c, "deleted "+victim.Name)
 	run(eng, time.Minute)
-	check("end")
+	check(c, "end")
 }
 
 // Pending pods are handed out, and scheduled, by priority and then

@@ -90,7 +90,7 @@ func (c *Cluster) daemonPodsOn(w *workload, node string) []*podState {
 	}
 	kept := pods[:0]
 	for _, ps := range pods {
-		if c.pods[ps.key] == ps {
+		if !ps.gone {
 			kept = append(kept, ps)
 		}
 	}
@@ -395,7 +395,7 @@ func (c *Cluster) daemonSetStatus(w *workload) daemonSetStatus {
 		}
 		st.desired++
 		for _, ps := range w.daemonPods[ns.node.Name] {
-			if c.pods[ps.key] != ps {
+			if ps.gone {
 				continue // gone; the next pass forgets it
 			}
 			if ps.available {

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -26,6 +27,69 @@ type pdbState struct {
 	// recheck is when an entry of status.disruptedPods expires (the
 	// controller's 2-minute DeletionTimeout), forcing a recomputation.
 	recheck *time.Time
+	// What a sync reads of the pods, counted as they join, leave and turn
+	// Ready or terminating (eviction.PodCounts): the Ready pods not being
+	// deleted, the pods per controllerRef with the workload whose scale
+	// counts for them, and the pods whose controllerRef has no workload
+	// here (a sync error, worded by the per-pod sync).
+	healthy    int32
+	owners     []ownerCount
+	unresolved int32
+}
+
+// ownerCount is how many of a PDB's pods have one controllerRef UID, and
+// the workload the disruption controller's scale lookup finds for them.
+type ownerCount struct {
+	controller types.UID
+	pods       int32
+	owner      *workload
+}
+
+// join adds a pod to the PDB's pods and counters; leave takes it out.
+func (st *pdbState) join(ps *podState) {
+	st.pods.add(ps)
+	st.dirty = true
+	st.count(ps, 1)
+}
+
+func (st *pdbState) leave(ps *podState) {
+	st.pods.remove(ps)
+	st.dirty = true
+	st.count(ps, -1)
+}
+
+func (st *pdbState) count(ps *podState, d int32) {
+	if category(ps) == catReady {
+		st.healthy += d
+	}
+	if !ps.hasController {
+		return
+	}
+	if ps.owner == nil || ps.owner.kind == "Pod" {
+		st.unresolved += d
+		return
+	}
+	for i := range st.owners {
+		if o := &st.owners[i]; o.controller == ps.controllerUID {
+			if o.pods += d; o.pods == 0 {
+				st.owners = slices.Delete(st.owners, i, i+1)
+			}
+			return
+		}
+	}
+	st.owners = append(st.owners, ownerCount{controller: ps.controllerUID, pods: d, owner: ps.owner})
+}
+
+// scale is the sum of spec.replicas over the distinct workloads whose
+// scale counts for the PDB's pods (eviction's expectedScale).
+func (st *pdbState) scale() int32 {
+	var sum int32
+	for i, o := range st.owners {
+		if !slices.ContainsFunc(st.owners[:i], func(p ownerCount) bool { return p.owner.uid == o.owner.uid }) {
+			sum += o.owner.replicas
+		}
+	}
+	return sum
 }
 
 func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
@@ -49,7 +113,7 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 		}
 	}
 	if old, ok := c.pdbs[k]; ok {
-		for _, ps := range old.pods.m {
+		for _, ps := range old.pods.all() {
 			ps.pdbs = without(ps.pdbs, old)
 		}
 		ik := pdbIndexKey(old)
@@ -61,7 +125,7 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 	if st.sel != nil {
 		for _, ps := range c.pods {
 			if ps.pod.Namespace == pdb.Namespace && st.sel.Matches(labels.Set(ps.pod.Labels)) {
-				st.pods.add(ps)
+				st.join(ps)
 				ps.pdbs = sortedPDBs(append(ps.pdbs, st))
 			}
 		}
@@ -97,8 +161,7 @@ func (c *Cluster) indexPodInPDBs(ps *podState) {
 	link := func(list []*pdbState) {
 		for _, st := range list {
 			if st.sel != nil && st.sel.Matches(set) {
-				st.pods.add(ps)
-				st.dirty = true
+				st.join(ps)
 				ps.pdbs = append(ps.pdbs, st)
 			}
 		}
@@ -112,8 +175,7 @@ func (c *Cluster) indexPodInPDBs(ps *podState) {
 
 func (c *Cluster) unindexPod(ps *podState) {
 	for _, st := range ps.pdbs {
-		st.pods.remove(ps)
-		st.dirty = true
+		st.leave(ps)
 	}
 }
 
@@ -147,18 +209,48 @@ func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
 	if !st.dirty && !expired && st.pdb.Status.ObservedGeneration == st.pdb.Generation {
 		return st.pdb
 	}
-	// The status does not depend on the pods' order, only a sync error's
-	// message does (it names the first pod whose controller is missing):
-	// the pods are handed over unsorted, and in key order only to word an
-	// error. Their facts come from the pod index (podState mirrors the
-	// Ready condition and the deletion timestamp, and keeps the name and
-	// controllerRef), in a buffer reused from sync to sync.
+	var res eviction.SyncResult
+	if st.sel != nil && st.unresolved == 0 {
+		res = c.syncByCounts(st, now)
+	} else {
+		res = c.syncByPods(st, now)
+	}
+	st.pdb.Status = res.Status
+	st.recheck = res.RecheckAt
+	st.dirty = false
+	return st.pdb
+}
+
+// syncByCounts is the disruption controller's sync (§D.2) over the
+// counters the PDB keeps, when every controllerRef resolves; it gives what
+// syncByPods gives (TestPDBCountersAgreeWithPods).
+func (c *Cluster) syncByCounts(st *pdbState, now time.Time) eviction.SyncResult {
+	return eviction.SyncCounts(st.pdb, eviction.PodCounts{
+		Selected: int32(st.pods.len()), Healthy: st.healthy, Scale: st.scale(),
+		Lookup: func(name string) (present, ready bool) {
+			ps := c.pods[key(st.pdb.Namespace, name)]
+			if ps == nil || ps.deleting || !slices.Contains(ps.pdbs, st) {
+				return false, false
+			}
+			return true, ps.ready
+		},
+	}, now)
+}
+
+// syncByPods is the sync reading every selected pod. The status does not
+// depend on the pods' order, only a sync error's message does (it names the
+// first pod whose controller is missing): the pods are handed over unsorted,
+// and in key order only to word an error. Their facts come from the pod
+// index (podState mirrors the Ready condition and the deletion timestamp,
+// and keeps the name and controllerRef), in a buffer reused from sync to
+// sync.
+func (c *Cluster) syncByPods(st *pdbState, now time.Time) eviction.SyncResult {
 	facts := c.syncFacts[:0]
 	add := func(ps *podState) {
 		facts = append(facts, eviction.PodFacts{Pod: ps.pod, Name: ps.name, ControllerUID: ps.controllerUID,
 			HasController: ps.hasController, Deleting: ps.deleting, Ready: ps.ready})
 	}
-	for _, ps := range st.pods.m {
+	for _, ps := range st.pods.all() {
 		add(ps)
 	}
 	defer func() { c.syncFacts = facts[:0] }()
@@ -171,28 +263,23 @@ func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
 		}
 		return ps.owner.uid, ps.owner.replicas, true
 	}
-	var res eviction.SyncResult
-	if st.sel != nil {
-		res = eviction.SyncFacts(st.pdb, facts, scale, now) // st.pods is the selector's index
-		if res.SyncError != nil {
-			facts = facts[:0]
-			for _, ps := range st.pods.list() {
-				add(ps)
-			}
-			res = eviction.SyncFacts(st.pdb, facts, scale, now)
-		}
-	} else {
+	if st.sel == nil {
 		// A nil or invalid selector: nothing, or fail-safe.
 		pods := make([]*corev1.Pod, len(facts))
 		for i := range facts {
 			pods[i] = facts[i].Pod
 		}
-		res = eviction.Sync(st.pdb, pods, scale, now)
+		return eviction.Sync(st.pdb, pods, scale, now)
 	}
-	st.pdb.Status = res.Status
-	st.recheck = res.RecheckAt
-	st.dirty = false
-	return st.pdb
+	res := eviction.SyncFacts(st.pdb, facts, scale, now) // st.pods is the selector's index
+	if res.SyncError != nil {
+		facts = facts[:0]
+		for _, ps := range st.pods.list() {
+			add(ps)
+		}
+		res = eviction.SyncFacts(st.pdb, facts, scale, now)
+	}
+	return res
 }
 
 func (c *Cluster) pdbsFor(ps *podState) []*pdbState { return ps.pdbs }

@@ -61,6 +61,9 @@ type podState struct {
 	// it has been Ready for its owner's minReadySeconds (available.go).
 	readySince time.Time
 	available  bool
+	// gone is true once the store forgot the pod (removePod): a new pod
+	// may take its key, this state never comes back.
+	gone bool
 	// external is true when spec.schedulerName names another scheduler: the
 	// default scheduler leaves the pod Pending until something binds it.
 	external bool
@@ -136,7 +139,7 @@ func (c *Cluster) presetNode(pod *corev1.Pod) *nodeState {
 
 // bind places a pod on a node and starts it.
 func (c *Cluster) bind(ps *podState, ns *nodeState) {
-	delete(c.pending, ps.key)
+	c.pending.remove(ps)
 	ps.pending = false
 	ps.node = ns
 	c.endUnschedulable(ps)
@@ -295,9 +298,10 @@ func (c *Cluster) unschedulableFor(ps *podState) time.Duration {
 
 // removePod removes a pod from the store, freeing its node's resources.
 func (c *Cluster) removePod(ps *podState) {
-	if _, ok := c.pods[ps.key]; !ok || c.pods[ps.key] != ps {
+	if ps.gone {
 		return
 	}
+	ps.gone = true
 	for _, t := range ps.timers {
 		t.Cancel()
 	}
@@ -312,8 +316,10 @@ func (c *Cluster) removePod(ps *podState) {
 	}
 	delete(c.pods, ps.key)
 	delete(c.byPod, ps.pod)
-	delete(c.pending, ps.key)
-	ps.pending = false
+	if ps.pending {
+		c.pending.remove(ps)
+		ps.pending = false
+	}
 	c.endUnschedulable(ps)
 	ps.unschedulable = false
 	if ns := ps.node; ns != nil {
@@ -434,10 +440,7 @@ func (c *Cluster) PodOwner(namespace, name string) (kind, owner string) {
 
 func (c *Cluster) pendingInOrder() []*podState {
 	if !c.pendingOrdered {
-		order := make([]*podState, 0, len(c.pending))
-		for _, ps := range c.pending {
-			order = append(order, ps)
-		}
+		order := slices.Clone(c.pending.all())
 		slices.SortFunc(order, func(a, b *podState) int {
 			if a.priority != b.priority {
 				return cmp.Compare(b.priority, a.priority)
@@ -449,7 +452,7 @@ func (c *Cluster) pendingInOrder() []*podState {
 	}
 	// Pods that left since: dropped here, in a new slice (one handed out
 	// before is never changed).
-	out := make([]*podState, 0, len(c.pending))
+	out := make([]*podState, 0, c.pending.len())
 	for _, ps := range c.pendingOrder {
 		if ps.pending {
 			out = append(out, ps)
@@ -463,7 +466,7 @@ func (c *Cluster) pendingInOrder() []*podState {
 // then creation) is kept as pods come: a new pod usually sorts last; any
 // other makes the next pendingInOrder sort again.
 func (c *Cluster) addPending(ps *podState) {
-	c.pending[ps.key] = ps
+	c.pending.add(ps)
 	ps.pending = true
 	if !c.pendingOrdered {
 		return
@@ -574,6 +577,15 @@ func category(ps *podState) int {
 // and its workload's ready count.
 func (c *Cluster) recount(ps *podState, from, to int) {
 	c.count(from, to)
+	if (from == catReady) != (to == catReady) {
+		d := int32(1)
+		if from == catReady {
+			d = -1
+		}
+		for _, st := range ps.pdbs {
+			st.healthy += d
+		}
+	}
 	if ps.owner != nil {
 		if from == catReady {
 			ps.owner.ready--
@@ -618,7 +630,7 @@ func (c *Cluster) count(from, to int) {
 
 // Quiet reports, in constant time, whether every pod is bound and Ready and
 // none is terminating.
-func (c *Cluster) Quiet() bool { return len(c.pending) == 0 && c.notReady == 0 && c.terminating == 0 }
+func (c *Cluster) Quiet() bool { return c.pending.len() == 0 && c.notReady == 0 && c.terminating == 0 }
 
 // NotReadyPods lists live pods that are not Ready, sorted.
 func (c *Cluster) NotReadyPods() []*corev1.Pod {

@@ -109,7 +109,7 @@ func (c *Cluster) DaemonSets(namespace string) []*appsv1.DaemonSet {
 				continue
 			}
 			for _, ps := range w.daemonPods[ns.node.Name] {
-				if c.pods[ps.key] != ps {
+				if ps.gone {
 					continue
 				}
 				current++

@@ -367,7 +367,7 @@ func (c *Cluster) pickBest(ps *podState, feasible []int32) *nodeState {
 	// spread among themselves.
 	sameRS := ps.owner != nil && ps.owner.kind == "Deployment"
 	if spread {
-		for _, other := range ps.owner.pods.m {
+		for _, other := range ps.owner.pods.all() {
 			if sameRS && other.rev != ps.rev {
 				continue
 			}

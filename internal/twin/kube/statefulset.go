@@ -23,7 +23,7 @@ import (
 func (c *Cluster) reconcileStatefulSet(w *workload) {
 	byOrdinal := map[int]*podState{}
 	condemned := false
-	for _, ps := range w.pods.m {
+	for _, ps := range w.pods.all() {
 		var ord int
 		if _, err := fmt.Sscanf(ps.pod.Name[len(w.name)+1:], "%d", &ord); err == nil {
 			byOrdinal[ord] = ps
