@@ -12,6 +12,7 @@ package kube
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -76,9 +77,10 @@ type Cluster struct {
 	zoneNames   []string                  // zones seen on nodes, see zoneIndex
 	zoneScratch []int                     // pickBest's replicas per zone
 	capacityGen uint64                    // bumped when a node changes or a pod frees resources
-	pending     podSet
-	// pendingOrder is pending in scheduling order, possibly with pods that
-	// have left since, while pendingOrdered (pendingInOrder, addPending).
+	// pendingOrder holds every pending pod (podState.pending), and maybe
+	// pods that have left since; it is in scheduling order while
+	// pendingOrdered (pendingInOrder, addPending). pending counts the pods.
+	pending        int
 	pendingOrder   []*podState
 	pendingOrdered bool
 	workloads      map[string]*workload     // by kind/namespace/name
@@ -200,7 +202,25 @@ func (c *Cluster) now() metav1.Time { return metav1.NewTime(c.eng.Now()) }
 
 func (c *Cluster) newUID(kind string) types.UID {
 	c.uidSeq++
-	return types.UID(fmt.Sprintf("%08x-%04x-4000-8000-%012x", c.uidSeq, len(kind), c.uidSeq))
+	// fmt.Sprintf("%08x-%04x-4000-8000-%012x", seq, len(kind), seq), written
+	// out: every pod gets one.
+	var buf [64]byte
+	b := appendHex(buf[:0], c.uidSeq, 8)
+	b = append(b, '-')
+	b = appendHex(b, uint64(len(kind)), 4)
+	b = append(b, "-4000-8000-"...)
+	b = appendHex(b, c.uidSeq, 12)
+	return types.UID(b)
+}
+
+// appendHex appends v in lower-case hex, zero-padded to width digits (%0*x).
+func appendHex(b []byte, v uint64, width int) []byte {
+	var digits [16]byte
+	d := strconv.AppendUint(digits[:0], v, 16)
+	for range width - len(d) {
+		b = append(b, '0')
+	}
+	return append(b, d...)
 }
 
 func key(namespace, name string) string { return namespace + "/" + name }

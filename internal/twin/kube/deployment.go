@@ -1,7 +1,9 @@
 package kube
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -443,42 +445,44 @@ func deploymentMaxUnavailable(w *workload) int32 {
 // syncReplicaSets runs the ReplicaSet controller on each ReplicaSet, in
 // creation order.
 func (c *Cluster) syncReplicaSets(w *workload) {
-	if len(w.revs) == 1 {
-		c.syncReplicaSet(w, w.revs[0], w.activePods())
-		return
-	}
-	byRS := map[*revision][]*podState{}
-	for _, ps := range w.pods.list() {
-		if !ps.deleting {
-			byRS[ps.rev] = append(byRS[ps.rev], ps)
-		}
-	}
 	for _, rs := range w.revs {
-		c.syncReplicaSet(w, rs, byRS[rs])
+		c.syncReplicaSet(w, rs)
 	}
 }
 
 // syncReplicaSet is the ReplicaSet controller (replica_set.go
 // manageReplicas): keep exactly spec.replicas active (non-terminating)
-// pods of the ReplicaSet's template.
-func (c *Cluster) syncReplicaSet(w *workload, rs *revision, active []*podState) {
-	switch n := int(rs.replicas) - len(active); {
+// pods of the ReplicaSet's template. revision.active counts them.
+func (c *Cluster) syncReplicaSet(w *workload, rs *revision) {
+	switch n := int(rs.replicas) - rs.active; {
 	case n > 0:
 		for i := 0; i < n; i++ {
 			c.createPod(c.newReplicaSetPod(w, rs), w, rs)
 		}
 	case n < 0:
+		var active []*podState
+		for _, ps := range w.pods.all() {
+			if ps.rev == rs && !ps.deleting {
+				active = append(active, ps)
+			}
+		}
 		// ReplicaSet scale-down order (upstream ActivePodsWithRanks, simplified):
-		// unscheduled before scheduled, not-ready before ready, newest first.
-		sort.SliceStable(active, func(i, j int) bool {
-			a, b := active[i], active[j]
+		// unscheduled before scheduled, not-ready before ready, newest first
+		// (creation order is total, so the set's order does not matter).
+		slices.SortFunc(active, func(a, b *podState) int {
 			if (a.node == nil) != (b.node == nil) {
-				return a.node == nil
+				if a.node == nil {
+					return -1
+				}
+				return 1
 			}
 			if a.ready != b.ready {
-				return !a.ready
+				if !a.ready {
+					return -1
+				}
+				return 1
 			}
-			return a.seq > b.seq
+			return cmp.Compare(b.seq, a.seq)
 		})
 		for _, ps := range active[:-n] {
 			c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)

@@ -30,7 +30,7 @@ type podState struct {
 	key string
 	seq uint64
 	// priority is spec.priority as admitted (it cannot change); pending is
-	// true while the pod is in Cluster.pending.
+	// true while the pod waits to be scheduled (Cluster.pendingOrder).
 	priority int32
 	pending  bool
 	req      Resources
@@ -139,8 +139,7 @@ func (c *Cluster) presetNode(pod *corev1.Pod) *nodeState {
 
 // bind places a pod on a node and starts it.
 func (c *Cluster) bind(ps *podState, ns *nodeState) {
-	c.pending.remove(ps)
-	ps.pending = false
+	c.leavePending(ps)
 	ps.node = ns
 	c.endUnschedulable(ps)
 	ps.unschedulable, ps.fitError = false, ""
@@ -316,10 +315,7 @@ func (c *Cluster) removePod(ps *podState) {
 	}
 	delete(c.pods, ps.key)
 	delete(c.byPod, ps.pod)
-	if ps.pending {
-		c.pending.remove(ps)
-		ps.pending = false
-	}
+	c.leavePending(ps)
 	c.endUnschedulable(ps)
 	ps.unschedulable = false
 	if ns := ps.node; ns != nil {
@@ -439,46 +435,50 @@ func (c *Cluster) PodOwner(namespace, name string) (kind, owner string) {
 }
 
 func (c *Cluster) pendingInOrder() []*podState {
-	if !c.pendingOrdered {
-		order := slices.Clone(c.pending.all())
-		slices.SortFunc(order, func(a, b *podState) int {
-			if a.priority != b.priority {
-				return cmp.Compare(b.priority, a.priority)
-			}
-			return cmp.Compare(a.seq, b.seq)
-		})
-		c.pendingOrder, c.pendingOrdered = order, true
-		return order
-	}
-	// Pods that left since: dropped here, in a new slice (one handed out
-	// before is never changed).
-	out := make([]*podState, 0, c.pending.len())
+	// Pods that left since are dropped here, in a new slice (one handed
+	// out before is never changed).
+	out := make([]*podState, 0, c.pending)
 	for _, ps := range c.pendingOrder {
 		if ps.pending {
 			out = append(out, ps)
 		}
 	}
-	c.pendingOrder = out
+	if !c.pendingOrdered {
+		slices.SortFunc(out, func(a, b *podState) int {
+			if a.priority != b.priority {
+				return cmp.Compare(b.priority, a.priority)
+			}
+			return cmp.Compare(a.seq, b.seq)
+		})
+	}
+	c.pendingOrder, c.pendingOrdered = out, true
 	return out
 }
 
 // addPending queues a pod for scheduling. The scheduling order (priority,
 // then creation) is kept as pods come: a new pod usually sorts last; any
 // other makes the next pendingInOrder sort again.
+//
+// A pod is queued once: it is pending from its creation until it is bound
+// or removed, never again.
 func (c *Cluster) addPending(ps *podState) {
-	c.pending.add(ps)
 	ps.pending = true
-	if !c.pendingOrdered {
-		return
-	}
-	if n := len(c.pendingOrder); n > 0 {
+	c.pending++
+	if n := len(c.pendingOrder); c.pendingOrdered && n > 0 {
 		last := c.pendingOrder[n-1]
 		if last.priority < ps.priority || (last.priority == ps.priority && last.seq > ps.seq) {
 			c.pendingOrdered = false
-			return
 		}
 	}
 	c.pendingOrder = append(c.pendingOrder, ps)
+}
+
+// leavePending takes a pod that was bound or removed out of the queue.
+func (c *Cluster) leavePending(ps *podState) {
+	if ps.pending {
+		ps.pending = false
+		c.pending--
+	}
 }
 
 func podPriority(p *corev1.Pod) int32 {
@@ -630,7 +630,7 @@ func (c *Cluster) count(from, to int) {
 
 // Quiet reports, in constant time, whether every pod is bound and Ready and
 // none is terminating.
-func (c *Cluster) Quiet() bool { return c.pending.len() == 0 && c.notReady == 0 && c.terminating == 0 }
+func (c *Cluster) Quiet() bool { return c.pending == 0 && c.notReady == 0 && c.terminating == 0 }
 
 // NotReadyPods lists live pods that are not Ready, sorted.
 func (c *Cluster) NotReadyPods() []*corev1.Pod {

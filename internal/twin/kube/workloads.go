@@ -498,8 +498,8 @@ func (c *Cluster) Workloads() []WorkloadStatus {
 	now := c.eng.Now()
 	pending := map[*workload]time.Duration{}
 	if c.tracking {
-		for _, ps := range c.pending.all() {
-			if ps.unschedulable && ps.owner != nil {
+		for _, ps := range c.pendingOrder {
+			if ps.pending && ps.unschedulable && ps.owner != nil {
 				pending[ps.owner] = max(pending[ps.owner], c.unschedulableFor(ps))
 			}
 		}
