@@ -106,10 +106,10 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 	if msg := c.volumePrefilter(ps.pod); msg != "" {
 		return nil, fmt.Sprintf("0/%d nodes are available: %s.", total, msg)
 	}
-	affinity := nodeaffinity.GetRequiredNodeAffinity(ps.pod)
 	// NodeAffinity's PreFilter: a pod pinned to one node by a matchFields
 	// metadata.name term (a daemon pod) is only checked against that node.
 	if target := daemonPodNode(ps.pod); target != "" {
+		affinity := nodeaffinity.GetRequiredNodeAffinity(ps.pod)
 		if ns, ok := c.nodes[target]; ok {
 			if rs := c.filter(ps, ns, affinity); len(rs) > 0 {
 				return nil, fitError(total, map[string]int{rs[0]: 1, "node(s) didn't match Pod's node affinity/selector": total - 1})
@@ -125,7 +125,7 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 	if w := ps.owner; w != nil && w.kind != "Pod" {
 		// The same walk, over only the nodes that pass the node-only
 		// filters: the nodes in between would all have failed them.
-		list := c.staticList(ps, affinity)
+		list := c.staticList(ps)
 		first := sort.Search(len(list), func(i int) bool { return int(list[i]) >= c.nextStart })
 		last := -1
 		for k := 0; k < len(list) && len(feasible) < want; k++ {
@@ -144,6 +144,7 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 			processed = (last-c.nextStart+total)%total + 1
 		}
 	} else {
+		affinity := nodeaffinity.GetRequiredNodeAffinity(ps.pod)
 		for i := 0; i < total && len(feasible) < want; i++ {
 			ns := c.nodeList[(c.nextStart+i)%total]
 			processed++
@@ -223,7 +224,7 @@ type staticList struct {
 
 // staticList returns the nodes a workload pod's signature may use, built
 // again after any node changed.
-func (c *Cluster) staticList(ps *podState, affinity nodeaffinity.RequiredNodeAffinity) []int32 {
+func (c *Cluster) staticList(ps *podState) []int32 {
 	if c.staticLists == nil {
 		c.staticLists = map[int]*staticList{}
 	}
@@ -235,6 +236,7 @@ func (c *Cluster) staticList(ps *podState, affinity nodeaffinity.RequiredNodeAff
 		return l.positions
 	}
 	l.gen, l.positions = c.nodeGen, l.positions[:0]
+	affinity := nodeaffinity.GetRequiredNodeAffinity(ps.pod)
 	for i, ns := range c.nodeList {
 		if c.staticFits(ps, ns, affinity) {
 			l.positions = append(l.positions, int32(i))
