@@ -312,7 +312,7 @@ func (k *Karpenter) launch(claim *NodeClaim) {
 	claim.Node, claim.ProviderID, claim.instanceID = inst.Hostname, inst.ProviderID, inst.ID
 	claim.classHash = class.hash
 	claim.Launched = k.eng.Now()
-	k.byNode[claim.Node] = claim
+	k.linkNode(claim)
 	claim.labels = k.nodeLabels(claim)
 	k.log(Event{Code: "NodeClaimLaunched", Message: "launched nodeclaim", NodePool: claim.NodePool, NodeClaim: claim.Name,
 		Fields: []string{"provider-id=" + claim.ProviderID, "instance-type=" + o.it.Name, "zone=" + o.zone, "capacity-type=" + o.capacityType}})
@@ -499,7 +499,7 @@ func (k *Karpenter) Adopt(poolName, instanceType, zone, capacityType, amiID stri
 	claim.handle = k.kube.Handle(claim.Node)
 	k.claims[claim.Name] = claim
 	k.sortedClaims = nil
-	k.byNode[claim.Node] = claim
+	k.linkNode(claim)
 	k.scheduleExpiry(claim)
 	k.evaluateDriftOf(claim)
 	return claim, nil

@@ -41,6 +41,32 @@ type simNode struct {
 // node changes (Karpenter.fitRows).
 type fitRow struct{ v []uint8 }
 
+// nodeMemo is what existingCapacity reads of a node on every pass, noted on
+// the node object (kube.NodeHandle.Memo): its NodeClaim (byNode), its fit
+// row and whether it has the disrupted taint. kube drops it when the node
+// changes; linking a NodeClaim to the node drops it too (linkNode).
+type nodeMemo struct {
+	claim     *NodeClaim
+	fit       *fitRow
+	disrupted bool
+}
+
+func (k *Karpenter) memoOf(h kube.NodeHandle) *nodeMemo {
+	if m, ok := h.Memo().(*nodeMemo); ok {
+		return m
+	}
+	m := &nodeMemo{claim: k.byNode[h.Name()], fit: k.fitRowFor(h.Name()), disrupted: kube.HasTaint(h.Node(), DisruptedTaintKey)}
+	h.SetMemo(m)
+	return m
+}
+
+// linkNode records the node a NodeClaim launched, dropping what was noted
+// on a node of that name before.
+func (k *Karpenter) linkNode(claim *NodeClaim) {
+	k.byNode[claim.Node] = claim
+	k.kube.Handle(claim.Node).SetMemo(nil)
+}
+
 // fitRowFor returns the cached row of a node ("nodeclaim/NAME" for an
 // in-flight NodeClaim, whose prototype never changes).
 func (k *Karpenter) fitRowFor(name string) *fitRow {
@@ -115,23 +141,26 @@ func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
 	// disruption wave simulates once per command.
 	k.simNodes = k.simNodes[:0]
 	add := func(n simNode) { k.simNodes = append(k.simNodes, n) }
-	for n, free := range k.kube.NodesFree() {
-		if exclude[n.Name] || kube.HasTaint(n, DisruptedTaintKey) {
+	for h, free := range k.kube.NodesFree() {
+		m := k.memoOf(h)
+		if m.disrupted || (len(exclude) > 0 && exclude[h.Name()]) {
 			continue
 		}
 		// A node is initialized capacity unless its NodeClaim is still
 		// initializing; in-flight NodeClaims (below) never are.
-		key, initialized := n.Name, true
-		if c := k.byNode[n.Name]; c != nil {
+		key, initialized := h.Name(), true
+		if c := m.claim; c != nil {
 			if c.deleting || c.markedForDeletion {
 				continue
 			}
 			key, initialized = c.simName(), !c.Initialized.IsZero()
 		}
-		if r, ok := k.reservedOn[key]; ok {
-			free = free.Sub(r)
+		if len(k.reservedOn) > 0 {
+			if r, ok := k.reservedOn[key]; ok {
+				free = free.Sub(r)
+			}
 		}
-		add(simNode{name: n.Name, labels: n, free: free, initialized: initialized, fit: k.fitRowFor(n.Name)})
+		add(simNode{name: h.Name(), labels: h.Node(), free: free, initialized: initialized, fit: m.fit})
 	}
 	// In-flight NodeClaims: launched or not, not yet a node.
 	for _, c := range k.NodeClaims() {

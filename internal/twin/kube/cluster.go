@@ -76,6 +76,7 @@ type Cluster struct {
 	byPod       map[*corev1.Pod]*podState // the same pods, by object
 	zoneNames   []string                  // zones seen on nodes, see zoneIndex
 	zoneScratch []int                     // pickBest's replicas per zone
+	touchedBuf  []*nodeHot                // pickBest's nodes with replicas, reused
 	capacityGen uint64                    // bumped when a node changes or a pod frees resources
 	// pendingOrder holds every pending pod (podState.pending), and maybe
 	// pods that have left since; it is in scheduling order while

@@ -320,6 +320,47 @@ func TestNodeHandleAnswersAsLookupsByName(t *testing.T) {
 	}
 }
 
+// A memo noted on a node lives as long as the node is unchanged: any change
+// through the API (a taint, cordon, readiness, an update) drops it, and a
+// new node object of the same name starts without one. NodesFree hands out
+// handles on the same objects.
+func TestNodeMemoDroppedWhenTheNodeChanges(t *testing.T) {
+	_, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true))
+	changes := []struct {
+		name   string
+		change func() error
+	}{
+		{"taint", func() error { return c.AddTaint("n1", corev1.Taint{Key: "k", Effect: corev1.TaintEffectNoSchedule}) }},
+		{"untaint", func() error { return c.RemoveTaint("n1", "k") }},
+		{"cordon", func() error { return c.Cordon("n1") }},
+		{"uncordon", func() error { return c.Uncordon("n1") }},
+		{"not ready", func() error { return c.SetNodeReady("n1", false) }},
+		{"label", func() error { return c.UpdateNode("n1", func(n *corev1.Node) { n.Labels["x"] = "y" }) }},
+		{"replaced", func() error {
+			if err := c.RemoveNode("n1", "test"); err != nil {
+				return err
+			}
+			return c.AddNode(node("n1", "us-west-2a", "4", "8Gi"), true)
+		}},
+	}
+	for _, ch := range changes {
+		c.Handle("n1").SetMemo(ch.name)
+		for h := range c.NodesFree() {
+			if h.Memo() != ch.name {
+				t.Fatalf("before %s: NodesFree's handle has memo %v", ch.name, h.Memo())
+			}
+		}
+		must(t, ch.change())
+		if m := c.Handle("n1").Memo(); m != nil {
+			t.Fatalf("after %s: memo %v survived", ch.name, m)
+		}
+	}
+	if (NodeHandle{}).Memo() != nil {
+		t.Fatal("the zero handle has a memo")
+	}
+}
+
 // A PDB sync reads each pod's facts from the pod index (podState) instead of
 // the pod object: they must agree with eviction.FactsOf at every step —
 // creation (a manifest's status and deletionTimestamp are dropped, as the

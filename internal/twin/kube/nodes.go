@@ -32,6 +32,7 @@ type nodeState struct {
 	zoneName string
 	zoneIdx  int // index of zoneName in Cluster.zoneNames, for scoring
 	static   []int8
+	memo     any // NodeHandle.Memo
 }
 
 func (n *nodeState) free() Resources { return n.alloc.Sub(n.used) }
@@ -193,6 +194,7 @@ func (c *Cluster) nodeChanged(name string) {
 	c.capacityGen++
 	c.nodeGen++
 	if ns, ok := c.nodes[name]; ok {
+		ns.memo = nil
 		ns.zoneName = ns.node.Labels[corev1.LabelTopologyZone]
 		ns.zoneIdx = c.zoneIndex(ns.zoneName)
 		c.hot[ns.pos].zone = int32(ns.zoneIdx)
@@ -223,11 +225,12 @@ func (c *Cluster) Nodes() []*corev1.Node {
 	return out
 }
 
-// NodesFree yields every node, sorted by name, with NodeFree's answer for it.
-func (c *Cluster) NodesFree() iter.Seq2[*corev1.Node, Resources] {
-	return func(yield func(*corev1.Node, Resources) bool) {
+// NodesFree yields a handle on every node, sorted by name, with NodeFree's
+// answer for it.
+func (c *Cluster) NodesFree() iter.Seq2[NodeHandle, Resources] {
+	return func(yield func(NodeHandle, Resources) bool) {
 		for i, ns := range c.nodeList {
-			if !yield(ns.node, c.hot[i].free) {
+			if !yield(NodeHandle{name: ns.node.Name, ns: ns}, c.hot[i].free) {
 				return
 			}
 		}
@@ -285,6 +288,25 @@ func (h NodeHandle) Node() *corev1.Node {
 
 // Name is the node name the handle was taken for.
 func (h NodeHandle) Name() string { return h.name }
+
+// Memo is what another controller noted on the node object (SetMemo), or
+// nil: a pass over every node reads its own per-node facts there instead of
+// looking them up by name. The memo is dropped whenever the node changes
+// (OnNodeChange), so it may only hold what a node change can invalidate or
+// what the controller drops itself when it changes.
+func (h NodeHandle) Memo() any {
+	if h.ns == nil {
+		return nil
+	}
+	return h.ns.memo
+}
+
+// SetMemo notes v on the node object (nothing when no node had the name).
+func (h NodeHandle) SetMemo(v any) {
+	if h.ns != nil {
+		h.ns.memo = v
+	}
+}
 
 // NodeActivity is ActivePods and LastPodEvent of the node the handle names:
 // once that node object is gone, whatever node now has the name (none: 0

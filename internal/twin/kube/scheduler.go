@@ -362,7 +362,7 @@ func (c *Cluster) pickBest(ps *podState, feasible []int32) *nodeState {
 	// counter, reset below) and per zone.
 	spread := ps.owner != nil && ps.owner.kind != "DaemonSet"
 	zoneCount := c.zoneScratch
-	var touched []*nodeHot
+	touched := c.touchedBuf[:0]
 	// The default spreading selects the pods of the same controller: for a
 	// ReplicaSet's pod, its ReplicaSet's selector, which includes the
 	// pod-template-hash (helper.DefaultSelector), so a rollout's new pods
@@ -387,6 +387,7 @@ func (c *Cluster) pickBest(ps *podState, feasible []int32) *nodeState {
 				h.scratch = 0
 				zoneCount[h.zone] = 0
 			}
+			c.touchedBuf = touched[:0]
 		}()
 	}
 	best, bestScore, ties := int32(-1), int64(-1), 0
