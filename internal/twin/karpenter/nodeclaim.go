@@ -61,23 +61,32 @@ func newPool(np *karpv1.NodePool) (*pool, error) {
 // NodeClaim is the twin's NodeClaim: a request for one instance, then the
 // instance and its node.
 type NodeClaim struct {
+	// What the disruption loop reads of every NodeClaim on every pass
+	// (eligible, budgetMapping, the methods' tests) comes first, side by
+	// side, so a pass over thousands of claims reads a line or two of each.
+	command           *command
+	handle            kube.NodeHandle // the cluster's handle on the Node once registered (see nodeOf)
+	Initialized       time.Time
+	NodePool          string
+	Node              string
+	Drifted           string // the drift reason (NodePoolDrifted, RequirementsDrifted, NodeClassDrift, AMIDrift)
+	deleting          bool
+	markedForDeletion bool
+	terminating       bool // InstanceTerminating condition
+
 	Name         string
-	NodePool     string
 	NodeClass    string
 	Created      time.Time
 	InstanceType catalog.InstanceType
 	CapacityType string
 	Zone         string
 	AMI          catalog.AMI
-	Node         string
 	ProviderID   string
 	instanceID   string
 
-	Launched, Registered, Initialized time.Time
+	Launched, Registered time.Time
 
-	// Drifted is the drift reason (NodePoolDrifted, RequirementsDrifted,
-	// NodeClassDrift, AMIDrift) and DriftedSince the condition's transition.
-	Drifted      string
+	// DriftedSince is when the Drifted condition last turned.
 	DriftedSince time.Time
 
 	// options are the instance types this claim may launch as, cheapest first.
@@ -90,23 +99,15 @@ type NodeClaim struct {
 	TerminationGracePeriod *time.Duration
 	poolHash, classHash    string
 
-	deleting          bool
-	deletionStarted   time.Time
-	terminationTime   *time.Time // deletionTimestamp + terminationGracePeriod
-	markedForDeletion bool
-	instanceGone      bool
-	terminating       bool // InstanceTerminating condition
-	drainStarted      time.Time
-	reconcile         *sim.Trigger
-	disruptionReason  string
-	command           *command
-	evictions         map[string]*evictionState
+	deletionStarted  time.Time
+	terminationTime  *time.Time // deletionTimestamp + terminationGracePeriod
+	instanceGone     bool
+	drainStarted     time.Time
+	reconcile        *sim.Trigger
+	disruptionReason string
+	evictions        map[string]*evictionState
 	// proto is what the node will look like, for in-flight capacity.
 	proto *corev1.Node
-	// handle is the cluster's handle on the Node once registered (the
-	// cluster keeps one object per node until it is removed), for the
-	// disruption loop's reads.
-	handle kube.NodeHandle
 	// sim is "nodeclaim/NAME", the claim's name in scheduling simulations.
 	sim string
 }
