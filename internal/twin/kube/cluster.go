@@ -89,6 +89,7 @@ type Cluster struct {
 	daemonSetOrder []*workload              // the DaemonSets among them
 	pdbs           map[string]*pdbState     // by namespace/name
 	pdbsByIndex    map[pdbIndex][]*pdbState // see pdbIndexKey
+	pdbGen         uint64                   // bumped when a PDB is added or changed (revision.pdbs)
 	pvcs           map[string]*pvcState     // by namespace/name
 	pvs            map[string]*corev1.PersistentVolume
 	storageClasses map[string]*storagev1.StorageClass

@@ -105,6 +105,7 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 		pdb.CreationTimestamp = c.now()
 	}
 	st = &pdbState{pdb: pdb, pods: newPodSet(), dirty: true}
+	c.pdbGen++
 	// semantics.md §D.1: an invalid or nil selector matches nothing; an
 	// empty one matches every pod of the namespace.
 	if pdb.Spec.Selector != nil {
@@ -156,6 +157,24 @@ func pdbIndexKey(st *pdbState) pdbIndex {
 // indexPodInPDBs links a new pod and the PDBs that select it: those filed
 // under one of its labels, and those without matchLabels.
 func (c *Cluster) indexPodInPDBs(ps *podState) {
+	// A Deployment's pods of one ReplicaSet carry the same labels (the
+	// template's and its pod-template-hash) unless admission changed them:
+	// they match the same PDBs, found once per ReplicaSet until a PDB is
+	// added or changed.
+	rev := ps.rev
+	cache := rev != nil && ps.asTemplate && ps.owner.kind == "Deployment"
+	if cache && rev.pdbGen == c.pdbGen {
+		for _, st := range rev.pdbs {
+			st.join(ps)
+		}
+		ps.pdbs = slices.Clone(rev.pdbs)
+		return
+	}
+	defer func() {
+		if cache {
+			rev.pdbs, rev.pdbGen = slices.Clone(ps.pdbs), c.pdbGen
+		}
+	}()
 	ns := ps.pod.Namespace
 	set := labels.Set(ps.pod.Labels)
 	link := func(list []*pdbState) {

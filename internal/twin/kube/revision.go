@@ -37,6 +37,10 @@ type revision struct {
 	sig    int
 	req    Resources
 	reqSet bool
+	// pdbs are the PDBs a pod of the template matches, as of the cluster's
+	// pdbGen (indexPodInPDBs).
+	pdbs   []*pdbState
+	pdbGen uint64
 
 	// pods counts the revision's pods in the store, terminating ones
 	// included; active those not terminating, ready those of them Ready,
