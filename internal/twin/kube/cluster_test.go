@@ -193,6 +193,23 @@ func TestDaemonSetRunsOnEveryTolerableNode(t *testing.T) {
 	if got := len(c.PodsOnNode("n3")); got != 1 {
 		t.Fatalf("n3 pods = %d, want 1 (a new node gets a daemon pod)", got)
 	}
+	// Whether the daemon runs on a node is decided again when the node
+	// changes, and when the template does.
+	must(t, c.RemoveTaint("n2", "dedicated"))
+	run(eng, time.Minute)
+	if got := len(c.PodsOnNode("n2")); got != 1 {
+		t.Fatalf("n2 pods = %d, want 1 once its taint is gone", got)
+	}
+	must(t, c.UpdateNode("n3", func(n *corev1.Node) { n.Labels["proxy"] = "yes" }))
+	ds = ds.DeepCopy()
+	ds.Spec.Template.Spec.NodeSelector = map[string]string{"proxy": "yes"}
+	must(t, c.Apply(ds))
+	run(eng, 10*time.Minute)
+	for n, want := range map[string]int{"n1": 0, "n2": 0, "n3": 1} {
+		if got := len(c.PodsOnNode(n)); got != want {
+			t.Fatalf("with nodeSelector proxy=yes: %s pods = %d, want %d", n, got, want)
+		}
+	}
 }
 
 func TestVolumeZonePinsPodAndWaitsForDetach(t *testing.T) {

@@ -39,7 +39,7 @@ func (c *Cluster) reconcileDaemonSets() {
 		for _, name := range names {
 			pods := c.daemonPodsOn(w, name)
 			ns, ok := c.nodes[name]
-			run := ok && c.daemonShouldRun(w, ns.node)
+			run := ok && c.daemonShouldRunOn(w, ns)
 			if run {
 				w.daemonNodes[name] = true
 				c.manageDaemonNode(w, name, pods, surge)
@@ -300,6 +300,25 @@ func daemonSetSurgeUnavailable(w *workload, desired int) (maxSurge, maxUnavailab
 func daemonSetAllowsSurge(w *workload) bool {
 	surge, _ := daemonSetSurgeUnavailable(w, 1)
 	return surge > 0
+}
+
+// daemonShouldRunOn is daemonShouldRun for a node of the cluster, kept on
+// the node per DaemonSet and template until either changes: the controller
+// asks for every DaemonSet whenever a node's pods change.
+func (c *Cluster) daemonShouldRunOn(w *workload, ns *nodeState) bool {
+	if w.dsIdx >= len(ns.daemonRun) {
+		ns.daemonRun = append(ns.daemonRun, make([]int64, w.dsIdx+1-len(ns.daemonRun))...)
+	}
+	if v := ns.daemonRun[w.dsIdx]; v>>1 == w.templateGeneration {
+		return v&1 == 1
+	}
+	run := c.daemonShouldRun(w, ns.node)
+	v := w.templateGeneration << 1
+	if run {
+		v |= 1
+	}
+	ns.daemonRun[w.dsIdx] = v
+	return run
 }
 
 func (c *Cluster) daemonShouldRun(w *workload, node *corev1.Node) bool {

@@ -32,7 +32,11 @@ type nodeState struct {
 	zoneName string
 	zoneIdx  int // index of zoneName in Cluster.zoneNames, for scoring
 	static   []int8
-	memo     any // NodeHandle.Memo
+	// daemonRun caches daemonShouldRun per DaemonSet (workload.dsIdx):
+	// its template generation shifted left, plus 1 when the daemon runs
+	// here; 0 unknown.
+	daemonRun []int64
+	memo      any // NodeHandle.Memo
 }
 
 func (n *nodeState) free() Resources { return n.alloc.Sub(n.used) }
@@ -195,6 +199,7 @@ func (c *Cluster) nodeChanged(name string) {
 	c.nodeGen++
 	if ns, ok := c.nodes[name]; ok {
 		ns.memo = nil
+		ns.daemonRun = ns.daemonRun[:0]
 		ns.zoneName = ns.node.Labels[corev1.LabelTopologyZone]
 		ns.zoneIdx = c.zoneIndex(ns.zoneName)
 		c.hot[ns.pos].zone = int32(ns.zoneIdx)

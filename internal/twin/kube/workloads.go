@@ -71,8 +71,9 @@ type workload struct {
 	daemonNodes       map[string]bool
 	daemonStrays      map[string]bool
 	daemonAffinity    *nodeaffinity.RequiredNodeAffinity // of template, built on first use
-	// idx is the workload's position in creation order.
-	idx int
+	// idx is the workload's position in creation order; dsIdx a
+	// DaemonSet's among the DaemonSets.
+	idx, dsIdx int
 }
 
 func (w *workload) key() string { return w.kind + "/" + w.namespace + "/" + w.name }
@@ -103,6 +104,7 @@ func (c *Cluster) addWorkload(w *workload) {
 	w.idx = len(c.workloadOrder)
 	c.workloadOrder = append(c.workloadOrder, w)
 	if w.kind == "DaemonSet" {
+		w.dsIdx = len(c.daemonSetOrder)
 		c.daemonSetOrder = append(c.daemonSetOrder, w)
 	}
 	if c.tracking {
