@@ -359,7 +359,7 @@ const daemonSetTemplateGenerationKey = "pod-template-generation"
 // util.CreatePodTemplate does.
 func (c *Cluster) newDaemonSetPod(w *workload, node string) *corev1.Pod {
 	rev := w.cur
-	p := &corev1.Pod{ObjectMeta: *rev.template.ObjectMeta.DeepCopy(), Spec: podSpecOf(&rev.template.Spec)}
+	p := podFromTemplate(&rev.template)
 	p.Namespace = w.namespace
 	p.Labels = withLabel(p.Labels, appsv1.ControllerRevisionHashLabelKey, rev.hash)
 	p.Labels[daemonSetTemplateGenerationKey] = w.templateGenerationLabel()

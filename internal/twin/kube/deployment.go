@@ -491,7 +491,7 @@ func (c *Cluster) syncReplicaSet(w *workload, rs *revision) {
 }
 
 func (c *Cluster) newReplicaSetPod(w *workload, rs *revision) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: *rs.template.ObjectMeta.DeepCopy(), Spec: podSpecOf(&rs.template.Spec)}
+	p := podFromTemplate(&rs.template)
 	p.Namespace = w.namespace
 	p.Labels = withLabel(p.Labels, appsv1.DefaultDeploymentUniqueLabelKey, rs.hash)
 	p.OwnerReferences = []metav1.OwnerReference{controllerRef("apps/v1", "ReplicaSet", rs.name, rs.uid)}

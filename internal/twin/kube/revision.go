@@ -113,16 +113,19 @@ func (r *revision) requests(pod *corev1.Pod) Resources {
 	return r.req
 }
 
-// podSpecOf is a controller's copy of its template's pod spec for a new pod.
-// The containers are shared with the template: nothing in the twin writes to
-// a stored pod's containers (requests, probes, images are read-only here,
-// as a pod's are in Kubernetes without in-place resize), and sharing them
+// podFromTemplate is a controller's new pod for a template: its own copy of
+// the template's metadata and pod spec, written in place. The containers'
+// contents are shared with the template: nothing in the twin writes to a
+// stored pod's containers (requests, probes, images are read-only here, as
+// a pod's are in Kubernetes without in-place resize), and sharing them
 // halves the memory a pod takes. Everything else is copied.
-func podSpecOf(t *corev1.PodSpec) corev1.PodSpec {
-	shallow := *t
+func podFromTemplate(t *corev1.PodTemplateSpec) *corev1.Pod {
+	p := &corev1.Pod{}
+	t.ObjectMeta.DeepCopyInto(&p.ObjectMeta)
+	shallow := t.Spec
 	shallow.Containers, shallow.InitContainers = nil, nil
-	spec := *shallow.DeepCopy()
-	spec.Containers = slices.Clone(t.Containers)
-	spec.InitContainers = slices.Clone(t.InitContainers)
-	return spec
+	shallow.DeepCopyInto(&p.Spec)
+	p.Spec.Containers = slices.Clone(t.Spec.Containers)
+	p.Spec.InitContainers = slices.Clone(t.Spec.InitContainers)
+	return p
 }

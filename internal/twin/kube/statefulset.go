@@ -136,7 +136,7 @@ func statefulSetMaxUnavailable(v *intstr.IntOrString, replicas int) int {
 }
 
 func (c *Cluster) newStatefulSetPod(w *workload, ord int, rev *revision) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: *rev.template.ObjectMeta.DeepCopy(), Spec: podSpecOf(&rev.template.Spec)}
+	p := podFromTemplate(&rev.template)
 	p.Namespace = w.namespace
 	p.Name = fmt.Sprintf("%s-%d", w.name, ord)
 	p.Labels = withLabel(p.Labels, appsv1.StatefulSetPodNameLabel, p.Name)
