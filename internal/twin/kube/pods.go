@@ -511,8 +511,9 @@ func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, s corev1.Conditio
 		}
 	}
 	if p.Status.Conditions == nil {
-		// A running pod has four: PodScheduled, Initialized, ContainersReady, Ready.
-		p.Status.Conditions = make([]corev1.PodCondition, 0, 4)
+		// A running pod has four: PodScheduled, Initialized, ContainersReady,
+		// Ready; an evicted one a fifth, DisruptionTarget.
+		p.Status.Conditions = make([]corev1.PodCondition, 0, 5)
 	}
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: s, Reason: reason, Message: msg, LastTransitionTime: now})
 }
