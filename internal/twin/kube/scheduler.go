@@ -128,16 +128,24 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 		list := c.staticList(ps)
 		first := sort.Search(len(list), func(i int) bool { return int(list[i]) >= c.nextStart })
 		last := -1
-		for k := 0; k < len(list) && len(feasible) < want; k++ {
-			pos := int(list[(first+k)%len(list)])
-			if !ps.req.FitsIn(c.hot[pos].free) {
-				continue
+		req := ps.req
+		// From the round-robin start to the end of the list, then from its
+		// beginning up to the start.
+		for _, part := range [2][]int32{list[first:], list[:first]} {
+			for _, p := range part {
+				if len(feasible) == want {
+					break
+				}
+				pos := int(p)
+				if !req.FitsIn(c.hot[pos].free) {
+					continue
+				}
+				if ps.hasClaims && c.volumeFits(ps.pod, c.nodeList[pos]) != "" {
+					continue
+				}
+				feasible = append(feasible, p)
+				last = pos
 			}
-			if ps.hasClaims && c.volumeFits(ps.pod, c.nodeList[pos]) != "" {
-				continue
-			}
-			feasible = append(feasible, int32(pos))
-			last = pos
 		}
 		processed = total
 		if len(feasible) == want {
