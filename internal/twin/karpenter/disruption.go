@@ -302,8 +302,9 @@ func (k *Karpenter) newSimBase() *simBase {
 // packBase packs the base pods alone onto the capacity and records where
 // each went, up to the first that needs a new NodeClaim.
 func (k *Karpenter) packBase(b *simBase) {
-	nodes := append(k.baseNodes[:0], b.capacity...)
-	k.baseNodes = nodes
+	nodes := b.capacity // packed in place and put back (undoNodes)
+	mark := len(k.packTouched)
+	defer k.undoNodes(nodes, mark)
 	idx := k.newFirstFit(nodes, b.static)
 	defer k.releaseFirstFit(idx)
 	b.assign = b.assign[:0]
@@ -314,6 +315,7 @@ func (k *Karpenter) packBase(b *simBase) {
 			b.placed = i // from here on the run opens NodeClaims: not replayed
 			break
 		}
+		k.packTouched = append(k.packTouched, nodeUndo{j, nodes[j].free, nodes[j].excluded})
 		nodes[j].free = nodes[j].free.Sub(it.req)
 		idx.update(nodes, j)
 		b.assign = append(b.assign, j)
@@ -400,33 +402,23 @@ func (k *Karpenter) simulate(b *simBase, c *candidate) packResult {
 			break
 		}
 	}
-	// The simulation works on a copy of the capacity kept across the
-	// pass's simulations: the nodes one simulation changed are restored
-	// from the base after it.
-	if k.simCopyOf != b || k.simCopyVersion != b.version {
-		k.simCopy = append(k.simCopy[:0], b.capacity...)
-		k.simCopyOf, k.simCopyVersion = b, b.version
-	}
-	nodes := k.simCopy
-	touched := k.simTouched[:0]
+	// The simulation works on the pass's capacity itself and puts back
+	// the nodes it changed afterwards.
+	nodes := b.capacity
+	mark := len(k.packTouched)
+	defer k.undoNodes(nodes, mark)
 	if excluded >= 0 {
+		k.packTouched = append(k.packTouched, nodeUndo{excluded, nodes[excluded].free, nodes[excluded].excluded})
 		nodes[excluded].excluded = true
-		touched = append(touched, excluded)
 	}
 	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}, pending: b.pending}
 	for i := 0; i < prefix; i++ {
 		n := &nodes[b.assign[i]]
+		k.packTouched = append(k.packTouched, nodeUndo{b.assign[i], n.free, n.excluded})
 		n.free = n.free.Sub(b.items[i].req)
-		touched = append(touched, b.assign[i])
 		res.existing[n.name] = append(res.existing[n.name], b.items[i].pod)
 	}
 	k.packInto(&res, &mergedItems{a: cand, b: b.items[prefix:]}, nodes, b)
-	for _, list := range [][]int{touched, k.packTouched} {
-		for _, i := range list {
-			nodes[i] = b.capacity[i]
-		}
-	}
-	k.simTouched = touched
 	return res
 }
 

@@ -295,3 +295,31 @@ func TestDriftClearsWhenReverted(t *testing.T) {
 		})
 	}
 }
+
+// A drift pass simulates candidate after candidate against one base: each
+// simulation packs on the base's capacity and must leave it as it found it,
+// also while replacements are still initializing and pods wait for them.
+func TestSimulationsLeaveTheBaseAsTheyFoundIt(t *testing.T) {
+	tw := newTwin(t)
+	tw.apply(nodeClass(amiID(ami130)), nodePool(withBudgets(budget("2"))))
+	tw.apply(deployment("web", 12, "600m"), pdb("web", "web", nil, intOrStr(2)))
+	if !tw.runUntil(time.Hour, func() bool { return tw.workload("Deployment", "web").Ready == 12 && !tw.karp.Busy() }) {
+		t.Fatalf("web never ready\n%s", tw.dumpLog())
+	}
+	tw.apply(nodeClass(amiID(ami131)))
+	total := 0
+	for range 120 {
+		sims, ok := tw.karp.SimulateEveryCandidate()
+		if !ok {
+			t.Fatalf("after %d simulations the base's capacity changed", total+sims)
+		}
+		total += sims
+		if tw.upgraded() {
+			break
+		}
+		tw.runFor(15 * time.Second)
+	}
+	if total < 10 {
+		t.Fatalf("only %d simulations ran: the test does not exercise them", total)
+	}
+}

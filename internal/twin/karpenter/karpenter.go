@@ -145,16 +145,11 @@ type Karpenter struct {
 	// simNodes and simPtrs are existingCapacity's reused buffers.
 	simNodes  []simNode
 	simPtrs   []*simNode
-	baseNodes []simNode // packBase's buffer
 	firstFits *firstFit // a released firstFit, reused by the next packing
-	// simCopy is simulate's copy of simCopyOf's capacity at version
-	// simCopyVersion; simTouched and packTouched list the nodes a
-	// simulation changed, to restore.
-	simCopy        []simNode
-	simCopyOf      *simBase
-	simCopyVersion int
-	simTouched     []int
-	packTouched    []int
+	// packTouched records the nodes a packing changed, with what they
+	// were: simulate and packBase pack on the pass's base capacity itself
+	// and put it back afterwards (undoNodes).
+	packTouched []nodeUndo
 	// fitRows caches each node's taint and affinity results per pod
 	// signature across simulations; a node's row is dropped when it changes.
 	fitRows   map[string]*fitRow

@@ -303,11 +303,14 @@ func (k *Karpenter) pack(pods []*corev1.Pod, existing []simNode) packResult {
 	return k.packItems(k.podItems(pods), existing)
 }
 
-// packItems packs pods already in packing order.
+// packItems packs pods already in packing order, into existing, which
+// keeps the result (nothing is put back).
 func (k *Karpenter) packItems(sorted []podItem, existing []simNode) packResult {
 	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}}
 	seq := sliceItems(sorted)
+	mark := len(k.packTouched)
 	k.packInto(&res, &seq, existing, nil)
+	k.packTouched = k.packTouched[:mark]
 	return res
 }
 
@@ -327,7 +330,6 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 	}
 	idx := k.newFirstFit(existing, static)
 	defer k.releaseFirstFit(idx)
-	k.packTouched = k.packTouched[:0]
 	for {
 		it, ok := sorted.next()
 		if !ok {
@@ -336,9 +338,9 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 		pod, req := it.pod, it.req
 		if i := k.placeExisting(pod, req, existing, idx); i >= 0 {
 			n := &existing[i]
+			k.packTouched = append(k.packTouched, nodeUndo{i, n.free, n.excluded})
 			n.free = n.free.Sub(req)
 			idx.update(existing, i)
-			k.packTouched = append(k.packTouched, i)
 			res.existing[n.name] = append(res.existing[n.name], pod)
 			if !n.initialized && blocks(pod) {
 				res.failed[pod] = fmt.Sprintf("would schedule against uninitialized nodeclaim %s", strings.TrimPrefix(n.name, "nodeclaim/"))
@@ -482,6 +484,23 @@ func (f *firstFit) tree(pod *corev1.Pod, sig int, nodes []simNode) *fitTree {
 	f.trees[sig] = t
 	f.order = append(f.order, t)
 	return t
+}
+
+// nodeUndo is a simulation node's state before a packing changed it.
+type nodeUndo struct {
+	i        int
+	free     kube.Resources
+	excluded bool
+}
+
+// undoNodes puts back what a packing changed since packTouched had mark
+// entries, latest first, and forgets it.
+func (k *Karpenter) undoNodes(nodes []simNode, mark int) {
+	for j := len(k.packTouched) - 1; j >= mark; j-- {
+		u := k.packTouched[j]
+		nodes[u.i].free, nodes[u.i].excluded = u.free, u.excluded
+	}
+	k.packTouched = k.packTouched[:mark]
 }
 
 // room is a node's free CPU and memory, -1 when it is excluded.
