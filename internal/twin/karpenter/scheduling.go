@@ -1,6 +1,7 @@
 package karpenter
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -235,32 +236,35 @@ func (k *Karpenter) smallestAllocatable(its []catalog.InstanceType) kube.Resourc
 // pack simulates scheduling pods onto existing capacity and new NodeClaims.
 // podItem is a pod with its requests, in the order pods are packed.
 type podItem struct {
-	pod *corev1.Pod
-	req kube.Resources
+	pod      *corev1.Pod
+	req      kube.Resources
+	ns, name string // the pod's, beside it: sorting compares them often
 }
 
 // less is the packing order: CPU, then memory, descending
 // (byCPUAndMemoryDescending), then namespace/name for determinism.
-func (a podItem) less(b podItem) bool {
+func (a podItem) less(b podItem) bool { return comparePodItems(a, b) < 0 }
+
+func comparePodItems(a, b podItem) int {
 	if a.req.MilliCPU != b.req.MilliCPU {
-		return a.req.MilliCPU > b.req.MilliCPU
+		return cmp.Compare(b.req.MilliCPU, a.req.MilliCPU)
 	}
 	if a.req.Memory != b.req.Memory {
-		return a.req.Memory > b.req.Memory
+		return cmp.Compare(b.req.Memory, a.req.Memory)
 	}
-	if a.pod.Namespace != b.pod.Namespace {
-		return a.pod.Namespace < b.pod.Namespace
+	if a.ns != b.ns {
+		return strings.Compare(a.ns, b.ns)
 	}
-	return a.pod.Name < b.pod.Name
+	return strings.Compare(a.name, b.name)
 }
 
 // podItems returns pods with their requests, in packing order.
 func (k *Karpenter) podItems(pods []*corev1.Pod) []podItem {
 	items := make([]podItem, len(pods))
 	for i, p := range pods {
-		items[i] = podItem{p, k.kube.RequestsOf(p)}
+		items[i] = podItem{p, k.kube.RequestsOf(p), p.Namespace, p.Name}
 	}
-	sort.Slice(items, func(i, j int) bool { return items[i].less(items[j]) })
+	slices.SortFunc(items, comparePodItems)
 	return items
 }
 
