@@ -37,7 +37,7 @@ type ScaleFunc func(pod *corev1.Pod) (controllerUID types.UID, replicas int32, o
 // SyncResult is the full outcome of one disruption-controller sync of a PDB.
 type SyncResult struct {
 	// Status is the status the controller would write (or, when Changed is
-	// false, the unchanged current status).
+	// false, the PDB's current status itself, sharing its maps and slices).
 	Status policyv1.PodDisruptionBudgetStatus
 	// Changed reports whether the controller would write a new status.
 	Changed bool
@@ -377,7 +377,7 @@ func updatePdbStatus(pdb *policyv1.PodDisruptionBudget, currentHealthy, desiredH
 		apiequality.Semantic.DeepEqual(pdb.Status.DisruptedPods, disruptedPods) &&
 		pdb.Status.ObservedGeneration == pdb.Generation &&
 		conditionsAreUpToDate(pdb) {
-		return *pdb.Status.DeepCopy(), false
+		return pdb.Status, false // nothing to write: the same status, not a copy
 	}
 
 	newPdb := withStatusCopy(pdb)
