@@ -326,6 +326,7 @@ func (r *run) createNodes() error {
 // pods bound and Ready at the start, created when their node was; Fargate
 // pods on nodes of the control plane's version.
 func (r *run) bootstrap() error {
+	r.kube.HoldPodStarts()
 	r.eng.Run(r.eng.Now(), nil)
 	if err := r.fargate.Bootstrap(r.eng.Now()); err != nil {
 		return fmt.Errorf("%s: %v", r.sc.Path, err)
@@ -333,6 +334,7 @@ func (r *run) bootstrap() error {
 	for _, n := range r.kube.Nodes() {
 		r.kube.StartPodsNow(n.Name, n.CreationTimestamp.Time)
 	}
+	r.kube.ReleasePodStarts()
 	r.eng.Run(r.eng.Now(), nil)
 	r.kube.StartTracking()
 	return nil

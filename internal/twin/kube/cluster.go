@@ -77,7 +77,9 @@ type Cluster struct {
 	zoneNames   []string                  // zones seen on nodes, see zoneIndex
 	zoneScratch []int                     // pickBest's replicas per zone
 	touchedBuf  []*nodeHot                // pickBest's nodes with replicas, reused
-	capacityGen uint64                    // bumped when a node changes or a pod frees resources
+	holdStarts  bool                      // HoldPodStarts
+	held        []heldStart
+	capacityGen uint64 // bumped when a node changes or a pod frees resources
 	// pendingOrder holds every pending pod (podState.pending), and maybe
 	// pods that have left since; it is in scheduling order while
 	// pendingOrdered (pendingInOrder, addPending). pending counts the pods.

@@ -163,17 +163,22 @@ func (c *Cluster) startPod(ps *podState) {
 	if !ok {
 		return // a volume is still attached elsewhere; releaseVolumes starts the pod
 	}
-	startup := c.opts.Timings.PodStartup
-	ready := startup
-	if d, ok := startupOverride(ps.pod); ok {
-		startup, ready = d, d
-	} else if p := readinessProbe(ps.pod); p != nil {
-		ready += time.Duration(p.InitialDelaySeconds) * time.Second
-	}
+	startup, ready := c.startDelays(ps)
 	// The kubelet reports a pod it has admitted as not ready until its
 	// containers are (Ready=False, reason ContainersNotReady).
 	setPodCondition(ps.pod, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", "", c.now())
 	setPodCondition(ps.pod, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", "", c.now())
+	if c.holdStarts {
+		// The pod will be started at once (StartPodsNow); the kubelet's
+		// timers are set only for a pod left over when the hold ends.
+		c.held = append(c.held, heldStart{ps, attachAt})
+		return
+	}
+	c.startTimers(ps, attachAt, startup, ready)
+}
+
+// startTimers schedules a bound pod's Running and Ready.
+func (c *Cluster) startTimers(ps *podState, attachAt time.Time, startup, ready time.Duration) {
 	running := attachAt.Add(startup)
 	readyAt := attachAt.Add(ready)
 	ps.timers = append(ps.timers,
@@ -184,6 +189,45 @@ func (c *Cluster) startPod(ps *podState) {
 		}),
 		c.eng.At(readyAt, func() { c.setPodReady(ps, true, c.eng.Now()) }),
 	)
+}
+
+// startDelays is how long after its volumes are ready a pod runs, and is
+// Ready.
+func (c *Cluster) startDelays(ps *podState) (startup, ready time.Duration) {
+	startup = c.opts.Timings.PodStartup
+	ready = startup
+	if d, ok := startupOverride(ps.pod); ok {
+		startup, ready = d, d
+	} else if p := readinessProbe(ps.pod); p != nil {
+		ready += time.Duration(p.InitialDelaySeconds) * time.Second
+	}
+	return startup, ready
+}
+
+// heldStart is a pod bound while starts were held, and when its volumes
+// were ready.
+type heldStart struct {
+	ps       *podState
+	attachAt time.Time
+}
+
+// HoldPodStarts is for building a scenario's starting state: pods bound
+// from now on get no kubelet timers, since StartPodsNow will start them;
+// ReleasePodStarts sets the timers of any it did not start. The result is
+// the same as starting them normally and cancelling the timers, without
+// queueing hundreds of thousands of cancelled events.
+func (c *Cluster) HoldPodStarts() { c.holdStarts = true }
+
+// ReleasePodStarts ends HoldPodStarts.
+func (c *Cluster) ReleasePodStarts() {
+	c.holdStarts = false
+	for _, h := range c.held {
+		if ps := h.ps; !ps.gone && !ps.deleting && ps.pod.Status.Phase != corev1.PodRunning {
+			startup, ready := c.startDelays(ps)
+			c.startTimers(ps, h.attachAt, startup, ready)
+		}
+	}
+	c.held = nil
 }
 
 // startImmediately makes a just-bound pod Running and Ready now, for the
