@@ -88,7 +88,7 @@ func sameSchedulingConstraints(pod, tmpl *corev1.PodSpec) bool {
 // up (the kubelet would reject the pod), it also refuses a missing node
 // with 404. The kubelet's admission (does the pod fit?) is not modelled.
 func (c *Cluster) Bind(namespace, name, node string) error {
-	ps, ok := c.pods[key(namespace, name)]
+	ps, ok := c.pods[string(c.podKey(namespace, name))]
 	if !ok {
 		return apierrors.NewNotFound(corev1.Resource("pods"), name)
 	}

@@ -79,6 +79,7 @@ type Cluster struct {
 	touchedBuf  []*nodeHot                // pickBest's nodes with replicas, reused
 	holdStarts  bool                      // HoldPodStarts
 	held        []heldStart
+	keyBuf      []byte // podKey's
 	capacityGen uint64 // bumped when a node changes or a pod frees resources
 	// pendingOrder holds every pending pod (podState.pending), and maybe
 	// pods that have left since; it is in scheduling order while
@@ -228,6 +229,13 @@ func appendHex(b []byte, v uint64, width int) []byte {
 }
 
 func key(namespace, name string) string { return namespace + "/" + name }
+
+// podKey is key written into a reused buffer, for a lookup in
+// Cluster.pods that does not allocate: c.pods[string(c.podKey(ns, name))].
+func (c *Cluster) podKey(namespace, name string) []byte {
+	c.keyBuf = append(append(append(c.keyBuf[:0], namespace...), '/'), name...)
+	return c.keyBuf
+}
 
 // Apply creates or updates an object from a manifest. Supported kinds:
 // Namespace, Pod, PersistentVolumeClaim, PersistentVolume, StorageClass,

@@ -377,7 +377,7 @@ func (c *Cluster) newDaemonSetPod(w *workload, node string) *corev1.Pod {
 	}}
 	for {
 		p.Name = w.name + "-" + c.randomSuffix(5)
-		if _, taken := c.pods[key(p.Namespace, p.Name)]; !taken {
+		if _, taken := c.pods[string(c.podKey(p.Namespace, p.Name))]; !taken {
 			return p
 		}
 	}

@@ -497,7 +497,7 @@ func (c *Cluster) newReplicaSetPod(w *workload, rs *revision) *corev1.Pod {
 	p.OwnerReferences = []metav1.OwnerReference{controllerRef("apps/v1", "ReplicaSet", rs.name, rs.uid)}
 	for {
 		p.Name = rs.name + "-" + c.randomSuffix(5)
-		if _, taken := c.pods[key(p.Namespace, p.Name)]; !taken {
+		if _, taken := c.pods[string(c.podKey(p.Namespace, p.Name))]; !taken {
 			return p
 		}
 	}

@@ -247,7 +247,7 @@ func (c *Cluster) syncByCounts(st *pdbState, now time.Time) eviction.SyncResult 
 	return eviction.SyncCounts(st.pdb, eviction.PodCounts{
 		Selected: int32(st.pods.len()), Healthy: st.healthy, Scale: st.scale(),
 		Lookup: func(name string) (present, ready bool) {
-			ps := c.pods[key(st.pdb.Namespace, name)]
+			ps := c.pods[string(c.podKey(st.pdb.Namespace, name))]
 			if ps == nil || ps.deleting || !slices.Contains(ps.pdbs, st) {
 				return false, false
 			}
@@ -317,7 +317,7 @@ func (c *Cluster) PDBs(namespace string) []*policyv1.PodDisruptionBudget {
 
 // PDBsForPod returns the PDBs that select a pod, with current status.
 func (c *Cluster) PDBsForPod(namespace, name string) []*policyv1.PodDisruptionBudget {
-	ps, ok := c.pods[key(namespace, name)]
+	ps, ok := c.pods[string(c.podKey(namespace, name))]
 	if !ok {
 		return nil
 	}
@@ -351,7 +351,7 @@ func (c *Cluster) PDBsOf(pod *corev1.Pod) []*policyv1.PodDisruptionBudget {
 // *apierrors.StatusError a client would get: 429 for an exhausted PDB, 500
 // for a pod with two PDBs, 404 for a missing pod.
 func (c *Cluster) Evict(namespace, name string) error {
-	ps, ok := c.pods[key(namespace, name)]
+	ps, ok := c.pods[string(c.podKey(namespace, name))]
 	if !ok {
 		return apierrors.NewNotFound(corev1.Resource("pods"), name)
 	}

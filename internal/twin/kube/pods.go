@@ -400,7 +400,7 @@ func (c *Cluster) podChanged(node string) {
 // healthy under a PDB that could not afford it, the deletion counts as a PDB
 // violation of the pod's workload.
 func (c *Cluster) DeletePod(namespace, name string, grace *int64, voluntary bool) error {
-	ps, ok := c.pods[key(namespace, name)]
+	ps, ok := c.pods[string(c.podKey(namespace, name))]
 	if !ok {
 		return apierrors.NewNotFound(corev1.Resource("pods"), name)
 	}
@@ -417,7 +417,7 @@ func (c *Cluster) DeletePod(namespace, name string, grace *int64, voluntary bool
 
 // Pod returns a pod, or nil.
 func (c *Cluster) Pod(namespace, name string) *corev1.Pod {
-	if ps, ok := c.pods[key(namespace, name)]; ok {
+	if ps, ok := c.pods[string(c.podKey(namespace, name))]; ok {
 		return ps.pod
 	}
 	return nil
@@ -460,7 +460,7 @@ func (c *Cluster) PendingPods() []*corev1.Pod {
 // Unschedulable returns why a pending pod fits no node, as kube-scheduler's
 // FitError says it ("0/3 nodes are available: ..."), or "".
 func (c *Cluster) Unschedulable(namespace, name string) string {
-	ps, ok := c.pods[key(namespace, name)]
+	ps, ok := c.pods[string(c.podKey(namespace, name))]
 	if !ok || !ps.unschedulable {
 		return ""
 	}
@@ -472,7 +472,7 @@ func (c *Cluster) Unschedulable(namespace, name string) string {
 
 // PodOwner returns "Kind/name" of the workload that owns a pod, or "".
 func (c *Cluster) PodOwner(namespace, name string) (kind, owner string) {
-	if ps, ok := c.pods[key(namespace, name)]; ok && ps.owner != nil {
+	if ps, ok := c.pods[string(c.podKey(namespace, name))]; ok && ps.owner != nil {
 		return ps.owner.kind, ps.owner.name
 	}
 	return "", ""

@@ -19,7 +19,7 @@ import (
 // from its startup is cancelled. The PDBs covering the pod see the change
 // at once (the twin's disruption controller is instantaneous).
 func (c *Cluster) SetPodReady(namespace, name string, ready bool) error {
-	ps, ok := c.pods[key(namespace, name)]
+	ps, ok := c.pods[string(c.podKey(namespace, name))]
 	if !ok {
 		return apierrors.NewNotFound(corev1.Resource("pods"), name)
 	}

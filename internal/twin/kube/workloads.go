@@ -238,7 +238,7 @@ func (c *Cluster) applyBarePod(p *corev1.Pod) error {
 	if err := c.requireNamespace(p.Namespace); err != nil {
 		return fmt.Errorf("Pod %s/%s: %v", p.Namespace, p.Name, err)
 	}
-	if _, ok := c.pods[key(p.Namespace, p.Name)]; ok {
+	if _, ok := c.pods[string(c.podKey(p.Namespace, p.Name))]; ok {
 		return fmt.Errorf("Pod %s/%s: pods are immutable; delete it first", p.Namespace, p.Name)
 	}
 	w := &workload{kind: "Pod", namespace: p.Namespace, name: p.Name, obj: p, template: corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}, replicas: 1}
