@@ -172,29 +172,16 @@ func SyncCounts(pdb *policyv1.PodDisruptionBudget, counts PodCounts, now time.Ti
 	// buildDisruptedPodMap and countHealthyPods, entry by entry: an entry
 	// is kept for a present pod until DeletionTimeout has passed, and keeps
 	// a Ready pod out of currentHealthy while the timeout lies ahead.
-	disrupted := make(map[string]metav1.Time)
-	var recheck *time.Time
+	d := newDisruptedEntries()
 	currentHealthy := counts.Healthy
 	for name, t := range pdb.Status.DisruptedPods {
 		present, ready := counts.Lookup(name)
-		if !present {
-			continue
-		}
-		expectedDeletion := t.Time.Add(DeletionTimeout)
-		if expectedDeletion.Before(now) {
-			continue
-		}
-		if recheck == nil || expectedDeletion.Before(*recheck) {
-			e := expectedDeletion
-			recheck = &e
-		}
-		disrupted[name] = t
-		if ready && expectedDeletion.After(now) {
+		if present && d.keep(name, t, now) && ready && t.Time.Add(DeletionTimeout).After(now) {
 			currentHealthy--
 		}
 	}
-	status, changed := updatePdbStatus(pdb, currentHealthy, desiredHealthy, expectedCount, disrupted, now)
-	return SyncResult{Status: status, Changed: changed, RecheckAt: recheck}
+	status, changed := updatePdbStatus(pdb, currentHealthy, desiredHealthy, expectedCount, d.kept, now)
+	return SyncResult{Status: status, Changed: changed, RecheckAt: d.recheck}
 }
 
 // expectedPodCount is upstream getExpectedPodCount (semantics.md §D.2):
@@ -332,32 +319,47 @@ func countHealthyPods(pods []PodFacts, disruptedPods map[string]metav1.Time, now
 // DeletionTimeout has not passed; the earliest expiry is the recheck time.
 func buildDisruptedPodMap(pods []PodFacts, pdb *policyv1.PodDisruptionBudget, now time.Time) (map[string]metav1.Time, *time.Time) {
 	disruptedPods := pdb.Status.DisruptedPods
-	result := make(map[string]metav1.Time)
-	var recheck *time.Time
+	d := newDisruptedEntries()
 	if len(disruptedPods) == 0 {
-		return result, recheck
+		return d.kept, d.recheck
 	}
 	for i := range pods {
 		pod := &pods[i]
 		if pod.Deleting {
 			continue
 		}
-		t, found := disruptedPods[pod.Name]
-		if !found {
-			continue
+		if t, found := disruptedPods[pod.Name]; found {
+			d.keep(pod.Name, t, now)
 		}
-		expectedDeletion := t.Time.Add(DeletionTimeout)
-		if expectedDeletion.Before(now) {
-			// upstream: event "NotDeleted", entry dropped.
-			continue
-		}
-		if recheck == nil || expectedDeletion.Before(*recheck) {
-			e := expectedDeletion
-			recheck = &e
-		}
-		result[pod.Name] = t
 	}
-	return result, recheck
+	return d.kept, d.recheck
+}
+
+// disruptedEntries is the new status.disruptedPods being built: an entry
+// of a selected pod not being deleted is kept until DeletionTimeout has
+// passed; recheck is the earliest time a kept entry expires.
+type disruptedEntries struct {
+	kept    map[string]metav1.Time
+	recheck *time.Time
+}
+
+func newDisruptedEntries() disruptedEntries {
+	return disruptedEntries{kept: make(map[string]metav1.Time)}
+}
+
+// keep keeps the entry for name unless it has expired, and says whether it
+// did.
+func (d *disruptedEntries) keep(name string, t metav1.Time, now time.Time) bool {
+	expectedDeletion := t.Time.Add(DeletionTimeout)
+	if expectedDeletion.Before(now) {
+		return false // upstream: event "NotDeleted", entry dropped
+	}
+	if d.recheck == nil || expectedDeletion.Before(*d.recheck) {
+		e := expectedDeletion
+		d.recheck = &e
+	}
+	d.kept[name] = t
+	return true
 }
 
 // updatePdbStatus is upstream updatePdbStatus: disruptionsAllowed =
