@@ -74,7 +74,9 @@ func (s *podSet) remove(ps *podState) {
 func (s *podSet) len() int { return len(s.items) }
 
 // all returns the members in no particular order, for callers the order
-// does not matter to. The slice is shared, as list's is.
+// does not matter to. It is the set's own slice: a remove reorders it in
+// place, so a caller that changes the set must finish walking it first (or
+// walk list, whose slice a change leaves alone).
 func (s *podSet) all() []*podState { return s.items }
 
 // list returns the pods in key order. The slice is shared: callers must not
