@@ -105,8 +105,14 @@ func (k *Karpenter) BudgetBlocks() []string {
 // method's own test, in name order. Pod-level blockers are checked later,
 // only for the candidates a method reaches (podsBlock).
 func (k *Karpenter) eligible(should func(*NodeClaim) bool) []*NodeClaim {
+	return k.eligibleAmong(k.NodeClaims(), should)
+}
+
+// eligibleAmong is eligible over claims, a name-ordered list that holds
+// every NodeClaim should might accept.
+func (k *Karpenter) eligibleAmong(claims []*NodeClaim, should func(*NodeClaim) bool) []*NodeClaim {
 	var out []*NodeClaim
-	for _, c := range k.NodeClaims() {
+	for _, c := range claims {
 		if c.command != nil || c.deleting || c.markedForDeletion || c.Initialized.IsZero() || !should(c) {
 			continue
 		}
@@ -164,6 +170,11 @@ func isMirrorPod(p *corev1.Pod) bool {
 // virtual instant: each further command sees the budget lowered by the
 // commands before it and simulates against the cluster they left.
 func (k *Karpenter) drift() bool {
+	if k.drifted == 0 {
+		// No candidate: the controller moves on before it builds the
+		// budget mapping (disrupt in controller.go).
+		return false
+	}
 	mapping := k.budgetMapping(karpv1.DisruptionReasonDrifted)
 	if !anyAllowed(mapping) {
 		return false
@@ -428,7 +439,7 @@ func (k *Karpenter) simulate(b *simBase, c *candidate) packResult {
 // re-validated after 15 s.
 func (k *Karpenter) emptiness() bool {
 	now := k.eng.Now()
-	claims := k.eligible(func(c *NodeClaim) bool {
+	claims := k.eligibleAmong(k.maybeEmpty(), func(c *NodeClaim) bool {
 		p := k.pools[c.NodePool]
 		if p == nil {
 			return false
@@ -483,6 +494,48 @@ func (k *Karpenter) emptiness() bool {
 		k.disrupting.Fire()
 	})
 	return true
+}
+
+// maybeEmpty lists, in name order, the NodeClaims whose node may have no
+// active pod: those on the cluster's idle nodes and those whose node is
+// gone. Every other NodeClaim's node runs a pod Emptiness would have to
+// move, so the pass need not read it.
+func (k *Karpenter) maybeEmpty() []*NodeClaim {
+	out := k.emptyBuf[:0]
+	for name := range k.kube.IdleNodes() {
+		if c := k.byNode[name]; c != nil && k.claims[c.Name] == c {
+			out = append(out, c)
+		}
+	}
+	for c := range k.nodeGone {
+		if k.claims[c.Name] != c || (k.kube.Node(c.Node) != nil && k.byNode[c.Node] == c) {
+			delete(k.nodeGone, c) // removed, or found through its node again
+			continue
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	k.emptyBuf = out[:0]
+	if checkMaybeEmpty {
+		k.checkMaybeEmpty(out)
+	}
+	return out
+}
+
+// checkMaybeEmpty is set by the package's tests: every pass then checks that
+// maybeEmpty left out no NodeClaim whose node has no active pod.
+var checkMaybeEmpty = false
+
+func (k *Karpenter) checkMaybeEmpty(got []*NodeClaim) {
+	listed := map[*NodeClaim]bool{}
+	for _, c := range got {
+		listed[c] = true
+	}
+	for _, c := range k.NodeClaims() {
+		if active, _ := k.nodeActivity(c); active == 0 && !c.Initialized.IsZero() && !listed[c] {
+			panic(fmt.Sprintf("maybeEmpty left out NodeClaim %s (node %s) with no active pod", c.Name, c.Node))
+		}
+	}
 }
 
 func (k *Karpenter) noteCandidateBlocked(c *NodeClaim, pod, pdb, msg string) {

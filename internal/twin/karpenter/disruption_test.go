@@ -128,6 +128,51 @@ func TestBudgetsLimitDrift(t *testing.T) {
 	}
 }
 
+// TestDriftBudgetsBuiltOnlyForCandidates: the disruption controller builds
+// a method's budget mapping only once the method has candidates ("If there
+// are no candidates, move to the next disruption", controller.go disrupt;
+// semantics.md §A.1b), so a NodePool whose budgets allow 0 drifted
+// disruptions reports no Drifted block while nothing has drifted, and does
+// once a NodeClaim drifts. The drift pass reads a count of drifted
+// NodeClaims first; it follows drift, its revert and the replacement of
+// drifted NodeClaims.
+func TestDriftBudgetsBuiltOnlyForCandidates(t *testing.T) {
+	driftedBlock := func(tw *twin) bool {
+		return strings.Contains(strings.Join(tw.karp.BudgetBlocks(), "\n"), "Drifted")
+	}
+	counts := func(t *testing.T, tw *twin, want int) {
+		t.Helper()
+		if kept, counted := tw.karp.DriftedCount(); kept != counted || counted != want {
+			t.Errorf("drifted NodeClaims: kept count %d, counted %d, want %d", kept, counted, want)
+		}
+	}
+	tw := newTwin(t)
+	tw.apply(nodeClass(amiID(ami130)), nodePool(withBudgets(budget("0", karpv1.DisruptionReasonDrifted), budget("100%"))))
+	tw.adopt(2, "c4.large", "spot", ami130, time.Hour)
+	tw.runFor(time.Minute)
+	if driftedBlock(tw) {
+		t.Errorf("BudgetBlocks() = %q with nothing drifted, want no Drifted block", tw.karp.BudgetBlocks())
+	}
+	counts(t, tw, 0)
+	tw.apply(nodeClass(amiID(ami131)))
+	counts(t, tw, 2)
+	tw.runFor(time.Minute)
+	if !driftedBlock(tw) {
+		t.Errorf("BudgetBlocks() = %q with 2 NodeClaims drifted, want the Drifted block", tw.karp.BudgetBlocks())
+	}
+	tw.apply(nodeClass(amiID(ami130)))
+	counts(t, tw, 0)
+
+	// Replaced: the drifted NodeClaims leave, and the count with them.
+	tw = driftedFleet(t, 3, nodePool())
+	counts(t, tw, 3)
+	if !tw.runUntil(2*time.Hour, tw.upgraded) {
+		t.Fatalf("drifted nodes not replaced\n%s", tw.dumpLog())
+	}
+	tw.runFor(10 * time.Minute)
+	counts(t, tw, 0)
+}
+
 // TestBudgetsNotReadyNodesConsume: NotReady nodes count in the total and
 // are subtracted from what a budget allows, for every reason:
 // allowed = budget − (#deleting + #NotReady) (semantics.md §A.1b

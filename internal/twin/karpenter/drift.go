@@ -31,9 +31,11 @@ func (k *Karpenter) evaluateDriftOf(c *NodeClaim) {
 	switch {
 	case reason != "" && c.Drifted == "":
 		c.Drifted, c.DriftedSince = reason, k.eng.Now()
+		k.drifted++
 		k.log(Event{Code: "NodeClaimDrifted", Message: "nodeclaim drifted", Reason: "drifted", NodePool: c.NodePool, NodeClaim: c.Name, Node: c.Node, Fields: []string{"drift=" + reason}})
 	case reason == "" && c.Drifted != "":
 		c.Drifted, c.DriftedSince = "", k.eng.Now()
+		k.drifted--
 	case reason != "" && reason != c.Drifted:
 		c.Drifted = reason // the condition's reason changes; its transition time does not
 	}

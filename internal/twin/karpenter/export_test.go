@@ -26,3 +26,18 @@ func (k *Karpenter) SimulateEveryCandidate() (sims int, restored bool) {
 	}
 	return sims, true
 }
+
+// DriftedCount is the count of drifted NodeClaims a drift pass reads
+// first, and the count it stands for.
+func (k *Karpenter) DriftedCount() (kept, counted int) {
+	for _, c := range k.claims {
+		if c.Drifted != "" {
+			counted++
+		}
+	}
+	return k.drifted, counted
+}
+
+// The package's tests check, on every Emptiness pass, that the NodeClaims
+// it reads hold every one whose node has no active pod.
+func init() { checkMaybeEmpty = true }

@@ -121,6 +121,12 @@ type Karpenter struct {
 	claims       map[string]*NodeClaim
 	sortedClaims []*NodeClaim // NodeClaims() cache; nil when stale
 	byNode       map[string]*NodeClaim
+	// drifted counts the NodeClaims with a Drifted condition.
+	drifted int
+	// nodeGone holds NodeClaims whose node left the cluster while they
+	// stayed (maybeEmpty); emptyBuf is maybeEmpty's reused list.
+	nodeGone map[*NodeClaim]bool
+	emptyBuf []*NodeClaim
 
 	version string // the control-plane minor Karpenter last discovered
 
@@ -205,12 +211,18 @@ func New(eng *sim.Engine, kc *kube.Cluster, cloud *ec2.Cloud, opts Options) *Kar
 		typeFacts:     map[string]*typeFacts{},
 		podReqs:       map[any]scheduling.Requirements{},
 		fitRows:       map[string]*fitRow{},
+		nodeGone:      map[*NodeClaim]bool{},
 	}
 	k.version = opts.ControlPlaneVersion()
 	k.batch.k = k
 	k.disrupting = eng.NewTrigger(k.disrupt)
 	kc.OnUnschedulable(k.batch.trigger)
-	kc.OnNodeChange(func(node string) { delete(k.fitRows, node) })
+	kc.OnNodeChange(func(node string) {
+		delete(k.fitRows, node)
+		if c := k.byNode[node]; c != nil && kc.Node(node) == nil {
+			k.nodeGone[c] = true
+		}
+	})
 	eng.Every(disruptionPollingPeriod, k.disrupt)
 	eng.Every(versionPollPeriod, k.discoverVersion)
 	eng.Every(amiRefreshPeriod, k.refreshAMIs)
@@ -369,6 +381,9 @@ func (k *Karpenter) Drifted() []*NodeClaim {
 // AnyDrifted reports whether some NodeClaim is drifted and not yet being
 // deleted, without building the list.
 func (k *Karpenter) AnyDrifted() bool {
+	if k.drifted == 0 {
+		return false
+	}
 	for _, c := range k.claims {
 		if c.Drifted != "" && !c.deleting {
 			return true

@@ -64,6 +64,9 @@ func (k *Karpenter) memoOf(h kube.NodeHandle) *nodeMemo {
 // linkNode records the node a NodeClaim launched, dropping what was noted
 // on a node of that name before.
 func (k *Karpenter) linkNode(claim *NodeClaim) {
+	if old := k.byNode[claim.Node]; old != nil && old != claim {
+		k.nodeGone[old] = true // its node's name now leads to claim
+	}
 	k.byNode[claim.Node] = claim
 	k.kube.Handle(claim.Node).SetMemo(nil)
 }

@@ -119,7 +119,13 @@ func (k *Karpenter) removeNodeClaim(c *NodeClaim) {
 	delete(k.claims, c.Name)
 	delete(k.fitRows, "nodeclaim/"+c.Name)
 	k.sortedClaims = nil
+	if c.Drifted != "" {
+		k.drifted--
+	}
 	if c.Node != "" {
+		if other := k.byNode[c.Node]; other != nil && other != c {
+			k.nodeGone[other] = true
+		}
 		delete(k.byNode, c.Node)
 	}
 	k.noteDisrupting(c, false)

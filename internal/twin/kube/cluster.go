@@ -67,8 +67,10 @@ type Cluster struct {
 
 	namespaces map[string]*corev1.Namespace
 	nodes      map[string]*nodeState
-	nodeNames  []string     // sorted
-	nodeList   []*nodeState // in nodeNames order
+	// idle holds the nodes with no active pod (nodeState.idleAt).
+	idle      []*nodeState
+	nodeNames []string     // sorted
+	nodeList  []*nodeState // in nodeNames order
 	// hot[i] is what the scheduler reads of nodeList[i] for every pod,
 	// kept side by side so its walk over the nodes reads one array.
 	hot         []nodeHot

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -427,6 +428,63 @@ func TestPDBCountersAgreeWithPods(t *testing.T) {
 			t.Fatalf("%s: the stray pod's PDB counts %d unresolved pods, want %d", step, st.unresolved, want)
 		}
 	})
+}
+
+// TestIdleNodesAreTheNodesWithoutActivePods: the idle set, kept as pods
+// are bound, evicted, deleted and killed and as nodes join and leave, names
+// exactly the nodes whose ActivePods is 0, each once.
+func TestIdleNodesAreTheNodesWithoutActivePods(t *testing.T) {
+	sawIdle, sawBusy := false, false
+	check := func(c *Cluster, step string) {
+		t.Helper()
+		want := map[string]bool{}
+		for _, n := range c.Nodes() {
+			if c.ActivePods(n.Name) == 0 {
+				want[n.Name] = true
+			}
+		}
+		got := map[string]bool{}
+		for name := range c.IdleNodes() {
+			if got[name] {
+				t.Fatalf("%s: IdleNodes yields %s twice", step, name)
+			}
+			got[name] = true
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("%s: IdleNodes = %v, want the nodes without active pods %v", step, got, want)
+		}
+		sawIdle = sawIdle || len(want) > 0
+		sawBusy = sawBusy || len(want) < len(c.Nodes())
+	}
+	podLifecycle(t, check)
+
+	// One pod per node, taken away each way a node can lose it.
+	eng, c := newCluster(t)
+	for _, n := range []string{"n1", "n2", "n3"} {
+		must(t, c.AddNode(node(n, "us-west-2a", "1", "8Gi"), true))
+	}
+	check(c, "nodes added")
+	must(t, c.Apply(deployment("default", "web", 3, "800m")))
+	run(eng, time.Minute)
+	check(c, "one pod per node")
+	pods := c.Pods()
+	zero := int64(0)
+	must(t, c.DeletePod(pods[0].Namespace, pods[0].Name, nil, false))
+	check(c, "a pod terminating")
+	must(t, c.DeletePod(pods[1].Namespace, pods[1].Name, &zero, false))
+	check(c, "a pod deleted at once")
+	must(t, c.RemoveNode(pods[2].Spec.NodeName, "test"))
+	check(c, "a node removed with its pod")
+	run(eng, time.Minute)
+	check(c, "replacements bound")
+	must(t, c.Scale("Deployment", "default", "web", 0))
+	run(eng, time.Minute)
+	check(c, "scaled to 0")
+	must(t, c.AddNode(node("n4", "us-west-2b", "1", "8Gi"), true))
+	check(c, "a node joined")
+	if !sawIdle || !sawBusy {
+		t.Fatalf("the lifecycle had idle nodes %v, busy nodes %v: want both", sawIdle, sawBusy)
+	}
 }
 
 // podLifecycle takes a Deployment's pods, a bare pod and a pod owned by an

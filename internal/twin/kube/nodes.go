@@ -21,6 +21,9 @@ type nodeState struct {
 	lastPodEvent time.Time
 	// ready mirrors the node's Ready condition, which only setReady writes.
 	ready bool
+	// idleAt is the node's index in Cluster.idle plus one, 0 when it is
+	// not there: it is while the node is in the cluster with active 0.
+	idleAt int
 
 	node  *corev1.Node
 	alloc Resources
@@ -70,6 +73,7 @@ func (c *Cluster) AddNode(node *corev1.Node, ready bool) error {
 	copy(c.hot[i+1:], c.hot[i:])
 	c.hot[i] = nodeHot{free: ns.free()}
 	c.renumber(i)
+	c.idleChanged(ns)
 	c.setReady(ns, ready)
 	c.nodeChanged(n.Name)
 	return nil
@@ -159,9 +163,39 @@ func (c *Cluster) RemoveNode(name, reason string) error {
 	c.nodeList = append(c.nodeList[:i], c.nodeList[i+1:]...)
 	c.hot = append(c.hot[:i], c.hot[i+1:]...)
 	ns.pos = -1
+	c.idleChanged(ns)
 	c.renumber(i)
 	c.nodeChanged(name)
 	return nil
+}
+
+// idleChanged keeps Cluster.idle in step with a node's active count and
+// its presence in the cluster.
+func (c *Cluster) idleChanged(ns *nodeState) {
+	idle := ns.pos >= 0 && ns.active == 0
+	switch {
+	case idle && ns.idleAt == 0:
+		c.idle = append(c.idle, ns)
+		ns.idleAt = len(c.idle)
+	case !idle && ns.idleAt != 0:
+		i, last := ns.idleAt-1, c.idle[len(c.idle)-1]
+		c.idle[i], last.idleAt = last, i+1
+		c.idle = c.idle[:len(c.idle)-1]
+		ns.idleAt = 0
+	}
+}
+
+// IdleNodes yields the names of the nodes with no active pod
+// (ActivePods 0), in no particular order: a controller looking for empty
+// nodes reads these instead of every node.
+func (c *Cluster) IdleNodes() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, ns := range c.idle {
+			if !yield(ns.node.Name) {
+				return
+			}
+		}
+	}
 }
 
 // renumber sets the position of the nodes from nodeList[from] on.

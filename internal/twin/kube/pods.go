@@ -149,6 +149,7 @@ func (c *Cluster) bind(ps *podState, ns *nodeState) {
 	c.setUsed(ns, ns.used.Add(ps.req))
 	if movable(ps) {
 		ns.active++
+		c.idleChanged(ns)
 	}
 	ns.lastPodEvent = c.eng.Now()
 	c.bindVolumes(ps, ns)
@@ -288,6 +289,7 @@ func (c *Cluster) deletePod(ps *podState, grace int64) {
 	before := category(ps)
 	if ps.node != nil && movable(ps) {
 		ps.node.active--
+		c.idleChanged(ps.node)
 	}
 	ps.deleting = true
 	c.recount(ps, before, category(ps))
@@ -365,6 +367,7 @@ func (c *Cluster) removePod(ps *podState) {
 	if ns := ps.node; ns != nil {
 		if !wasDeleting && !isDaemonSetPod(ps.pod) {
 			ns.active--
+			c.idleChanged(ns)
 		}
 		ns.pods.remove(ps)
 		c.capacityGen++
