@@ -95,8 +95,12 @@ func (k *Karpenter) terminate(c *NodeClaim, first bool) {
 		// InstanceTerminating: the node stops counting against budgets
 		// (BuildDisruptionBudgetMapping skips it, semantics.md §A.1b).
 		k.noteDisrupting(c, false)
-		k.cloud.Terminate(c.instanceID)
-		k.eng.After(k.opts.Timings.Terminate, func() { c.instanceGone = true })
+		// TerminateInstances: the instance shuts down and keeps its
+		// private address until it is terminated.
+		k.eng.After(k.opts.Timings.Terminate, func() {
+			c.instanceGone = true
+			k.cloud.Terminate(c.instanceID)
+		})
 	}
 	if !c.instanceGone {
 		requeue(instanceTerminateQuery)
@@ -122,11 +126,8 @@ func (k *Karpenter) removeNodeClaim(c *NodeClaim) {
 	if c.Drifted != "" {
 		k.drifted--
 	}
-	if c.Node != "" {
-		if other := k.byNode[c.Node]; other != nil && other != c {
-			k.nodeGone[other] = true
-		}
-		delete(k.byNode, c.Node)
+	if c.Node != "" && k.byNode[c.Node] == c {
+		delete(k.byNode, c.Node) // not when a newer NodeClaim's node has the name
 	}
 	k.noteDisrupting(c, false)
 	k.releaseNode(c)

@@ -1,6 +1,7 @@
 package karpenter_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,37 @@ func TestDrainPriorityGroupsWaitForPodsGone(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTerminatingInstanceKeepsItsAddress: TerminateInstances puts the
+// instance in shutting-down; it keeps its private address, so no new
+// instance can get its hostname, until it is terminated (Timings.Terminate
+// later). Karpenter deletes the Node at its next poll of the instance
+// (5 s), so the instance is gone at most 5 s before its Node — not the 30 s
+// of shutting-down these timings give.
+func TestTerminatingInstanceKeepsItsAddress(t *testing.T) {
+	tw := driftedFleet(t, 1, nodePool())
+	old := tw.karp.NodeClaims()[0]
+	id := old.ProviderID[strings.LastIndex(old.ProviderID, "/")+1:]
+	running := func() bool { return slices.Contains(tw.cloud.Running(), id) }
+	if !running() {
+		t.Fatalf("instance %s of %s not running before the drift", id, old.Name)
+	}
+	var gone time.Time
+	deleted := func() bool {
+		if gone.IsZero() && !running() {
+			gone = tw.eng.Now()
+		}
+		_, ok := tw.firstEvent("NodeDeleted", func(l logLine) bool { return l.Node == old.Node })
+		return ok
+	}
+	if !tw.runUntil(time.Hour, deleted) {
+		t.Fatalf("node %s not deleted\n%s", old.Node, tw.dumpLog())
+	}
+	at, _ := tw.firstEvent("NodeDeleted", func(l logLine) bool { return l.Node == old.Node })
+	if gone.IsZero() || at.At.Sub(gone) > 5*time.Second {
+		t.Errorf("instance %s gone at +%s, its Node deleted at +%s: want the instance to keep its address until at most 5 s before",
+			id, gone.Sub(t0), at.At.Sub(t0))
 	}
 }
