@@ -2,6 +2,7 @@ package karpenter
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -378,14 +379,34 @@ func (k *Karpenter) updateSimBase(b *simBase, cmd *command) bool {
 	}
 	tail := b.capacity[first:]
 	sort.SliceStable(tail, func(i, j int) bool { return tail[i].name < tail[j].name })
-	b.static = newStaticFit() // positions moved
+	b.static.truncate(first) // positions from first on moved
 	for i := first; i < len(b.capacity); i++ {
 		b.index[b.capacity[i].name] = i
 	}
 	if len(b.items) > 0 {
 		k.packBase(b)
 	}
+	if checkSimBase {
+		b.checkStatic()
+	}
 	return true
+}
+
+// checkSimBase is set by the package's tests: every base update then checks
+// that the static lists it kept are the ones a new base would build.
+var checkSimBase = false
+
+func (b *simBase) checkStatic() {
+	fresh := newStaticFit()
+	for sig, sl := range b.static.lists {
+		if sl.upto != len(b.capacity) {
+			continue // extended when next asked for
+		}
+		want := fresh.list(nil, sig, b.capacity) // every row already knows sig
+		if !slices.Equal(sl.pos, want) {
+			panic(fmt.Sprintf("simBase: static list of signature %d is %v, a new base has %v", sig, sl.pos, want))
+		}
+	}
 }
 
 // simulate is SimulateScheduling for one candidate: its pods, the pending

@@ -39,5 +39,6 @@ func (k *Karpenter) DriftedCount() (kept, counted int) {
 }
 
 // The package's tests check, on every Emptiness pass, that the NodeClaims
-// it reads hold every one whose node has no active pod.
-func init() { checkMaybeEmpty = true }
+// it reads hold every one whose node has no active pod, and on every update
+// of a drift pass's base, that its static lists are a new base's.
+func init() { checkMaybeEmpty, checkSimBase = true, true }

@@ -396,21 +396,34 @@ type fitTree struct {
 // staticFit lists, per pod signature, the positions of the simulation's
 // nodes that pass the taint and node-affinity checks, in capacity order. It
 // holds while the capacity's order and the nodes' labels and taints do: a
-// disruption pass shares one across its simulations (simBase.static).
+// disruption pass shares one across its simulations (simBase.static), and
+// when new capacity joins at the end and moves only the tail, it forgets
+// the tail alone (truncate).
 type staticFit struct {
-	lists map[int][]int32
+	lists map[int]*staticList
 }
 
-func newStaticFit() *staticFit { return &staticFit{lists: map[int][]int32{}} }
+// staticList is one signature's list, which covers the capacity positions
+// below upto.
+type staticList struct {
+	pos  []int32
+	upto int
+}
+
+func newStaticFit() *staticFit { return &staticFit{lists: map[int]*staticList{}} }
 
 // list returns the positions of nodes that admit pod's signature sig.
 func (s *staticFit) list(pod *corev1.Pod, sig int, nodes []simNode) []int32 {
-	if l, ok := s.lists[sig]; ok {
-		return l
+	sl := s.lists[sig]
+	if sl == nil {
+		sl = &staticList{pos: []int32{}}
+		s.lists[sig] = sl
+	}
+	if sl.upto == len(nodes) {
+		return sl.pos
 	}
 	var affinity *nodeaffinity.RequiredNodeAffinity
-	l := []int32{}
-	for i := range nodes {
+	for i := sl.upto; i < len(nodes); i++ {
 		row := nodes[i].fit
 		if sig >= len(row.v) {
 			row.v = append(row.v, make([]uint8, sig+1-len(row.v))...)
@@ -428,11 +441,23 @@ func (s *staticFit) list(pod *corev1.Pod, sig int, nodes []simNode) []int32 {
 			}
 		}
 		if row.v[sig] == 1 {
-			l = append(l, int32(i))
+			sl.pos = append(sl.pos, int32(i))
 		}
 	}
-	s.lists[sig] = l
-	return l
+	sl.upto = len(nodes)
+	return sl.pos
+}
+
+// truncate forgets the capacity from position from on, whose nodes moved
+// or joined; the lists are extended over it when next asked for. No fit
+// tree may be built on the lists meanwhile (trees live for one packing).
+func (s *staticFit) truncate(from int) {
+	for _, sl := range s.lists {
+		if sl.upto > from {
+			n := sort.Search(len(sl.pos), func(i int) bool { return int(sl.pos[i]) >= from })
+			sl.pos, sl.upto = sl.pos[:n], from
+		}
+	}
 }
 
 func (k *Karpenter) newFirstFit(nodes []simNode, static *staticFit) *firstFit {
