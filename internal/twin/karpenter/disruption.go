@@ -173,7 +173,8 @@ func isMirrorPod(p *corev1.Pod) bool {
 func (k *Karpenter) drift() bool {
 	if k.drifted == 0 {
 		// No candidate: the controller moves on before it builds the
-		// budget mapping (disrupt in controller.go).
+		// budget mapping (disrupt in controller.go, semantics.md §A.4:
+		// GetCandidates → BuildDisruptionBudgetMapping → ComputeCommands).
 		return false
 	}
 	mapping := k.budgetMapping(karpv1.DisruptionReasonDrifted)
