@@ -194,6 +194,11 @@ func (k *Karpenter) drift() bool {
 	claims = append(empty, nonEmpty...)
 	started := false
 	var base *simBase
+	defer func() {
+		if base != nil {
+			base.dropFit(k)
+		}
+	}()
 	for _, claim := range claims {
 		if mapping[claim.NodePool] == 0 {
 			continue
@@ -225,6 +230,7 @@ func (k *Karpenter) drift() bool {
 		mapping[claim.NodePool]-- // the candidate is now marked for deletion: one more disrupting
 		started = true
 		if !k.updateSimBase(base, cmd) {
+			base.dropFit(k)
 			base = nil // rebuilt for the next candidate
 		}
 	}
@@ -267,6 +273,26 @@ type simBase struct {
 	static *staticFit
 	// version counts the changes to capacity (updateSimBase).
 	version int
+	// fit is the first-fit index the pass's simulations share: every
+	// simulation puts the trees back with the nodes (simulate), so they
+	// hold the base's room between simulations; a base update drops it.
+	fit *firstFit
+}
+
+// fitIndex returns the simulations' shared first-fit index.
+func (b *simBase) fitIndex(k *Karpenter) *firstFit {
+	if b.fit == nil {
+		b.fit = k.newFirstFit(b.capacity, b.static)
+	}
+	return b.fit
+}
+
+// dropFit gives the shared index's storage back.
+func (b *simBase) dropFit(k *Karpenter) {
+	if b.fit != nil {
+		k.releaseFirstFit(b.fit)
+		b.fit = nil
+	}
 }
 
 // newSimBase gathers a pass's shared simulation state.
@@ -344,6 +370,7 @@ func (k *Karpenter) packBase(b *simBase) {
 // rebuilt instead.
 func (k *Karpenter) updateSimBase(b *simBase, cmd *command) bool {
 	b.version++
+	b.dropFit(k)
 	for _, c := range cmd.candidates {
 		if i, ok := b.index[c.claim.Node]; ok {
 			b.capacity[i].excluded = true
@@ -439,7 +466,18 @@ func (k *Karpenter) simulate(b *simBase, c *candidate) packResult {
 	// the nodes it changed afterwards.
 	nodes := b.capacity
 	mark := len(k.packTouched)
-	defer k.undoNodes(nodes, mark)
+	defer func() {
+		touched := k.packTouched[mark:]
+		k.undoNodes(nodes, mark)
+		if b.fit != nil {
+			for _, u := range touched {
+				b.fit.update(nodes, u.i) // the base's room again
+			}
+			if checkSimBase {
+				b.fit.check(nodes)
+			}
+		}
+	}()
 	if excluded >= 0 {
 		k.packTouched = append(k.packTouched, nodeUndo{excluded, nodes[excluded].free, nodes[excluded].excluded})
 		nodes[excluded].excluded = true

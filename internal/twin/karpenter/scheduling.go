@@ -331,12 +331,13 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 	// existing is in the scheduler's order (sortCapacity); a pod takes the
 	// first node that fits (scheduler.go addToExistingNode). Blocks of nodes
 	// remember their largest free CPU so the search skips full stretches.
-	var static *staticFit
+	var idx *firstFit
 	if decide != nil {
-		static = decide.static
+		idx = decide.fitIndex(k) // existing is the base's capacity
+	} else {
+		idx = k.newFirstFit(existing, nil)
+		defer k.releaseFirstFit(idx)
 	}
-	idx := k.newFirstFit(existing, static)
-	defer k.releaseFirstFit(idx)
 	for {
 		it, ok := sorted.next()
 		if !ok {
@@ -555,6 +556,26 @@ func (f *firstFit) update(nodes []simNode, i int) {
 		for n /= 2; n >= 1; n /= 2 {
 			t.max[n] = max(t.max[2*n], t.max[2*n+1])
 			t.maxMem[n] = max(t.maxMem[2*n], t.maxMem[2*n+1])
+		}
+	}
+}
+
+// check panics unless every tree holds its nodes' room (checkSimBase).
+func (f *firstFit) check(nodes []simNode) {
+	for _, t := range f.order {
+		for k := range t.size {
+			cpu, mem := int64(-1), int64(-1)
+			if k < len(t.pos) {
+				cpu, mem = room(&nodes[t.pos[k]])
+			}
+			if t.max[t.size+k] != cpu || t.maxMem[t.size+k] != mem {
+				panic(fmt.Sprintf("fit tree: leaf %d holds %d/%d, its node has %d/%d", k, t.max[t.size+k], t.maxMem[t.size+k], cpu, mem))
+			}
+		}
+		for n := t.size - 1; n >= 1; n-- {
+			if t.max[n] != max(t.max[2*n], t.max[2*n+1]) || t.maxMem[n] != max(t.maxMem[2*n], t.maxMem[2*n+1]) {
+				panic(fmt.Sprintf("fit tree: inner %d is not its children's max", n))
+			}
 		}
 	}
 }
