@@ -135,7 +135,7 @@ func (k *Karpenter) eligibleAmong(claims []*NodeClaim, should func(*NodeClaim) b
 // always blocked by PDBs and do-not-disrupt pods; the eventual class (Drift)
 // is not when the NodeClaim has a terminationGracePeriod (semantics.md §A.4).
 func (k *Karpenter) candidate(c *NodeClaim, class string) *candidate {
-	if (class == gracefulClass || c.TerminationGracePeriod == nil) && k.podsBlock(c, k.kube.PodsOnNode(c.Node)) {
+	if (class == gracefulClass || c.TerminationGracePeriod == nil) && k.podsBlock(c) {
 		return nil
 	}
 	k.clearCandidateBlocks(c)

@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/clock"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	podutil "sigs.k8s.io/karpenter/pkg/utils/pod"
+
+	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 // Pod-level candidate checks, as Karpenter makes them before it computes any
@@ -27,22 +29,23 @@ import (
 // first an active karpenter.sh/do-not-disrupt on any active pod, then, for
 // every pod Karpenter would evict, a PDB with no disruptions allowed or more
 // than one PDB.
-func (k *Karpenter) podsBlock(c *NodeClaim, pods []*corev1.Pod) bool {
+func (k *Karpenter) podsBlock(c *NodeClaim) bool {
 	clk := k.clock()
-	for _, p := range pods {
-		if !podutil.IsDisruptable(p, clk, nil) {
-			k.noteCandidateBlocked(c, p.Namespace+"/"+p.Name, "",
-				fmt.Sprintf("pod has %q annotation (Pod=%s/%s)", DoNotDisrupt, p.Namespace, p.Name))
+	for p := range k.kube.NodePods(c.Node) {
+		if pod := p.Pod(); !podutil.IsDisruptable(pod, clk, nil) {
+			k.noteCandidateBlocked(c, pod.Namespace+"/"+pod.Name, "",
+				fmt.Sprintf("pod has %q annotation (Pod=%s/%s)", DoNotDisrupt, pod.Namespace, pod.Name))
 			return true
 		}
 	}
-	for _, p := range pods {
+	for p := range k.kube.NodePods(c.Node) {
 		if keys, ok := k.canEvict(p, clk); !ok {
 			msg := "pdb prevents pod evictions"
 			if len(keys) > 1 {
 				msg = "eviction does not support multiple PDBs"
 			}
-			k.noteCandidateBlocked(c, p.Namespace+"/"+p.Name, strings.Join(keys, ","),
+			pod := p.Pod()
+			k.noteCandidateBlocked(c, pod.Namespace+"/"+pod.Name, strings.Join(keys, ","),
 				fmt.Sprintf("%s (PodDisruptionBudget=[%s])", msg, strings.Join(keys, " ")))
 			return true
 		}
@@ -54,19 +57,21 @@ func (k *Karpenter) podsBlock(c *NodeClaim, pods []*corev1.Pod) bool {
 // Karpenter would not evict (terminal or terminating, tolerating
 // karpenter.sh/disrupted:NoSchedule, owned by the Node) never block; a pod
 // under two PDBs always does; an unready pod passes an AlwaysAllow PDB.
-func (k *Karpenter) canEvict(p *corev1.Pod, clk clock.Clock) (pdbs []string, ok bool) {
-	if !isEvictable(p, clk) {
+func (k *Karpenter) canEvict(p kube.PodOnNode, clk clock.Clock) (pdbs []string, ok bool) {
+	pod := p.Pod()
+	if !isEvictable(pod, clk) {
 		return nil, true
 	}
-	matching := k.kube.PDBsOf(p)
-	if len(matching) > 1 {
-		for _, pdb := range matching {
+	if n := p.PDBs(); n > 1 {
+		for i := range n {
+			pdb := p.PDB(i)
 			pdbs = append(pdbs, pdb.Namespace+"/"+pdb.Name)
 		}
 		return pdbs, false
 	}
-	for _, pdb := range matching {
-		if alwaysAllow(pdb) && podReadyFalse(p) {
+	if p.PDBs() == 1 {
+		pdb := p.PDB(0)
+		if alwaysAllow(pdb) && podReadyFalse(pod) {
 			return nil, true
 		}
 		if pdb.Status.DisruptionsAllowed == 0 {

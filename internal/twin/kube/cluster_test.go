@@ -430,6 +430,42 @@ func TestPDBCountersAgreeWithPods(t *testing.T) {
 	})
 }
 
+// TestNodePodsAgreeWithLookups: NodePods hands out a node's pods in
+// PodsOnNode's order with the PDBs PDBsOf finds, at every step of a pod
+// lifecycle.
+func TestNodePodsAgreeWithLookups(t *testing.T) {
+	sawPDB := false
+	podLifecycle(t, func(c *Cluster, step string) {
+		t.Helper()
+		for _, n := range c.Nodes() {
+			want := c.PodsOnNode(n.Name)
+			i := 0
+			for p := range c.NodePods(n.Name) {
+				if i >= len(want) || p.Pod() != want[i] {
+					t.Fatalf("%s: node %s: NodePods' pod %d is %s, PodsOnNode has %v", step, n.Name, i, p.Pod().Name, want)
+				}
+				pdbs := c.PDBsOf(p.Pod())
+				if p.PDBs() != len(pdbs) {
+					t.Fatalf("%s: pod %s: %d PDBs, PDBsOf finds %d", step, p.Pod().Name, p.PDBs(), len(pdbs))
+				}
+				for j := range pdbs {
+					if got := p.PDB(j); got != pdbs[j] || got.Status.DisruptionsAllowed != pdbs[j].Status.DisruptionsAllowed {
+						t.Fatalf("%s: pod %s: PDB %d is %s, PDBsOf gives %s", step, p.Pod().Name, j, got.Name, pdbs[j].Name)
+					}
+					sawPDB = true
+				}
+				i++
+			}
+			if i != len(want) {
+				t.Fatalf("%s: node %s: NodePods yields %d pods, PodsOnNode %d", step, n.Name, i, len(want))
+			}
+		}
+	})
+	if !sawPDB {
+		t.Fatal("no pod on a node had a PDB")
+	}
+}
+
 // TestIdleNodesAreTheNodesWithoutActivePods: the idle set, kept as pods
 // are bound, evicted, deleted and killed and as nodes join and leave, names
 // exactly the nodes whose ActivePods is 0, each once.

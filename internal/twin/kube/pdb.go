@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"iter"
 	"slices"
 	"sort"
 	"time"
@@ -326,6 +327,41 @@ func (c *Cluster) PDBsForPod(namespace, name string) []*policyv1.PodDisruptionBu
 		out = append(out, c.sync(st))
 	}
 	return out
+}
+
+// PodOnNode is one of a node's pods as NodePods hands it out, with the
+// PDBs that select it.
+type PodOnNode struct {
+	c  *Cluster
+	ps *podState
+}
+
+// Pod is the pod object.
+func (p PodOnNode) Pod() *corev1.Pod { return p.ps.pod }
+
+// PDBs is how many PDBs select the pod.
+func (p PodOnNode) PDBs() int { return len(p.ps.pdbs) }
+
+// PDB is the pod's i-th PDB, in PDBsOf's order, its status synced as
+// PDBsOf gives it.
+func (p PodOnNode) PDB(i int) *policyv1.PodDisruptionBudget { return p.c.sync(p.ps.pdbs[i]) }
+
+// NodePods yields a node's pods in PodsOnNode's order, each with its PDBs:
+// a controller that checks every pod of many nodes (Karpenter's candidate
+// checks) reads them without a lookup per pod. The cluster must not change
+// while the pods are walked.
+func (c *Cluster) NodePods(node string) iter.Seq[PodOnNode] {
+	return func(yield func(PodOnNode) bool) {
+		ns, ok := c.nodes[node]
+		if !ok {
+			return
+		}
+		for _, ps := range ns.pods.list() {
+			if !yield(PodOnNode{c, ps}) {
+				return
+			}
+		}
+	}
 }
 
 // PDBsOf is PDBsForPod for a pod object the store handed out (PodsOnNode,
