@@ -451,7 +451,8 @@ func (s *staticFit) list(pod *corev1.Pod, sig int, nodes []simNode) []int32 {
 
 // truncate forgets the capacity from position from on, whose nodes moved
 // or joined; the lists are extended over it when next asked for. No fit
-// tree may be built on the lists meanwhile (trees live for one packing).
+// tree may hold the lists meanwhile: updateSimBase drops the pass's shared
+// trees (simBase.fit) before it moves the capacity.
 func (s *staticFit) truncate(from int) {
 	for _, sl := range s.lists {
 		if sl.upto > from {
