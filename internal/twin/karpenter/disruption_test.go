@@ -131,7 +131,7 @@ func TestBudgetsLimitDrift(t *testing.T) {
 // TestDriftBudgetsBuiltOnlyForCandidates: the disruption controller builds
 // a method's budget mapping only once the method has candidates ("If there
 // are no candidates, move to the next disruption", controller.go disrupt;
-// semantics.md §A.1b), so a NodePool whose budgets allow 0 drifted
+// semantics.md §A.4), so a NodePool whose budgets allow 0 drifted
 // disruptions reports no Drifted block while nothing has drifted, and does
 // once a NodeClaim drifts. The drift pass reads a count of drifted
 // NodeClaims first; it follows drift, its revert and the replacement of

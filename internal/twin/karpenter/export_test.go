@@ -39,6 +39,7 @@ func (k *Karpenter) DriftedCount() (kept, counted int) {
 }
 
 // The package's tests check, on every Emptiness pass, that the NodeClaims
-// it reads hold every one whose node has no active pod, and on every update
-// of a drift pass's base, that its static lists are a new base's.
+// it reads hold every one whose node has no active pod; on every update of
+// a drift pass's base, that its static lists are a new base's; and after
+// every simulation, that the pass's shared fit trees hold the base's room.
 func init() { checkMaybeEmpty, checkSimBase = true, true }

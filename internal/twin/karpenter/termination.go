@@ -95,8 +95,10 @@ func (k *Karpenter) terminate(c *NodeClaim, first bool) {
 		// InstanceTerminating: the node stops counting against budgets
 		// (BuildDisruptionBudgetMapping skips it, semantics.md §A.1b).
 		k.noteDisrupting(c, false)
-		// TerminateInstances: the instance shuts down and keeps its
-		// private address until it is terminated.
+		// TerminateInstances: the instance goes shutting-down, then
+		// terminated (EC2 User Guide, "State change events"); its network
+		// interface, and with it the private address the node's name is
+		// made of, goes only then.
 		k.eng.After(k.opts.Timings.Terminate, func() {
 			c.instanceGone = true
 			k.cloud.Terminate(c.instanceID)
