@@ -306,17 +306,18 @@ func (m *mergedItems) next() (podItem, bool) {
 	return it, true
 }
 
+// The NodePools' limits are what their active NodeClaims leave (limits.go).
 func (k *Karpenter) pack(pods []*corev1.Pod, existing []simNode) packResult {
-	return k.packItems(k.podItems(pods), existing)
+	return k.packItems(k.podItems(pods), existing, k.limitsAtStart(nil))
 }
 
 // packItems packs pods already in packing order, into existing, which
-// keeps the result (nothing is put back).
-func (k *Karpenter) packItems(sorted []podItem, existing []simNode) packResult {
+// keeps the result (nothing is put back), opening NodeClaims within lim.
+func (k *Karpenter) packItems(sorted []podItem, existing []simNode, lim solveLimits) packResult {
 	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}}
 	seq := sliceItems(sorted)
 	mark := len(k.packTouched)
-	k.packInto(&res, &seq, existing, nil)
+	k.packInto(&res, &seq, existing, nil, lim)
 	k.packTouched = k.packTouched[:mark]
 	return res
 }
@@ -325,8 +326,8 @@ func (k *Karpenter) packItems(sorted []podItem, existing []simNode) packResult {
 // applies SimulateScheduling's rule that a decision may not rely on
 // capacity still initializing, and stops at the first pod that blocks the
 // decision (a pod neither pending nor from a deleting node that fits nowhere
-// or lands on such capacity).
-func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode, decide *simBase) {
+// or lands on such capacity). Each NodeClaim it opens counts against lim.
+func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode, decide *simBase, lim solveLimits) {
 	blocks := func(p *corev1.Pod) bool { return decide != nil && !decide.pending[p] && !decide.deleting[p] }
 	// existing is in the scheduler's order (sortCapacity); a pod takes the
 	// first node that fits (scheduler.go addToExistingNode). Blocks of nodes
@@ -359,7 +360,7 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 		if k.placeOpenClaim(pod, req, res.claims) {
 			continue
 		}
-		claim, why := k.newSimClaim(pod, req)
+		claim, why := k.newSimClaim(pod, req, lim)
 		if claim == nil {
 			res.failed[pod] = why
 			if blocks(pod) {
@@ -715,11 +716,17 @@ func (k *Karpenter) placeOpenClaim(pod *corev1.Pod, req kube.Resources, claims [
 }
 
 // newSimClaim opens a NodeClaim for a pod from the first compatible NodePool
-// (highest weight, then name), or says why none fits.
-func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim, string) {
+// (highest weight, then name) within what its limits leave, or says why none
+// fits. As addToNewNodeClaim, a pool's limits are checked before the pod is
+// (scheduler.go): a pool with no room says so whatever the pod asks.
+func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources, lim solveLimits) (*simClaim, string) {
 	podReqs, cacheKey := k.podRequirements(pod)
 	var why []string
 	for _, p := range k.poolsByWeight() {
+		if full := lim.blocked(k, p); full != "" {
+			why = append(why, full)
+			continue
+		}
 		v := p.compatible(cacheKey, func() poolVerdict { return poolCompatibility(p, pod, podReqs) })
 		if v.why != "" {
 			why = append(why, v.why)
@@ -727,12 +734,16 @@ func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim,
 		}
 		merged := v.merged
 		overhead := k.daemonOverhead(p, k.prototypeNode(p, nil))
-		opts := k.launchable(p, k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req))
+		fitting := k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req)
+		opts := lim.within(k, p, k.launchable(p, fitting[:min(len(fitting), maxInstanceTypes)]))
 		if len(opts) == 0 {
 			why = append(why, fmt.Sprintf("incompatible with nodepool %q, daemonset overhead={%s}, no instance type satisfied resources {%s} and requirements %s",
 				p.obj.Name, overhead, req, requirementsString(merged)))
 			continue
 		}
+		// subtractMax reads the NodeClaim's options before they are cut to
+		// MaxInstanceTypes (results.TruncateInstanceTypes comes after Solve).
+		lim.open(k, p, lim.within(k, p, k.launchable(p, fitting)))
 		return &simClaim{pool: p, requirements: merged, options: opts, overhead: overhead, used: req, pods: []*corev1.Pod{pod}}, ""
 	}
 	if len(why) == 0 {
@@ -816,7 +827,8 @@ func (k *Karpenter) fittingResources(candidates []catalog.InstanceType, overhead
 }
 
 // fittingTypes are the instance types compatible with reqs that fit used
-// plus the daemonset overhead, cheapest first, at most 60 (MaxInstanceTypes).
+// plus the daemonset overhead, cheapest first. A new NodeClaim keeps at most
+// maxInstanceTypes of them (newSimClaim).
 func (k *Karpenter) fittingTypes(candidates []catalog.InstanceType, reqs scheduling.Requirements, overhead, used kube.Resources) []catalog.InstanceType {
 	var out []catalog.InstanceType
 	need := used.Add(overhead)
@@ -843,28 +855,22 @@ func (k *Karpenter) fittingTypes(candidates []catalog.InstanceType, reqs schedul
 		return nil
 	}
 	sortByPrice(out, caps)
-	if len(out) > maxInstanceTypes {
-		out = out[:maxInstanceTypes]
-	}
 	return out
 }
 
 // launchable keeps the instance types a pool can actually launch now: its
 // EC2NodeClass has an AMI for their architecture (the AWS provider only
-// offers types amifamily.MapToInstanceTypes maps to an image), and their
-// capacity fits what is left of spec.limits.
+// offers types amifamily.MapToInstanceTypes maps to an image). Options of an
+// open NodeClaim need no limits check: they only narrow from those its
+// NodePool's limits allowed when it was opened (addToInflightNode).
 func (k *Karpenter) launchable(p *pool, its []catalog.InstanceType) []catalog.InstanceType {
 	class := k.classes[p.obj.Spec.Template.Spec.NodeClassRef.Name]
-	remaining, limited := k.remainingLimits(p)
 	out := its[:0:0]
 	for _, it := range its {
 		if class == nil {
 			continue
 		}
 		if _, ok := class.amiFor(it.Arch); !ok {
-			continue
-		}
-		if limited && !fitsLimits(it, remaining) {
 			continue
 		}
 		out = append(out, it)
