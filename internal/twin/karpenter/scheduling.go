@@ -329,6 +329,15 @@ func (k *Karpenter) packItems(sorted []podItem, existing []simNode, lim solveLim
 // or lands on such capacity). Each NodeClaim it opens counts against lim.
 func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode, decide *simBase, lim solveLimits) {
 	blocks := func(p *corev1.Pod) bool { return decide != nil && !decide.pending[p] && !decide.deleting[p] }
+	// fail records why a pod fits nowhere and reports whether that blocks
+	// the decision. A disruption never reads why a pending pod failed
+	// (allScheduled passes over them): those are not recorded.
+	fail := func(p *corev1.Pod, why string) bool {
+		if decide == nil || !decide.pending[p] {
+			res.failed[p] = why
+		}
+		return blocks(p)
+	}
 	// existing is in the scheduler's order (sortCapacity); a pod takes the
 	// first node that fits (scheduler.go addToExistingNode). Blocks of nodes
 	// remember their largest free CPU so the search skips full stretches.
@@ -339,12 +348,28 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 		idx = k.newFirstFit(existing, nil)
 		defer k.releaseFirstFit(idx)
 	}
+	// A pod that fits nowhere changes nothing, so the next pod, if it is
+	// of the same template (no volume zones of its own) with the same
+	// requests, fits nowhere for the same reason: thousands of pending
+	// replicas of one Deployment cost one search, not one each.
+	var unplaced struct {
+		key any
+		req kube.Resources
+		why string
+	}
 	for {
 		it, ok := sorted.next()
 		if !ok {
 			break
 		}
 		pod, req := it.pod, it.req
+		if unplaced.key != nil && req == unplaced.req && k.kube.TemplateKey(pod) == unplaced.key && len(k.kube.VolumeZones(pod)) == 0 {
+			if fail(pod, unplaced.why) {
+				return
+			}
+			continue
+		}
+		unplaced.key = nil
 		if i := k.placeExisting(pod, req, existing, idx); i >= 0 {
 			n := &existing[i]
 			k.packTouched = append(k.packTouched, nodeUndo{i, n.free, n.excluded})
@@ -362,9 +387,11 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 		}
 		claim, why := k.newSimClaim(pod, req, lim)
 		if claim == nil {
-			res.failed[pod] = why
-			if blocks(pod) {
+			if fail(pod, why) {
 				return
+			}
+			if len(k.kube.VolumeZones(pod)) == 0 {
+				unplaced.key, unplaced.req, unplaced.why = k.kube.TemplateKey(pod), req, why
 			}
 			continue
 		}
@@ -734,7 +761,7 @@ func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources, lim solveLi
 		}
 		merged := v.merged
 		overhead := k.daemonOverhead(p, k.prototypeNode(p, nil))
-		fitting := k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req)
+		fitting := k.newClaimTypes(p, cacheKey, merged, overhead, req)
 		opts := lim.within(k, p, k.launchable(p, fitting[:min(len(fitting), maxInstanceTypes)]))
 		if len(opts) == 0 {
 			why = append(why, fmt.Sprintf("incompatible with nodepool %q, daemonset overhead={%s}, no instance type satisfied resources {%s} and requirements %s",
@@ -824,6 +851,33 @@ func (k *Karpenter) fittingResources(candidates []catalog.InstanceType, overhead
 		}
 	}
 	return out
+}
+
+// newClaimTypeKey is what a new NodeClaim's instance types depend on, for a
+// pod of a template: the pool, the template (its requirements), the pod's
+// requests and the daemonset overhead.
+type newClaimTypeKey struct {
+	pool          *pool
+	template      any
+	req, overhead kube.Resources
+}
+
+// newClaimTypes is fittingTypes over the whole catalog for a pod's new
+// NodeClaim in pool p (merged: the pool's and the pod's requirements),
+// computed once per template, requests and overhead when cacheKey is not
+// nil: every pending replica of a Deployment that opens a NodeClaim, in
+// every simulation, asks the same. Callers do not modify the result.
+func (k *Karpenter) newClaimTypes(p *pool, cacheKey any, merged scheduling.Requirements, overhead, req kube.Resources) []catalog.InstanceType {
+	if cacheKey == nil {
+		return k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req)
+	}
+	key := newClaimTypeKey{pool: p, template: cacheKey, req: req, overhead: overhead}
+	its, ok := k.claimTypes[key]
+	if !ok {
+		its = k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req)
+		k.claimTypes[key] = its
+	}
+	return its
 }
 
 // fittingTypes are the instance types compatible with reqs that fit used
