@@ -127,7 +127,7 @@ func (l solveLimits) blocked(k *Karpenter, p *pool) string {
 		r.verdict, r.verdictKnown = "", true
 		if nodes, ok := r.left[resources.Node]; ok && nodes.IsZero() {
 			r.verdict = limitsError("node limits have been exhausted for nodepool", p)
-		} else if !k.anyFits(k.launchable(p, k.poolTypes(p)), r.left) {
+		} else if !k.anyFits(p, r.left) {
 			r.verdict = limitsError("all available instance types exceed limits for nodepool", p)
 		}
 	}
@@ -159,20 +159,26 @@ func limitsError(msg string, p *pool) string {
 }
 
 // within keeps the instance types whose capacity fits what the pool's
-// limits leave (filterByRemainingResources); its unchanged when the pool
-// has no limits.
+// limits leave (filterByRemainingResources): its itself when the pool has
+// no limits or they all fit.
 func (l solveLimits) within(k *Karpenter, p *pool, its []catalog.InstanceType) []catalog.InstanceType {
 	r := l[p.obj.Name]
 	if r == nil {
 		return its
 	}
-	out := its[:0:0]
-	for _, it := range its {
+	for i, it := range its {
 		if fitsRemaining(k.facts(it).capacity, r.left) {
-			out = append(out, it)
+			continue
 		}
+		out := append([]catalog.InstanceType(nil), its[:i]...)
+		for _, it := range its[i+1:] {
+			if fitsRemaining(k.facts(it).capacity, r.left) {
+				out = append(out, it)
+			}
+		}
+		return out
 	}
-	return out
+	return its
 }
 
 // open records a NodeClaim opened from the pool with these instance-type
@@ -216,9 +222,12 @@ func fitsRemaining(capacity, remaining corev1.ResourceList) bool {
 	return true
 }
 
-func (k *Karpenter) anyFits(its []catalog.InstanceType, remaining corev1.ResourceList) bool {
-	for _, it := range its {
-		if fitsRemaining(k.facts(it).capacity, remaining) {
+// anyFits reports whether the pool can launch one of its instance types
+// within what remains.
+func (k *Karpenter) anyFits(p *pool, remaining corev1.ResourceList) bool {
+	class := k.classes[p.obj.Spec.Template.Spec.NodeClassRef.Name]
+	for _, it := range k.poolTypes(p) {
+		if canLaunch(class, it) && fitsRemaining(k.facts(it).capacity, remaining) {
 			return true
 		}
 	}

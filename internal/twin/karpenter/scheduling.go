@@ -720,13 +720,13 @@ func (k *Karpenter) placeOpenClaim(pod *corev1.Pod, req kube.Resources, claims [
 		switch v {
 		case verdictAbsorbed:
 			// The pod narrows nothing: only resources decide.
-			opts = k.launchable(c.pool, k.fittingResources(c.options, c.overhead, c.used.Add(req)))
+			opts = k.fittingResources(c.options, c.overhead, c.used.Add(req))
 		case verdictIncompatible:
 			continue
 		default:
 			merged = scheduling.NewRequirements(c.requirements.Values()...)
 			merged.Add(podReqs.Values()...)
-			opts = k.launchable(c.pool, k.fittingTypes(c.options, merged, c.overhead, c.used.Add(req)))
+			opts = k.fittingTypes(c.options, merged, c.overhead, c.used.Add(req))
 		}
 		if len(opts) == 0 {
 			continue
@@ -841,16 +841,23 @@ func absorbs(claim, pod scheduling.Requirements) bool {
 }
 
 // fittingResources keeps the candidates, already filtered by requirements and
-// ordered by price, that fit used plus the daemonset overhead.
+// ordered by price, that fit used plus the daemonset overhead: candidates
+// itself when they all do (option lists are never changed in place).
 func (k *Karpenter) fittingResources(candidates []catalog.InstanceType, overhead, used kube.Resources) []catalog.InstanceType {
-	var out []catalog.InstanceType
 	need := used.Add(overhead)
-	for _, it := range candidates {
+	for i, it := range candidates {
 		if need.FitsIn(k.facts(it).allocatable) {
-			out = append(out, it)
+			continue
 		}
+		out := append([]catalog.InstanceType(nil), candidates[:i]...)
+		for _, it := range candidates[i+1:] {
+			if need.FitsIn(k.facts(it).allocatable) {
+				out = append(out, it)
+			}
+		}
+		return out
 	}
-	return out
+	return candidates
 }
 
 // newClaimTypeKey is what a new NodeClaim's instance types depend on, for a
@@ -914,22 +921,27 @@ func (k *Karpenter) fittingTypes(candidates []catalog.InstanceType, reqs schedul
 
 // launchable keeps the instance types a pool can actually launch now: its
 // EC2NodeClass has an AMI for their architecture (the AWS provider only
-// offers types amifamily.MapToInstanceTypes maps to an image). Options of an
-// open NodeClaim need no limits check: they only narrow from those its
-// NodePool's limits allowed when it was opened (addToInflightNode).
+// offers types amifamily.MapToInstanceTypes maps to an image). An open
+// NodeClaim's options need neither this nor a limits check again: they only
+// narrow from those allowed when it was opened (addToInflightNode).
 func (k *Karpenter) launchable(p *pool, its []catalog.InstanceType) []catalog.InstanceType {
 	class := k.classes[p.obj.Spec.Template.Spec.NodeClassRef.Name]
 	out := its[:0:0]
 	for _, it := range its {
-		if class == nil {
-			continue
+		if canLaunch(class, it) {
+			out = append(out, it)
 		}
-		if _, ok := class.amiFor(it.Arch); !ok {
-			continue
-		}
-		out = append(out, it)
 	}
 	return out
+}
+
+// canLaunch reports whether a pool of the class can launch the type.
+func canLaunch(class *nodeClass, it catalog.InstanceType) bool {
+	if class == nil {
+		return false
+	}
+	_, ok := class.amiFor(it.Arch)
+	return ok
 }
 
 // poolsByWeight lists the pools by weight, then name; the list is kept
