@@ -337,7 +337,7 @@ func (k *Karpenter) newSimBase() *simBase {
 	}
 	b.items = k.podItems(pods)
 	b.static = newStaticFit()
-	b.limits = k.limitsAtStart(nil)
+	b.limits = k.limitsAtStart()
 	k.packBase(b)
 	return b
 }
@@ -417,7 +417,7 @@ func (k *Karpenter) updateSimBase(b *simBase, cmd *command) bool {
 	}
 	// The candidate now counts as marked for deletion, its replacements as
 	// NodeClaims not yet launched.
-	b.limits = k.limitsAtStart(nil)
+	b.limits = k.limitsAtStart()
 	if len(b.items) > 0 {
 		k.packBase(b)
 	}

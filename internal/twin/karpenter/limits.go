@@ -30,7 +30,12 @@ import (
 //     holds whichever of them EC2 launches, so one batch cannot overshoot.
 //
 // An instance type's capacity carries no "nodes": within one Solve only the
-// nodes already there count against limits.nodes, as upstream.
+// nodes already there count against limits.nodes, as upstream (whose
+// provisioner.go notes that node limits are a static NodePool feature).
+// Provisioner.Create's own check (Limits.ExceededBy on the cluster state's
+// usage) is not modelled: the NodeClaims of a batch are created in
+// parallel, so what it sees depends on timing; against the usage at the
+// start of the batch it never refuses what the Solve allowed.
 
 // solveLimits is what the limited NodePools' spec.limits leave during one
 // scheduling simulation, by NodePool name. A pool without limits has no
@@ -48,9 +53,9 @@ type poolRemaining struct {
 }
 
 // limitsAtStart is remainingResources at the start of a Solve: every
-// limited pool's limits minus the capacity of its active NodeClaims, leaving
-// out those for which skip is true (a disruption's candidates).
-func (k *Karpenter) limitsAtStart(skip func(*NodeClaim) bool) solveLimits {
+// limited pool's limits minus the capacity of its active NodeClaims (a
+// disruption simulation adds its candidates back, clone).
+func (k *Karpenter) limitsAtStart() solveLimits {
 	var out solveLimits
 	for _, p := range k.poolsByWeight() {
 		if len(p.obj.Spec.Limits) == 0 {
@@ -66,7 +71,7 @@ func (k *Karpenter) limitsAtStart(skip func(*NodeClaim) bool) solveLimits {
 	}
 	for _, c := range k.NodeClaims() {
 		r := out[c.NodePool]
-		if r == nil || c.deleting || c.markedForDeletion || (skip != nil && skip(c)) {
+		if r == nil || c.deleting || c.markedForDeletion {
 			continue
 		}
 		r.left = resources.Subtract(r.left, k.claimCapacity(c))

@@ -308,7 +308,7 @@ func (m *mergedItems) next() (podItem, bool) {
 
 // The NodePools' limits are what their active NodeClaims leave (limits.go).
 func (k *Karpenter) pack(pods []*corev1.Pod, existing []simNode) packResult {
-	return k.packItems(k.podItems(pods), existing, k.limitsAtStart(nil))
+	return k.packItems(k.podItems(pods), existing, k.limitsAtStart())
 }
 
 // packItems packs pods already in packing order, into existing, which
