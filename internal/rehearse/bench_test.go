@@ -81,3 +81,45 @@ func BenchmarkRehearseMix200Nodes(b *testing.B) { benchmarkMix(b, 200, 20) }
 // every type and 100,000 pods, one hop (goal ≤ 20 s, ≤ 2 GiB; not met, see
 // the README's performance section).
 func BenchmarkRehearseMix5000Nodes(b *testing.B) { benchmarkMix(b, 5000, 20) }
+
+// pendingScenario is the built-in karpenter-drift scenario with checkout
+// scaled to replicas instead of 10: thousands of pods pending at once, most
+// of which the NodePool's limits (cpu: 100) leave pending for the rest of
+// the rehearsal, so every provisioning batch and every drift pass packs them
+// again.
+func pendingScenario(b testing.TB, replicas int32) *scenario.Scenario {
+	b.Helper()
+	sc, err := scenario.LoadBuiltin("karpenter-drift")
+	if err != nil {
+		b.Fatal(err)
+	}
+	scaled := false
+	for i := range sc.Spec.Actions {
+		if s := sc.Spec.Actions[i].Scale; s != nil && s.Name == "checkout" {
+			s.Replicas, scaled = replicas, true
+		}
+	}
+	if !scaled {
+		b.Fatal("karpenter-drift has no scale action for checkout")
+	}
+	return sc
+}
+
+// BenchmarkRehearsePending3000 rehearses karpenter-drift with checkout
+// scaled to 3,000 replicas (issue 15: thousands of pending pods rehearse in
+// seconds).
+func BenchmarkRehearsePending3000(b *testing.B) {
+	sc := pendingScenario(b, 3000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rep, err := Run(sc, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Groups[0].Launched == 0 {
+			b.Fatalf("status %s: no NodeClaim launched", rep.Status)
+		}
+		b.ReportMetric(rep.MakespanSeconds, "virtual-s")
+	}
+}

@@ -277,6 +277,9 @@ type simBase struct {
 	// simulation puts the trees back with the nodes (simulate), so they
 	// hold the base's room between simulations; a base update drops it.
 	fit *firstFit
+	// limits is what the NodePools' limits leave with the candidate still
+	// counted; each simulation adds its candidate back (simulate).
+	limits solveLimits
 }
 
 // fitIndex returns the simulations' shared first-fit index.
@@ -334,6 +337,7 @@ func (k *Karpenter) newSimBase() *simBase {
 	}
 	b.items = k.podItems(pods)
 	b.static = newStaticFit()
+	b.limits = k.limitsAtStart()
 	k.packBase(b)
 	return b
 }
@@ -411,6 +415,9 @@ func (k *Karpenter) updateSimBase(b *simBase, cmd *command) bool {
 	for i := first; i < len(b.capacity); i++ {
 		b.index[b.capacity[i].name] = i
 	}
+	// The candidate now counts as marked for deletion, its replacements as
+	// NodeClaims not yet launched.
+	b.limits = k.limitsAtStart()
 	if len(b.items) > 0 {
 		k.packBase(b)
 	}
@@ -490,7 +497,10 @@ func (k *Karpenter) simulate(b *simBase, c *candidate) packResult {
 		n.free = n.free.Sub(b.items[i].req)
 		res.existing[n.name] = append(res.existing[n.name], b.items[i].pod)
 	}
-	k.packInto(&res, &mergedItems{a: cand, b: b.items[prefix:]}, nodes, b)
+	// The candidate is not among the scheduler's state nodes
+	// (SimulateScheduling): its capacity does not count against limits.
+	lim := b.limits.clone(k, c.claim)
+	k.packInto(&res, &mergedItems{a: cand, b: b.items[prefix:]}, nodes, b, lim)
 	return res
 }
 

@@ -160,6 +160,10 @@ type Karpenter struct {
 	// signature across simulations; a node's row is dropped when it changes.
 	fitRows   map[string]*fitRow
 	typeFacts map[string]*typeFacts
+	// poolTypeCache holds each pool's instance types (poolTypes), and
+	// claimTypes a new NodeClaim's per pod template (newClaimTypes).
+	poolTypeCache map[*pool][]catalog.InstanceType
+	claimTypes    map[newClaimTypeKey][]catalog.InstanceType
 }
 
 // PoolStats is what a rehearsal reports per NodePool.
@@ -209,6 +213,8 @@ func New(eng *sim.Engine, kc *kube.Cluster, cloud *ec2.Cloud, opts Options) *Kar
 		reservedOn:    map[string]kube.Resources{},
 		nominatedOn:   map[string]int{},
 		typeFacts:     map[string]*typeFacts{},
+		poolTypeCache: map[*pool][]catalog.InstanceType{},
+		claimTypes:    map[newClaimTypeKey][]catalog.InstanceType{},
 		podReqs:       map[any]scheduling.Requirements{},
 		fitRows:       map[string]*fitRow{},
 		nodeGone:      map[*NodeClaim]bool{},
@@ -281,6 +287,8 @@ func (k *Karpenter) ApplyNodePool(np *karpv1.NodePool) error {
 	if err != nil {
 		return err
 	}
+	delete(k.poolTypeCache, k.pools[np.Name])
+	clear(k.claimTypes) // keyed by the pool being replaced too
 	k.pools[np.Name] = p
 	k.byWeight = nil
 	if k.stats[np.Name] == nil {

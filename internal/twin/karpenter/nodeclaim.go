@@ -144,6 +144,7 @@ func (c *NodeClaim) launchedType() string {
 type typeFacts struct {
 	requirements scheduling.Requirements
 	allocatable  kube.Resources
+	capacity     corev1.ResourceList // read only: NodePool limits compare it
 }
 
 // facts returns an instance type's requirements and allocatable, computed
@@ -151,7 +152,7 @@ type typeFacts struct {
 func (k *Karpenter) facts(it catalog.InstanceType) *typeFacts {
 	f, ok := k.typeFacts[it.Name]
 	if !ok {
-		f = &typeFacts{requirements: instanceTypeRequirements(it, k.cloud.Zones()), allocatable: kube.FromList(it.Allocatable())}
+		f = &typeFacts{requirements: instanceTypeRequirements(it, k.cloud.Zones()), allocatable: kube.FromList(it.Allocatable()), capacity: it.Capacity()}
 		k.typeFacts[it.Name] = f
 	}
 	return f

@@ -306,17 +306,18 @@ func (m *mergedItems) next() (podItem, bool) {
 	return it, true
 }
 
+// The NodePools' limits are what their active NodeClaims leave (limits.go).
 func (k *Karpenter) pack(pods []*corev1.Pod, existing []simNode) packResult {
-	return k.packItems(k.podItems(pods), existing)
+	return k.packItems(k.podItems(pods), existing, k.limitsAtStart())
 }
 
 // packItems packs pods already in packing order, into existing, which
-// keeps the result (nothing is put back).
-func (k *Karpenter) packItems(sorted []podItem, existing []simNode) packResult {
+// keeps the result (nothing is put back), opening NodeClaims within lim.
+func (k *Karpenter) packItems(sorted []podItem, existing []simNode, lim solveLimits) packResult {
 	res := packResult{existing: map[string][]*corev1.Pod{}, failed: map[*corev1.Pod]string{}}
 	seq := sliceItems(sorted)
 	mark := len(k.packTouched)
-	k.packInto(&res, &seq, existing, nil)
+	k.packInto(&res, &seq, existing, nil, lim)
 	k.packTouched = k.packTouched[:mark]
 	return res
 }
@@ -325,9 +326,18 @@ func (k *Karpenter) packItems(sorted []podItem, existing []simNode) packResult {
 // applies SimulateScheduling's rule that a decision may not rely on
 // capacity still initializing, and stops at the first pod that blocks the
 // decision (a pod neither pending nor from a deleting node that fits nowhere
-// or lands on such capacity).
-func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode, decide *simBase) {
+// or lands on such capacity). Each NodeClaim it opens counts against lim.
+func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode, decide *simBase, lim solveLimits) {
 	blocks := func(p *corev1.Pod) bool { return decide != nil && !decide.pending[p] && !decide.deleting[p] }
+	// fail records why a pod fits nowhere and reports whether that blocks
+	// the decision. A disruption never reads why a pending pod failed
+	// (allScheduled passes over them): those are not recorded.
+	fail := func(p *corev1.Pod, why string) bool {
+		if decide == nil || !decide.pending[p] {
+			res.failed[p] = why
+		}
+		return blocks(p)
+	}
 	// existing is in the scheduler's order (sortCapacity); a pod takes the
 	// first node that fits (scheduler.go addToExistingNode). Blocks of nodes
 	// remember their largest free CPU so the search skips full stretches.
@@ -338,12 +348,28 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 		idx = k.newFirstFit(existing, nil)
 		defer k.releaseFirstFit(idx)
 	}
+	// A pod that fits nowhere changes nothing, so the next pod, if it is
+	// of the same template (no volume zones of its own) with the same
+	// requests, fits nowhere for the same reason: thousands of pending
+	// replicas of one Deployment cost one search, not one each.
+	var unplaced struct {
+		key any
+		req kube.Resources
+		why string
+	}
 	for {
 		it, ok := sorted.next()
 		if !ok {
 			break
 		}
 		pod, req := it.pod, it.req
+		if unplaced.key != nil && req == unplaced.req && k.kube.TemplateKey(pod) == unplaced.key && len(k.kube.VolumeZones(pod)) == 0 {
+			if fail(pod, unplaced.why) {
+				return
+			}
+			continue
+		}
+		unplaced.key = nil
 		if i := k.placeExisting(pod, req, existing, idx); i >= 0 {
 			n := &existing[i]
 			k.packTouched = append(k.packTouched, nodeUndo{i, n.free, n.excluded})
@@ -359,11 +385,13 @@ func (k *Karpenter) packInto(res *packResult, sorted podSeq, existing []simNode,
 		if k.placeOpenClaim(pod, req, res.claims) {
 			continue
 		}
-		claim, why := k.newSimClaim(pod, req)
+		claim, why := k.newSimClaim(pod, req, lim)
 		if claim == nil {
-			res.failed[pod] = why
-			if blocks(pod) {
+			if fail(pod, why) {
 				return
+			}
+			if len(k.kube.VolumeZones(pod)) == 0 {
+				unplaced.key, unplaced.req, unplaced.why = k.kube.TemplateKey(pod), req, why
 			}
 			continue
 		}
@@ -692,13 +720,13 @@ func (k *Karpenter) placeOpenClaim(pod *corev1.Pod, req kube.Resources, claims [
 		switch v {
 		case verdictAbsorbed:
 			// The pod narrows nothing: only resources decide.
-			opts = k.launchable(c.pool, k.fittingResources(c.options, c.overhead, c.used.Add(req)))
+			opts = k.fittingResources(c.options, c.overhead, c.used.Add(req))
 		case verdictIncompatible:
 			continue
 		default:
 			merged = scheduling.NewRequirements(c.requirements.Values()...)
 			merged.Add(podReqs.Values()...)
-			opts = k.launchable(c.pool, k.fittingTypes(c.options, merged, c.overhead, c.used.Add(req)))
+			opts = k.fittingTypes(c.options, merged, c.overhead, c.used.Add(req))
 		}
 		if len(opts) == 0 {
 			continue
@@ -715,11 +743,17 @@ func (k *Karpenter) placeOpenClaim(pod *corev1.Pod, req kube.Resources, claims [
 }
 
 // newSimClaim opens a NodeClaim for a pod from the first compatible NodePool
-// (highest weight, then name), or says why none fits.
-func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim, string) {
+// (highest weight, then name) within what its limits leave, or says why none
+// fits. As addToNewNodeClaim, a pool's limits are checked before the pod is
+// (scheduler.go): a pool with no room says so whatever the pod asks.
+func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources, lim solveLimits) (*simClaim, string) {
 	podReqs, cacheKey := k.podRequirements(pod)
 	var why []string
 	for _, p := range k.poolsByWeight() {
+		if full := lim.blocked(k, p); full != "" {
+			why = append(why, full)
+			continue
+		}
 		v := p.compatible(cacheKey, func() poolVerdict { return poolCompatibility(p, pod, podReqs) })
 		if v.why != "" {
 			why = append(why, v.why)
@@ -727,12 +761,16 @@ func (k *Karpenter) newSimClaim(pod *corev1.Pod, req kube.Resources) (*simClaim,
 		}
 		merged := v.merged
 		overhead := k.daemonOverhead(p, k.prototypeNode(p, nil))
-		opts := k.launchable(p, k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req))
+		fitting := k.newClaimTypes(p, cacheKey, merged, overhead, req)
+		opts := lim.within(k, p, k.launchable(p, fitting[:min(len(fitting), maxInstanceTypes)]))
 		if len(opts) == 0 {
 			why = append(why, fmt.Sprintf("incompatible with nodepool %q, daemonset overhead={%s}, no instance type satisfied resources {%s} and requirements %s",
 				p.obj.Name, overhead, req, requirementsString(merged)))
 			continue
 		}
+		// subtractMax reads the NodeClaim's options before they are cut to
+		// MaxInstanceTypes (results.TruncateInstanceTypes comes after Solve).
+		lim.open(k, p, lim.within(k, p, k.launchable(p, fitting)))
 		return &simClaim{pool: p, requirements: merged, options: opts, overhead: overhead, used: req, pods: []*corev1.Pod{pod}}, ""
 	}
 	if len(why) == 0 {
@@ -803,20 +841,55 @@ func absorbs(claim, pod scheduling.Requirements) bool {
 }
 
 // fittingResources keeps the candidates, already filtered by requirements and
-// ordered by price, that fit used plus the daemonset overhead.
+// ordered by price, that fit used plus the daemonset overhead: candidates
+// itself when they all do (option lists are never changed in place).
 func (k *Karpenter) fittingResources(candidates []catalog.InstanceType, overhead, used kube.Resources) []catalog.InstanceType {
-	var out []catalog.InstanceType
 	need := used.Add(overhead)
-	for _, it := range candidates {
+	for i, it := range candidates {
 		if need.FitsIn(k.facts(it).allocatable) {
-			out = append(out, it)
+			continue
 		}
+		out := append([]catalog.InstanceType(nil), candidates[:i]...)
+		for _, it := range candidates[i+1:] {
+			if need.FitsIn(k.facts(it).allocatable) {
+				out = append(out, it)
+			}
+		}
+		return out
 	}
-	return out
+	return candidates
+}
+
+// newClaimTypeKey is what a new NodeClaim's instance types depend on, for a
+// pod of a template: the pool, the template (its requirements), the pod's
+// requests and the daemonset overhead.
+type newClaimTypeKey struct {
+	pool          *pool
+	template      any
+	req, overhead kube.Resources
+}
+
+// newClaimTypes is fittingTypes over the whole catalog for a pod's new
+// NodeClaim in pool p (merged: the pool's and the pod's requirements),
+// computed once per template, requests and overhead when cacheKey is not
+// nil: every pending replica of a Deployment that opens a NodeClaim, in
+// every simulation, asks the same. Callers do not modify the result.
+func (k *Karpenter) newClaimTypes(p *pool, cacheKey any, merged scheduling.Requirements, overhead, req kube.Resources) []catalog.InstanceType {
+	if cacheKey == nil {
+		return k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req)
+	}
+	key := newClaimTypeKey{pool: p, template: cacheKey, req: req, overhead: overhead}
+	its, ok := k.claimTypes[key]
+	if !ok {
+		its = k.fittingTypes(k.opts.InstanceTypes, merged, overhead, req)
+		k.claimTypes[key] = its
+	}
+	return its
 }
 
 // fittingTypes are the instance types compatible with reqs that fit used
-// plus the daemonset overhead, cheapest first, at most 60 (MaxInstanceTypes).
+// plus the daemonset overhead, cheapest first. A new NodeClaim keeps at most
+// maxInstanceTypes of them (newSimClaim).
 func (k *Karpenter) fittingTypes(candidates []catalog.InstanceType, reqs scheduling.Requirements, overhead, used kube.Resources) []catalog.InstanceType {
 	var out []catalog.InstanceType
 	need := used.Add(overhead)
@@ -843,33 +916,32 @@ func (k *Karpenter) fittingTypes(candidates []catalog.InstanceType, reqs schedul
 		return nil
 	}
 	sortByPrice(out, caps)
-	if len(out) > maxInstanceTypes {
-		out = out[:maxInstanceTypes]
-	}
 	return out
 }
 
 // launchable keeps the instance types a pool can actually launch now: its
 // EC2NodeClass has an AMI for their architecture (the AWS provider only
-// offers types amifamily.MapToInstanceTypes maps to an image), and their
-// capacity fits what is left of spec.limits.
+// offers types amifamily.MapToInstanceTypes maps to an image). An open
+// NodeClaim's options need neither this nor a limits check again: they only
+// narrow from those allowed when it was opened (addToInflightNode).
 func (k *Karpenter) launchable(p *pool, its []catalog.InstanceType) []catalog.InstanceType {
 	class := k.classes[p.obj.Spec.Template.Spec.NodeClassRef.Name]
-	remaining, limited := k.remainingLimits(p)
 	out := its[:0:0]
 	for _, it := range its {
-		if class == nil {
-			continue
+		if canLaunch(class, it) {
+			out = append(out, it)
 		}
-		if _, ok := class.amiFor(it.Arch); !ok {
-			continue
-		}
-		if limited && !fitsLimits(it, remaining) {
-			continue
-		}
-		out = append(out, it)
 	}
 	return out
+}
+
+// canLaunch reports whether a pool of the class can launch the type.
+func canLaunch(class *nodeClass, it catalog.InstanceType) bool {
+	if class == nil {
+		return false
+	}
+	_, ok := class.amiFor(it.Arch)
+	return ok
 }
 
 // poolsByWeight lists the pools by weight, then name; the list is kept
