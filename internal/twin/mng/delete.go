@@ -54,7 +54,7 @@ func (s *Service) retire(g *group, m *member) {
 		terminate(drainResult{})
 		return
 	}
-	s.drain(g, m.name, DeleteDrainLimit, proceed, nil, terminate)
+	s.drain(g, m.name, DeleteDrainLimit, proceed, func(b *Blocked) { g.deleteBlocked = append(g.deleteBlocked, b) }, terminate)
 }
 
 // checkDeleted finishes a deletion once no instance is left.

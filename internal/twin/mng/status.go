@@ -36,6 +36,9 @@ type Status struct {
 	Updates []Update
 	// Health lists the issues of a DEGRADED or CREATE_FAILED group.
 	Health []Failure
+	// DeletionBlocked are the pods whose eviction was refused while
+	// DeleteNodegroup drained the group's nodes.
+	DeletionBlocked []Blocked
 }
 
 // Update is one UpdateNodegroupVersion, as DescribeUpdate reports it, plus
@@ -105,7 +108,9 @@ type Blocked struct {
 	Since     time.Time
 	Until     time.Time // zero while still refused
 	// Outcome is blocked (never evicted), evicted, forced (deleted by the
-	// force flag) or left (gone some other way).
+	// force flag), node-removed (the drain's time limit passed and the
+	// node was terminated with the pod on it: a scale-in or
+	// DeleteNodegroup) or left (gone some other way).
 	Outcome string
 	Message string
 }
@@ -158,6 +163,9 @@ func (s *Service) status(g *group) Status {
 	}
 	for _, m := range g.sortedMembers() {
 		st.Nodes = append(st.Nodes, m.name)
+	}
+	for _, b := range g.deleteBlocked {
+		st.DeletionBlocked = append(st.DeletionBlocked, *b)
 	}
 	for _, rec := range g.updates {
 		if g.update != nil && g.update.rec == rec {
