@@ -22,8 +22,10 @@ const maxStuckLines = 10
 
 func seconds(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 }
 
-// report turns the finished run into a report.
+// report turns the finished run into a report; a run that succeeded but
+// broke a PodDisruptionBudget is reported violated.
 func (r *run) report(status string) *report.Report {
+	status = r.statusWithViolations(status)
 	now := r.eng.Now()
 	rep := &report.Report{
 		Scenario:         r.sc.Metadata.Name,
