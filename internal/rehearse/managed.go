@@ -198,8 +198,8 @@ func (r *run) managedBlocked(now time.Time) []report.Blocked {
 		for _, u := range st.Updates {
 			add(u.Blocked)
 		}
-		add(st.DeletionBlocked)
 	}
+	add(r.mng.DeletionBlocked())
 	return out
 }
 

@@ -75,7 +75,7 @@ func TestDeleteNodegroupReportsBlockedPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	tw.runUntil(time.Hour, func() bool { return tw.status("initial").Status == mng.StatusDeleted })
-	bl := tw.status("initial").DeletionBlocked
+	bl := tw.mng.DeletionBlocked()
 	if len(bl) != 1 || bl[0].Pod != pod || bl[0].Node != node || bl[0].PDB != "default/web-pdb" || bl[0].Outcome != "node-removed" ||
 		bl[0].Until.Sub(bl[0].Since) != mng.DeleteDrainLimit {
 		t.Errorf("deletion blocked %+v; want %s on %s blocked by default/web-pdb for 5m, node-removed", bl, pod, node)

@@ -92,9 +92,6 @@ type group struct {
 	update       *update
 	updates      []*Update
 	health       []Failure
-	// deleteBlocked are the pods whose eviction DeleteNodegroup's drains
-	// saw refused.
-	deleteBlocked []*Blocked
 	// created runs when a group being created turns ACTIVE or fails;
 	// deleted when a deletion finishes.
 	created func(error)

@@ -36,9 +36,6 @@ type Status struct {
 	Updates []Update
 	// Health lists the issues of a DEGRADED or CREATE_FAILED group.
 	Health []Failure
-	// DeletionBlocked are the pods whose eviction was refused while
-	// DeleteNodegroup drained the group's nodes.
-	DeletionBlocked []Blocked
 }
 
 // Update is one UpdateNodegroupVersion, as DescribeUpdate reports it, plus
@@ -163,9 +160,6 @@ func (s *Service) status(g *group) Status {
 	}
 	for _, m := range g.sortedMembers() {
 		st.Nodes = append(st.Nodes, m.name)
-	}
-	for _, b := range g.deleteBlocked {
-		st.DeletionBlocked = append(st.DeletionBlocked, *b)
 	}
 	for _, rec := range g.updates {
 		if g.update != nil && g.update.rec == rec {
