@@ -148,9 +148,9 @@ func TestSetPodReadyRefusesAPodThatDoesNotRun(t *testing.T) {
 	}
 }
 
-// A DELETE through the port (kubectl delete pod, kubectl drain
-// --disable-eviction) of a pod whose PDB allows no disruption is a breach
-// the rehearsal reports: the Eviction API would have refused it.
+// A DELETE through the port (kubectl delete pod) of a pod whose PDB allows
+// no disruption is a breach the rehearsal reports: the Eviction API would
+// have refused it.
 func TestDeletePodUnderAnExhaustedPDBIsABreach(t *testing.T) {
 	p, pod := blockedWeb(t, Options{})
 	p.Cluster().StartTracking()

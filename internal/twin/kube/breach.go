@@ -11,7 +11,7 @@ import (
 // (semantics.md §D.2, internal/eviction), was 0, so POST pods/NAME/eviction
 // would have answered 429 (checkAndDecrement, §D.1). It does not matter who
 // took the pod down — a DELETE (Karpenter's terminationGracePeriod, a forced
-// managed node group update, kubectl drain --disable-eviction) or its node
+// managed node group update, a client's DELETE pods/NAME) or its node
 // going away with it still running (a node group deleted after its drain
 // timed out, an instance refresh without a lifecycle hook or whose hook timed
 // out): the application lost a pod its budget could not spare.
