@@ -38,9 +38,13 @@ with its phases, the add-on versions and the availability probe.
 
 The same scenario and seed give byte-identical output. A rehearsal stops at
 its virtual-time limit; then its status is "stuck" and the report says what
-is stuck and why (a pod that fits nowhere, a drain a PDB blocks).
+is stuck and why (a pod that fits nowhere, a drain a PDB blocks). A run
+that finished but took a pod down while its PodDisruptionBudget allowed no
+disruption — a node group deleted with the pod still on it, a forced
+update, an instance refresh without a lifecycle hook — is "violated", not
+"succeeded": the report names each pod, its PDB, how and in which step.
 
-Exit status: 0 succeeded, 2 failed or stuck, 1 the scenario could not run.
+Exit status: 0 succeeded, 2 violated, failed or stuck, 1 the scenario could not run.
 
 Built-in scenarios: ` + builtinList() + `
 (show one with: ladder scenario show NAME)`,

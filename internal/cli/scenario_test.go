@@ -871,7 +871,7 @@ func TestScenarioHelp(t *testing.T) {
 		{[]string{"scenario", "list", "--help"}, []string{"ladder scenario show NAME", "Examples:"}},
 		{[]string{"scenario", "show", "--help"}, []string{"# file: PATH", "--to", "Examples:"}},
 		{[]string{"scenario", "instance-types", "--help"}, []string{"spec.instanceTypes", "Examples:"}},
-		{[]string{"rehearse", "--help"}, []string{"Exit status: 0 succeeded, 2 failed or stuck, 1", "Examples:"}},
+		{[]string{"rehearse", "--help"}, []string{"Exit status: 0 succeeded, 2 violated, failed or stuck, 1", "Examples:"}},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

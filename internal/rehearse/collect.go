@@ -22,8 +22,10 @@ const maxStuckLines = 10
 
 func seconds(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 }
 
-// report turns the finished run into a report.
+// report turns the finished run into a report; a run that succeeded but
+// broke a PodDisruptionBudget is reported violated.
 func (r *run) report(status string) *report.Report {
+	status = r.statusWithViolations(status)
 	now := r.eng.Now()
 	rep := &report.Report{
 		Scenario:         r.sc.Metadata.Name,
@@ -131,15 +133,12 @@ func (r *run) report(status string) *report.Report {
 		}
 		rep.Blocked = append(rep.Blocked, report.Blocked{Node: b.Node, Pod: b.Pod, PDB: b.PDB, Seconds: seconds(until.Sub(b.Since)), Outcome: b.Outcome, Message: b.Message})
 	}
+	rep.Violations = append(rep.Violations, r.violations...)
 	rep.Notes = append(rep.Notes, r.notes...)
-	violations := 0
-	for _, w := range rep.Workloads {
-		violations += w.PDBViolations
-	}
-	if violations > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d PDB violation(s): pods deleted without the Eviction API when a NodeClaim's terminationGracePeriod ran out (Karpenter bypasses PDBs then; semantics.md §A.4)", violations))
-	}
 	for _, k := range r.kube.Killed() {
+		if r.violated(k.Namespace, k.Name) {
+			continue // violations[] says it, with its PDB
+		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("pod %s/%s was Ready on node %s when the node went away (%s): it was not evicted", k.Namespace, k.Name, k.Node, k.Reason))
 	}
 	if status == report.Stuck {

@@ -180,21 +180,26 @@ func (r *run) managedReport(grp *report.Group) {
 	}
 }
 
-// managedBlocked lists the pods whose eviction a managed node group update
-// saw refused.
+// managedBlocked lists the pods whose eviction a managed node group's
+// update or deletion (DeleteNodegroup drains every node for up to 5
+// minutes, then terminates it) saw refused.
 func (r *run) managedBlocked(now time.Time) []report.Blocked {
 	var out []report.Blocked
-	for _, st := range r.mng.Statuses() {
-		for _, u := range st.Updates {
-			for _, b := range u.Blocked {
-				until := b.Until
-				if until.IsZero() {
-					until = now
-				}
-				out = append(out, report.Blocked{Node: b.Node, Pod: b.Pod, PDB: b.PDB, Seconds: seconds(until.Sub(b.Since)), Outcome: b.Outcome, Message: b.Message})
+	add := func(bs []mng.Blocked) {
+		for _, b := range bs {
+			until := b.Until
+			if until.IsZero() {
+				until = now
 			}
+			out = append(out, report.Blocked{Node: b.Node, Pod: b.Pod, PDB: b.PDB, Seconds: seconds(until.Sub(b.Since)), Outcome: b.Outcome, Message: b.Message})
 		}
 	}
+	for _, st := range r.mng.Statuses() {
+		for _, u := range st.Updates {
+			add(u.Blocked)
+		}
+	}
+	add(r.mng.DeletionBlocked())
 	return out
 }
 

@@ -65,7 +65,9 @@ func (r *run) phase(hop int, h plan.Hop, st plan.Step) error {
 	r.phases = append(r.phases, ph)
 	i := len(r.phases) - 1
 	r.currentPhase = i
+	r.inPhase = true
 	err := r.step(h, st)
+	r.inPhase = false
 	r.phases[i].End = seconds(r.eng.Elapsed())
 	switch {
 	case err == errTimeLimit:
@@ -78,6 +80,8 @@ func (r *run) phase(hop int, h plan.Hop, st plan.Step) error {
 	case err != nil:
 		r.phases[i].Status = report.Failed
 		r.phaseNote(err.Error())
+	default:
+		r.phaseViolated(i)
 	}
 	return err
 }

@@ -89,6 +89,10 @@ type run struct {
 	addonVersions map[string]string
 	addonNotes    map[string]string
 	probe         *probe
+	// inPhase is set while a playbook step runs (currentPhase);
+	// violations are the PDB breaches so far (violations.go).
+	inPhase    bool
+	violations []report.Violation
 }
 
 // imageAnnotation is where every twin records the AMI a node booted.
@@ -184,6 +188,7 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 	r.fargate = fargate.New(eng, r.kube, r.cloud, fargate.Options{Kubelet: r.fargateKubelet, Provision: t.FargateProvision.Get(fargate.DefaultProvision)})
 	r.karp.OnEvent(r.karpenterEvent)
 	r.kube.OnEvent(r.kubeEvent)
+	r.kube.OnPDBBreach(r.pdbBreach)
 	for _, g := range sc.Spec.NodeGroups {
 		if g.Karpenter != nil {
 			r.groups[g.Karpenter.NodePool] = g.Name

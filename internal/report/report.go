@@ -12,6 +12,11 @@ const (
 	Succeeded = "succeeded" // every action ran and the cluster settled
 	Failed    = "failed"    // an action was refused (e.g. an n+2 control-plane update)
 	Stuck     = "stuck"     // the virtual-time limit was reached before the cluster settled
+	// Violated: every action ran and the cluster settled, but a pod was
+	// taken down while a PodDisruptionBudget selecting it allowed no
+	// disruption (Violations says which). For a phase: the step succeeded
+	// that way.
+	Violated = "violated"
 )
 
 // Group types.
@@ -35,6 +40,10 @@ type Report struct {
 	Workloads        []Workload   `json:"workloads"`
 	Groups           []Group      `json:"groups"`
 	Blocked          []Blocked    `json:"blocked"`
+	// Violations are the pods taken down while a PodDisruptionBudget
+	// selecting them allowed no disruption, in the order it happened;
+	// absent when there were none.
+	Violations []Violation `json:"violations,omitempty"`
 	// Hops, Phases, Addons and Probe describe a playbook upgrade (spec.upgrade
 	// or an upgrade action); empty when the scenario ran only a script.
 	Hops   []Hop   `json:"hops"`
@@ -80,11 +89,13 @@ type Phase struct {
 	To       string  `json:"to,omitempty"`
 	Start    float64 `json:"startSeconds"`
 	End      float64 `json:"endSeconds"`
-	// Status is succeeded, failed or stuck.
+	// Status is succeeded, violated, failed or stuck.
 	Status  string `json:"status"`
 	Message string `json:"message,omitempty"`
 	// ProbeFailedSeconds are the probe's failed seconds during the phase.
 	ProbeFailedSeconds float64 `json:"probeFailedSeconds"`
+	// PDBViolations are the violations[] that happened during the phase.
+	PDBViolations int `json:"pdbViolations,omitempty"`
 }
 
 // Addon is an EKS add-on's version before and after.
@@ -168,6 +179,30 @@ type Blocked struct {
 	// unblocked (it later would), node-removed.
 	Outcome string `json:"outcome"`
 	Message string `json:"message"`
+}
+
+// Violation is a pod taken down without the Eviction API while a
+// PodDisruptionBudget selecting it allowed no disruption
+// (status.disruptionsAllowed 0): the eviction would have been refused.
+type Violation struct {
+	// T is when, in virtual seconds since the start.
+	T float64 `json:"t"`
+	// Pod is namespace/name; Node the node it ran on.
+	Pod  string `json:"pod"`
+	Node string `json:"node"`
+	// PDB is namespace/name of the budget(s) that allowed no disruption,
+	// comma-separated if several.
+	PDB string `json:"pdb"`
+	// Mechanism is deleted (DELETE without the Eviction API) or
+	// node-removed (its node went away with the pod running); By says who,
+	// e.g. DeleteNodegroup blue-mng.
+	Mechanism string `json:"mechanism"`
+	By        string `json:"by"`
+	// Hop, Step and Name locate the playbook phase it happened in (the
+	// hop's target minor, the phase's kind and name); empty outside one.
+	Hop  string `json:"hop,omitempty"`
+	Step string `json:"step,omitempty"`
+	Name string `json:"name,omitempty"`
 }
 
 // Event is one timeline line.

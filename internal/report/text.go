@@ -23,6 +23,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, s := range r.Stuck {
 		p.printf("  stuck: %s\n", s)
 	}
+	for i, v := range r.Violations {
+		if i == maxViolationLines {
+			p.printf("  violated: … and %d more PDB violation(s) (-o json lists them in violations[])\n", len(r.Violations)-maxViolationLines)
+			break
+		}
+		p.printf("  violated: %s\n", v.Summary())
+	}
 	for _, n := range r.Notes {
 		p.printf("  note: %s\n", n)
 	}
@@ -150,6 +157,33 @@ func (r *Report) writeUpgrade(p *printer, w io.Writer) {
 		}
 		tw.Flush()
 	}
+}
+
+// maxViolationLines caps the violations the summary lists.
+const maxViolationLines = 20
+
+// Summary is the violation in one line: when, which pod, which budget, how
+// and in which step.
+func (v Violation) Summary() string {
+	how := "it was deleted without the Eviction API"
+	if v.Mechanism == "node-removed" {
+		how = "its node " + v.Node + " went away with it"
+	}
+	line := fmt.Sprintf("%s pod %s taken down while PodDisruptionBudget %s allowed no disruption: %s (%s)", clock(v.T), v.Pod, v.PDB, how, v.By)
+	if v.Step != "" {
+		line += "; step " + strings.Join(nonEmpty(v.Hop, v.Step, v.Name), " ")
+	}
+	return line
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func dash(s string) string {

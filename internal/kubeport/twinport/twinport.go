@@ -209,7 +209,7 @@ func (p *Port) Evict(_ context.Context, namespace, name string) error {
 }
 
 // DeletePod implements kubeport.Port. A voluntary DELETE: when it takes a
-// healthy pod below its PDB, the twin's report counts a violation. With a
+// healthy pod whose PDB allows no disruption, the twin records a breach. With a
 // zero grace period the API server removes the pod before it answers
 // (Store.Delete deletes at once when the grace period is 0); the twin
 // removes it in an event at the current instant, so the port runs that
@@ -218,7 +218,7 @@ func (p *Port) DeletePod(_ context.Context, namespace, name string, grace *int64
 	if grace != nil && *grace < 0 {
 		grace = ptr(int64(1)) // the API server's rest.BeforeDelete turns a negative grace period into 1
 	}
-	if err := p.c.DeletePod(namespace, name, grace, true); err != nil {
+	if err := p.c.DeletePod(namespace, name, grace, "DELETE pods/"+name+" (no Eviction API)"); err != nil {
 		return err
 	}
 	if grace != nil && *grace == 0 && !p.running {

@@ -147,3 +147,17 @@ func TestSetPodReadyRefusesAPodThatDoesNotRun(t *testing.T) {
 		t.Errorf("SetPodReady on a terminating pod = %v, want a refusal naming why", err)
 	}
 }
+
+// A DELETE through the port (kubectl delete pod) of a pod whose PDB allows
+// no disruption is a breach the rehearsal reports: the Eviction API would
+// have refused it.
+func TestDeletePodUnderAnExhaustedPDBIsABreach(t *testing.T) {
+	p, pod := blockedWeb(t, Options{})
+	p.Cluster().StartTracking()
+	must(t, p.DeletePod(context.Background(), "default", pod, nil))
+	b := p.Cluster().PDBBreaches()
+	if len(b) != 1 || b[0].Name != pod || b[0].Mechanism != kube.BreachDeleted || b[0].By != "DELETE pods/"+pod+" (no Eviction API)" ||
+		len(b[0].PDBs) != 1 || b[0].PDBs[0] != "default/web" {
+		t.Errorf("breaches %+v, want %s deleted under default/web", b, pod)
+	}
+}

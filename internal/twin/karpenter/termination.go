@@ -291,7 +291,7 @@ func (k *Karpenter) forceDelete(c *NodeClaim, pods []*corev1.Pod) {
 		}
 		k.log(Event{Type: "Warning", Code: "PodForceDeleted", Message: fmt.Sprintf("deleting pod %s: terminationGracePeriod %s of nodeclaim expires at %s", key, c.TerminationGracePeriod, deadline.UTC().Format(time.RFC3339)),
 			Reason: c.disruptionReason, NodePool: c.NodePool, NodeClaim: c.Name, Node: c.Node})
-		_ = k.kube.DeletePod(p.Namespace, p.Name, &grace, true)
+		_ = k.kube.DeletePod(p.Namespace, p.Name, &grace, fmt.Sprintf("Karpenter: terminationGracePeriod %s of nodeclaim %s", c.TerminationGracePeriod, c.Name))
 		k.release(key)
 	}
 }

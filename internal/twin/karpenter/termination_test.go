@@ -69,6 +69,10 @@ func TestTerminationGracePeriodForcesDrain(t *testing.T) {
 			if w := tw.workload("Deployment", "web"); w.PDBViolations != 1 {
 				t.Errorf("web PDB violations = %d, want 1", w.PDBViolations)
 			}
+			if b := tw.kube.PDBBreaches(); len(b) != 1 || b[0].Mechanism != kube.BreachDeleted || !b[0].At.Equal(forced[0].At) ||
+				!strings.HasPrefix(b[0].By, "Karpenter: terminationGracePeriod "+tc.tgp.String()) || !slices.Equal(b[0].PDBs, []string{"default/web"}) {
+				t.Errorf("breaches %+v, want the web pod deleted at %v by the terminationGracePeriod under default/web", b, forced[0].At)
+			}
 			blocked := tw.karp.BlockedPods()
 			if !tc.wantBlocked {
 				for _, b := range blocked {

@@ -134,7 +134,7 @@ func TestPodCreatedAndDeletedHooks(t *testing.T) {
 	if strings.Join(created, ",") != "a,b,ext" {
 		t.Fatalf("created %v", created)
 	}
-	must(t, c.DeletePod("default", "a", nil, false))
+	must(t, c.DeletePod("default", "a", nil, "kubectl delete pod"))
 	advance(eng, 4*time.Second)
 	if len(deleted) != 0 {
 		t.Fatalf("OnPodDeleted fired while the pod was terminating: %v", deleted)
@@ -143,7 +143,7 @@ func TestPodCreatedAndDeletedHooks(t *testing.T) {
 	if strings.Join(deleted, ",") != "a" {
 		t.Fatalf("deleted %v after the 5s shutdown, want a", deleted)
 	}
-	must(t, c.DeletePod("default", "ext", nil, false)) // unbound: removed at once
+	must(t, c.DeletePod("default", "ext", nil, "kubectl delete pod")) // unbound: removed at once
 	if strings.Join(deleted, ",") != "a,ext" {
 		t.Fatalf("deleted %v, want the unbound pod removed at once", deleted)
 	}

@@ -117,7 +117,9 @@ type Cluster struct {
 	createdHooks []func(*corev1.Pod)
 	deletedHooks []func(*corev1.Pod)
 
-	killed []KilledPod
+	killed      []KilledPod
+	breaches    []PDBBreach // breach.go
+	breachHooks []func(PDBBreach)
 
 	notReady, terminating int // pods in those states, for Quiet
 

@@ -88,7 +88,7 @@ func TestDrainBlockedPodDeleted(t *testing.T) {
 	pod := c.Pods()[0]
 	done, result := drainFor(t, c, "n1", DrainOptions{})
 	run(eng, 12*time.Second)
-	must(t, c.DeletePod(pod.Namespace, pod.Name, nil, false))
+	must(t, c.DeletePod(pod.Namespace, pod.Name, nil, "kubectl delete pod"))
 	run(eng, 2*time.Minute)
 	if !*done || *result != nil {
 		t.Fatalf("drain done=%v err=%v, want it finished once the pod is gone", *done, *result)

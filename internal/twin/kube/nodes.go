@@ -145,7 +145,9 @@ func (c *Cluster) UpdateNode(name string, mutate func(*corev1.Node)) error {
 
 // RemoveNode deletes a node object. Pods still bound to it are deleted by
 // the pod garbage collector at once; a Ready pod among them is recorded as
-// killed, since it never went through the Eviction API.
+// killed, since it never went through the Eviction API, and as a PDB breach
+// when its PDB allowed no disruption (breach.go) — one pod at a time, so a
+// budget that spares one of two pods on the node is breached by the second.
 func (c *Cluster) RemoveNode(name, reason string) error {
 	ns, ok := c.nodes[name]
 	if !ok {
@@ -155,6 +157,7 @@ func (c *Cluster) RemoveNode(name, reason string) error {
 		if ps.ready && !ps.deleting && !isDaemonSetPod(ps.pod) {
 			c.killed = append(c.killed, KilledPod{At: c.eng.Now(), Namespace: ps.pod.Namespace, Name: ps.pod.Name, Node: name, Reason: reason})
 		}
+		c.checkBreach(ps, BreachNodeRemoved, reason)
 		c.removePod(ps)
 	}
 	delete(c.nodes, name)

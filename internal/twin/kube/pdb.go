@@ -416,18 +416,3 @@ func (c *Cluster) Evict(namespace, name string) error {
 	c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
 	return nil
 }
-
-// countViolation records a PDB violation when deleting a healthy pod takes
-// a PDB that covers it below desiredHealthy.
-func (c *Cluster) countViolation(ps *podState) {
-	if !ps.ready || ps.deleting || ps.owner == nil {
-		return
-	}
-	for _, st := range c.pdbsFor(ps) {
-		s := c.sync(st).Status
-		if s.CurrentHealthy-1 < s.DesiredHealthy {
-			ps.owner.avail.violations++
-			return
-		}
-	}
-}

@@ -399,17 +399,16 @@ func (c *Cluster) podChanged(node string) {
 
 // DeletePod deletes a pod the way DELETE /pods/NAME does, without the
 // Eviction API: PDBs are not consulted. grace nil means the pod's own
-// terminationGracePeriodSeconds. When voluntary is true and the pod was
-// healthy under a PDB that could not afford it, the deletion counts as a PDB
-// violation of the pod's workload.
-func (c *Cluster) DeletePod(namespace, name string, grace *int64, voluntary bool) error {
+// terminationGracePeriodSeconds. by says who deletes it (e.g. "Karpenter:
+// terminationGracePeriod of nodeclaim default-abcde"): when the pod was
+// healthy under a PDB that allowed no disruption, the deletion is recorded
+// as a PDB breach by that name (breach.go).
+func (c *Cluster) DeletePod(namespace, name string, grace *int64, by string) error {
 	ps, ok := c.pods[string(c.podKey(namespace, name))]
 	if !ok {
 		return apierrors.NewNotFound(corev1.Resource("pods"), name)
 	}
-	if voluntary {
-		c.countViolation(ps)
-	}
+	c.checkBreach(ps, BreachDeleted, by)
 	g := *ps.pod.Spec.TerminationGracePeriodSeconds
 	if grace != nil {
 		g = *grace

@@ -163,7 +163,7 @@ func TestDeploymentRolloutKeepsOldSpecAndReplicaSets(t *testing.T) {
 	// Evict an old pod: the old ReplicaSet replaces it from its own template.
 	for _, p := range c.Pods() {
 		if p.Spec.Containers[0].Image == "app:1" && p.DeletionTimestamp == nil {
-			must(t, c.DeletePod(p.Namespace, p.Name, nil, false))
+			must(t, c.DeletePod(p.Namespace, p.Name, nil, "kubectl delete pod"))
 			break
 		}
 	}

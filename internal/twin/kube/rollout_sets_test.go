@@ -142,7 +142,7 @@ func TestDaemonSetOnDelete(t *testing.T) {
 		t.Fatalf("RolloutStatus = %v, %v", done, err)
 	}
 	victim := c.PodsOnNode("n2")[0]
-	must(t, c.DeletePod(victim.Namespace, victim.Name, nil, false))
+	must(t, c.DeletePod(victim.Namespace, victim.Name, nil, "kubectl delete pod"))
 	advance(eng, 4*time.Second)
 	if pods := c.PodsOnNode("n2"); len(pods) != 1 || pods[0].Name != victim.Name {
 		t.Fatalf("a replacement came before the old pod exited: %d pods on n2", len(pods))
@@ -343,7 +343,7 @@ func TestStatefulSetPartitionKeepsOldRevisionBelow(t *testing.T) {
 	if done, msg, _ := c.RolloutStatus("StatefulSet", "default", "web"); !done || msg != "partitioned roll out complete: 2 new pods have been updated..." {
 		t.Fatalf("after the rollout: %v %q", done, msg)
 	}
-	must(t, c.DeletePod("default", "web-0", nil, false))
+	must(t, c.DeletePod("default", "web-0", nil, "kubectl delete pod"))
 	run(eng, time.Minute)
 	if p := c.Pod("default", "web-0"); p == nil || p.Spec.Containers[0].Image != "db:1" || !IsPodReady(p) {
 		t.Fatalf("web-0 after deletion: %v", p)
@@ -364,7 +364,7 @@ func TestStatefulSetOnDeleteAndStatus(t *testing.T) {
 	if st := take(c, "default"); st.ready["db:1"] != 2 {
 		t.Fatalf("OnDelete replaced pods: %v", st.ready)
 	}
-	must(t, c.DeletePod("default", "web-1", nil, false))
+	must(t, c.DeletePod("default", "web-1", nil, "kubectl delete pod"))
 	run(eng, time.Minute)
 	if p := c.Pod("default", "web-1"); p == nil || p.Spec.Containers[0].Image != "db:2" {
 		t.Fatalf("web-1 after deletion: %v", p)

@@ -54,7 +54,17 @@ func (s *Service) retire(g *group, m *member) {
 		terminate(drainResult{})
 		return
 	}
-	s.drain(g, m.name, DeleteDrainLimit, proceed, nil, terminate)
+	s.drain(g, m.name, DeleteDrainLimit, proceed, func(b *Blocked) { s.deletionBlocked = append(s.deletionBlocked, b) }, terminate)
+}
+
+// DeletionBlocked lists the pods whose eviction a DeleteNodegroup drain saw
+// refused, in the order it happened, with how each ended.
+func (s *Service) DeletionBlocked() []Blocked {
+	out := make([]Blocked, len(s.deletionBlocked))
+	for i, b := range s.deletionBlocked {
+		out[i] = *b
+	}
+	return out
 }
 
 // checkDeleted finishes a deletion once no instance is left.

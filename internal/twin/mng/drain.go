@@ -218,8 +218,8 @@ func pdbSuffix(pdb string, err error) string {
 }
 
 // forceDelete deletes a pod without the Eviction API, with its own grace
-// period; its PDB is not consulted (a deletion under an exhausted PDB
-// counts as a violation).
+// period; its PDB is not consulted (a deletion under an exhausted PDB is
+// a breach, kube.PDBBreach).
 func (d *drainer) forceDelete(pd *podDrain) {
 	s := d.s
 	k := pd.namespace + "/" + pd.name
@@ -227,7 +227,8 @@ func (d *drainer) forceDelete(pd *podDrain) {
 		pd.retry.Cancel()
 		pd.retry = nil
 	}
-	if s.kube.DeletePod(pd.namespace, pd.name, nil, true) != nil {
+	by := fmt.Sprintf("UpdateNodegroupVersion %s with force: node/%s not drained within %s", d.g.spec.Name, d.node, d.limit)
+	if s.kube.DeletePod(pd.namespace, pd.name, nil, by) != nil {
 		return
 	}
 	if pd.blocked != nil && pd.blocked.Until.IsZero() {
@@ -254,9 +255,17 @@ func (d *drainer) expire() {
 	}
 	res := drainResult{timedOut: true, remaining: pods}
 	for _, p := range pods {
-		if pd := d.pods[p.Namespace+"/"+p.Name]; pd != nil && pd.blocked != nil {
+		pd := d.pods[p.Namespace+"/"+p.Name]
+		if pd == nil || pd.blocked == nil {
+			continue
+		}
+		if res.blocked == nil {
 			res.blocked = pd.blocked
-			break
+		}
+		if d.timeout == proceed {
+			// The caller terminates the node with the pod on it (§B:
+			// "the node is terminated regardless").
+			pd.blocked.Outcome = "node-removed"
 		}
 	}
 	d.s.log(Event{Type: "Warning", Reason: ReasonDrainTimedOut, Nodegroup: d.g.spec.Name, Node: d.node,

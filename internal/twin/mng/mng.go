@@ -128,6 +128,10 @@ type Service struct {
 	byNode map[string]*group
 	// drains are the drains in progress, by node (drain.go).
 	drains map[string]*drainer
+	// deletionBlocked are the pods whose eviction DeleteNodegroup's drains
+	// saw refused, of every group deleted so far (a group re-created under
+	// the same name starts afresh; these stay).
+	deletionBlocked []*Blocked
 
 	emit      func(Event)
 	updateSeq int

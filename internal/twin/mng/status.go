@@ -105,7 +105,9 @@ type Blocked struct {
 	Since     time.Time
 	Until     time.Time // zero while still refused
 	// Outcome is blocked (never evicted), evicted, forced (deleted by the
-	// force flag) or left (gone some other way).
+	// force flag), node-removed (the drain's time limit passed and the
+	// node was terminated with the pod on it: a scale-in or
+	// DeleteNodegroup) or left (gone some other way).
 	Outcome string
 	Message string
 }
