@@ -1,12 +1,21 @@
 package insights
 
-import "fmt"
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
 
 func init() { Register(pdbMissing{}) }
 
 // pdbMissing finds workloads with several replicas and no
 // PodDisruptionBudget: nothing stops a drain from evicting every replica
 // at once. WARNING (a risk, not a block).
+//
+// A budget of either served version counts (policy/v1 and v1beta1, the
+// latter with its own empty-selector rule), and the budget it recommends
+// never selects pods another budget already selects: two budgets on one pod
+// make every eviction of it fail with 500 (semantics.md §D.1).
 type pdbMissing struct{}
 
 func (pdbMissing) Info() Info {
@@ -14,24 +23,91 @@ func (pdbMissing) Info() Info {
 		ID:    "pdb-missing",
 		Title: "Workloads with several replicas and no PodDisruptionBudget",
 		Help: "Without a PodDisruptionBudget, draining a node evicts every replica on it at once, and node group updates may drain several nodes together: " +
-			"the workload can go down during the upgrade. WARNING.",
+			"the workload can go down during the upgrade. WARNING. The recommended selector never overlaps pods another budget selects.",
 		Needs: NeedsObjects,
 	}
 }
 
 func (pdbMissing) Run(in *Input) []Finding {
 	var out []Finding
+	var covered *coveredPods
 	for _, w := range in.Workloads() {
 		if w.IsDaemonSet() || w.IsBarePod() || w.Replicas < 2 || len(in.PDBsFor(w)) > 0 {
 			continue
 		}
+		if covered == nil {
+			covered = newCoveredPods(in)
+		}
 		o := w.Object
 		msg := fmt.Sprintf("%s runs %s and no PodDisruptionBudget selects its pods: a drain may evict them all at once", o, w.ReplicasText())
+		sel := selectorLabels(w)
+		clash := covered.selectedBy(o.Namespace, sel)
+		if clash != nil && len(w.Pod.Labels) > len(sel) && covered.selectedBy(o.Namespace, w.Pod.Labels) == nil {
+			// The workload's selector also matches pods a budget covers;
+			// all its template labels do not.
+			sel, clash = w.Pod.Labels, nil
+		}
 		rec := fmt.Sprintf("Add a policy/v1 PodDisruptionBudget in namespace %s with selector.matchLabels %s and maxUnavailable: 1.",
-			nsOrDefault(o.Namespace), matchLabelsYAML(selectorLabels(w)))
+			nsOrDefault(o.Namespace), matchLabelsYAML(sel))
+		if clash != nil {
+			rec = fmt.Sprintf("Give the pod template of %s a label of its own, then add a policy/v1 PodDisruptionBudget in namespace %s selecting it with maxUnavailable: 1; "+
+				"its labels %s also select the pods of %s, which PodDisruptionBudget %s already selects, and two budgets on one pod make every eviction fail.",
+				o, nsOrDefault(o.Namespace), matchLabelsYAML(w.Pod.Labels), clash.Object, clash.pdbs[0].Object.Name)
+		}
 		out = append(out, o.Finding(Warning, "", msg, rec))
 	}
 	return out
+}
+
+// coveredPods indexes, per namespace and pod label, the workloads whose
+// pods some PodDisruptionBudget already selects.
+type coveredPods struct {
+	byLabel map[string]map[string][]*Workload // namespace → "key=value" → workloads
+}
+
+func newCoveredPods(in *Input) *coveredPods {
+	c := &coveredPods{byLabel: map[string]map[string][]*Workload{}}
+	for _, w := range in.Workloads() {
+		if len(in.PDBsFor(w)) == 0 {
+			continue
+		}
+		ns := c.byLabel[w.Object.Namespace]
+		if ns == nil {
+			ns = map[string][]*Workload{}
+			c.byLabel[w.Object.Namespace] = ns
+		}
+		for k, v := range w.Pod.Labels {
+			ns[k+"="+v] = append(ns[k+"="+v], w)
+		}
+	}
+	return c
+}
+
+// selectedBy returns the first workload (in source order) in namespace ns
+// that a budget covers and whose pods matchLabels m would select; nil when
+// none. An empty m selects every pod, so it clashes with any covered one.
+func (c *coveredPods) selectedBy(ns string, m map[string]string) *Workload {
+	idx := c.byLabel[ns]
+	if len(idx) == 0 {
+		return nil
+	}
+	sel := labels.SelectorFromSet(m)
+	var candidates []*Workload
+	if len(m) == 0 {
+		for _, ws := range idx {
+			candidates = append(candidates, ws...)
+		}
+	} else {
+		keys := sortedKeys(m)
+		candidates = idx[keys[0]+"="+m[keys[0]]]
+	}
+	var first *Workload
+	for _, w := range candidates {
+		if sel.Matches(labels.Set(w.Pod.Labels)) && (first == nil || w.order < first.order) {
+			first = w
+		}
+	}
+	return first
 }
 
 // selectorLabels are the labels a PDB for the workload should match: the
