@@ -41,7 +41,7 @@ func (deprecatedAPI) Run(in *Input) []Finding {
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
 			}
-			out = append(out, o.Finding(Warning, "apiVersion", msg, migrateAdvice(e)))
+			out = append(out, o.Finding(Warning, "apiVersion", msg, migrateAdvice(e, in.Target)))
 		}
 	}
 	return out

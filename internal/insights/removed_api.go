@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ladder-eks/ladder/internal/insights/deprecations"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
 )
 
 func init() { Register(removedAPI{}) }
@@ -52,7 +53,7 @@ func (removedAPI) Run(in *Input) []Finding {
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
 			}
-			f := o.Finding(Error, "apiVersion", msg, migrateAdvice(e))
+			f := o.Finding(Error, "apiVersion", msg, migrateAdvice(e, in.Target))
 			if in.MultiHop() {
 				f.Hop = hop.String()
 			}
@@ -81,16 +82,23 @@ func apiVersionsOf(o *Object) []string {
 	return out
 }
 
-// migrateAdvice is the recommendation for a deprecated or removed API.
-func migrateAdvice(e deprecations.Entry) string {
+// migrateAdvice is the recommendation for a deprecated or removed API at
+// the target: the newest version of the kind (or of its replacement) the
+// target serves (deprecations.ReplacementAt), so the advice is never a
+// version the target no longer, or does not yet, serve.
+func migrateAdvice(e deprecations.Entry, target kubeversion.Minor) string {
 	var s string
-	if r := e.Replacement(); r != "" {
-		s = fmt.Sprintf("Migrate to %s: change apiVersion to %s", r, e.ReplacementAPIVersion)
-		if e.ReplacementKind != e.Kind {
-			s += fmt.Sprintf(" and kind to %s", e.ReplacementKind)
+	av, kind, _, ok := deprecations.ReplacementAt(e, target)
+	switch {
+	case ok:
+		s = fmt.Sprintf("Migrate to %s %s: change apiVersion to %s", av, kind, av)
+		if kind != e.Kind {
+			s += fmt.Sprintf(" and kind to %s", kind)
 		}
 		s += " (kubectl convert helps), then re-apply; update the Helm chart or tool that renders it"
-	} else {
+	case e.Replacement() != "":
+		s = fmt.Sprintf("Kubernetes %s serves no version of %s %s or of its replacement %s: remove the object and its users", target, e.APIVersion, e.Kind, e.Replacement())
+	default:
 		s = fmt.Sprintf("%s %s has no replacement: remove the object and its users", e.APIVersion, e.Kind)
 	}
 	if e.Note != "" {
