@@ -30,7 +30,13 @@ func (removedAPI) Run(in *Input) []Finding {
 	first := in.FirstHop()
 	for _, o := range in.Objects {
 		for _, av := range apiVersionsOf(o) {
-			e, ok := deprecations.Lookup(av, o.Kind)
+			if sev, msg, rec, ok := customResourceAPI(in, o, av); ok {
+				if sev == Error {
+					out = append(out, o.Finding(Error, "apiVersion", msg, rec))
+				}
+				continue
+			}
+			e, ok := in.APIs.Lookup(av, o.Kind)
 			if !ok || !e.RemovedBy(in.Target) {
 				continue
 			}
