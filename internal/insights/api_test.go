@@ -153,6 +153,13 @@ kind: PodSecurityPolicy
 metadata: {name: legacy}
 `, want: []want{{Error, "PodSecurityPolicy legacy", "apiVersion", []string{"serves no version of extensions/v1beta1 PodSecurityPolicy", "Pod Security Admission (https://kubernetes.io/docs/tasks/configure-pod-container/migrate-from-psp/)"}}}},
 	})
+	runCases(t, "removed-api", []checkCase{
+		{name: "the cluster does not serve the recommendation yet", current: "1.28", target: "1.29", manifests: flowSchemaV1beta2,
+			want: []want{{Error, "FlowSchema health-for-strangers", "apiVersion", []string{"Migrate to flowcontrol.apiserver.k8s.io/v1 FlowSchema",
+				"the cluster, at 1.28, serves flowcontrol.apiserver.k8s.io/v1 only from 1.29: move to flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema before the upgrade and to flowcontrol.apiserver.k8s.io/v1 after it"}}}},
+		{name: "the cluster serves the recommendation", current: "1.29", target: "1.30", manifests: pdbV1beta1,
+			want: []want{{Error, "PodDisruptionBudget shop/web", "apiVersion", []string{"Migrate to policy/v1 PodDisruptionBudget: change apiVersion to policy/v1 (kubectl convert helps), then re-apply; update the Helm chart or tool that renders it; in policy/v1"}}}},
+	})
 	runCases(t, "deprecated-api", []checkCase{
 		{name: "flowcontrol v1beta2 at 1.27 moves to v1beta3 (v1 is not served yet)", target: "1.27", manifests: flowSchemaV1beta2,
 			want: []want{{Warning, "FlowSchema health-for-strangers", "apiVersion", []string{"Migrate to flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"}}}},

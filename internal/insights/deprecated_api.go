@@ -43,7 +43,7 @@ func (deprecatedAPI) Run(in *Input) []Finding {
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
 			}
-			out = append(out, o.Finding(Warning, "apiVersion", msg, migrateAdvice(e, in.Target)))
+			out = append(out, o.Finding(Warning, "apiVersion", msg, migrateAdvice(e, in)))
 		}
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ladder-eks/ladder/internal/insights/deprecations"
-	"github.com/ladder-eks/ladder/internal/kubeversion"
 )
 
 func init() { Register(removedAPI{}) }
@@ -59,7 +58,7 @@ func (removedAPI) Run(in *Input) []Finding {
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
 			}
-			f := o.Finding(Error, "apiVersion", msg, migrateAdvice(e, in.Target))
+			f := o.Finding(Error, "apiVersion", msg, migrateAdvice(e, in))
 			if in.MultiHop() {
 				f.Hop = hop.String()
 			}
@@ -91,10 +90,11 @@ func apiVersionsOf(o *Object) []string {
 // migrateAdvice is the recommendation for a deprecated or removed API at
 // the target: the newest version of the kind (or of its replacement) the
 // target serves (deprecations.ReplacementAt), so the advice is never a
-// version the target no longer, or does not yet, serve.
-func migrateAdvice(e deprecations.Entry, target kubeversion.Minor) string {
+// version the target no longer, or does not yet, serve. When the cluster
+// does not serve that version yet, it says what to use until the upgrade.
+func migrateAdvice(e deprecations.Entry, in *Input) string {
 	var s string
-	av, kind, _, ok := deprecations.ReplacementAt(e, target)
+	av, kind, introduced, ok := deprecations.ReplacementAt(e, in.Target)
 	switch {
 	case ok:
 		s = fmt.Sprintf("Migrate to %s %s: change apiVersion to %s", av, kind, av)
@@ -102,8 +102,16 @@ func migrateAdvice(e deprecations.Entry, target kubeversion.Minor) string {
 			s += fmt.Sprintf(" and kind to %s", kind)
 		}
 		s += " (kubectl convert helps), then re-apply; update the Helm chart or tool that renders it"
+		if !in.Current.IsZero() && in.Current.Less(introduced) {
+			s += fmt.Sprintf("; the cluster, at %s, serves %s only from %s", in.Current, av, introduced)
+			if cav, ckind, _, cok := deprecations.ReplacementAt(e, in.Current); cok && cav != av {
+				s += fmt.Sprintf(": move to %s %s before the upgrade and to %s after it", cav, ckind, av)
+			} else {
+				s += ": change it once the control plane runs " + introduced.String()
+			}
+		}
 	case e.Replacement() != "":
-		s = fmt.Sprintf("Kubernetes %s serves no version of %s %s or of its replacement %s: remove the object and its users", target, e.APIVersion, e.Kind, e.Replacement())
+		s = fmt.Sprintf("Kubernetes %s serves no version of %s %s or of its replacement %s: remove the object and its users", in.Target, e.APIVersion, e.Kind, e.Replacement())
 	default:
 		s = fmt.Sprintf("%s %s has no replacement: remove the object and its users", e.APIVersion, e.Kind)
 	}
