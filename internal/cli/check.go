@@ -184,6 +184,14 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 // additionalVersions reads an --additional-versions file (pluto's
 // versions.yaml format) over the shipped API table.
 func additionalVersions(path string) (*deprecations.Table, error) {
+	// A versions file is a few hundred rows; refuse anything that could
+	// not be one rather than read it whole.
+	const maxSize = 16 << 20
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("--additional-versions: %w", err)
+	} else if st.Size() > maxSize {
+		return nil, fmt.Errorf("--additional-versions %s: %d bytes is not a versions file (at most %d); give pluto's versions.yaml format", path, st.Size(), maxSize)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--additional-versions: %w", err)

@@ -1,15 +1,23 @@
 // Package deprecations is Ladder's table of Kubernetes API versions that
 // are deprecated or removed, by apiVersion and kind, for Kubernetes 1.16 to
-// 1.37 (and the removals k8s.io/api already schedules beyond).
+// 1.37 (and the removals k8s.io/api already schedules beyond), and of the
+// custom-resource API versions their controllers stop serving.
 //
-// The table is reviewed data checked into the repository, in two files:
+// The tables are reviewed data checked into the repository:
 //   - apis_generated.csv, written by `go generate` from the
 //     APILifecycleDeprecated/Removed/Replacement methods of the k8s.io/api
 //     types (package lifecycle); a test fails when it is out of date;
 //   - apis_guide.csv, written by hand from the official Deprecated API
-//     Migration Guide: kinds k8s.io/api no longer has (PodSecurityPolicy,
-//     autoscaling/v2beta1 and v2beta2, apiextensions and apiregistration
-//     v1beta1, ...), corrections, and the migration notes findings repeat.
+//     Migration Guide and the release notes: kinds k8s.io/api no longer has
+//     (PodSecurityPolicy, autoscaling/v2beta1 and v2beta2, apiextensions and
+//     apiregistration v1beta1, the alpha APIs removed since 1.8, ...),
+//     corrections, and the migration notes findings repeat;
+//   - apis_served.csv, the first release serving each version a
+//     recommendation may name (ReplacementAt);
+//   - components.yaml, custom-resource APIs by component version
+//     (Karpenter, cert-manager, AWS Load Balancer Controller), in pluto's
+//     versions-file format, which --additional-versions files also use
+//     (ParseVersionsFile, Table).
 package deprecations
 
 import (
