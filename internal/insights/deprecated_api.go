@@ -43,7 +43,11 @@ func (deprecatedAPI) Run(in *Input) []Finding {
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
 			}
-			out = append(out, o.Finding(Warning, "apiVersion", msg, migrateAdvice(e, in)))
+			rec := migrateAdvice(e, in)
+			if advice, ok := emptyV1beta1BudgetAdvice(in, o); ok {
+				rec = advice
+			}
+			out = append(out, o.Finding(Warning, "apiVersion", msg, rec))
 		}
 	}
 	return out

@@ -209,3 +209,23 @@ func TestPDBMissingNeverOverlaps(t *testing.T) {
 			want: []want{{Warning, "Deployment shop/web", "", []string{"selector.matchLabels {app: web} and maxUnavailable: 1"}}}},
 	})
 }
+
+// TestEmptyV1beta1BudgetMigration: the API checks never tell the user to
+// migrate an empty-selector v1beta1 budget as it is — in policy/v1 it would
+// select every pod in the namespace, next to the budgets already there.
+func TestEmptyV1beta1BudgetMigration(t *testing.T) {
+	empty := pdbV1beta1Of("shop", "legacy", "{}", "maxUnavailable: 1")
+	runCases(t, "removed-api", []checkCase{
+		{name: "next to another budget", target: "1.25", manifests: join(deployment("shop", "web", 3, ""), pdb("shop", "web", "{app: web}", "maxUnavailable: 1"), empty),
+			want: []want{{Error, "PodDisruptionBudget shop/legacy", "apiVersion", []string{"Delete PodDisruptionBudget shop/legacy rather than migrate it",
+				"every pod in namespace shop", "with PodDisruptionBudget web put two budgets on one pod"}}}},
+		{name: "alone", target: "1.25", manifests: empty,
+			want: []want{{Error, "PodDisruptionBudget shop/legacy", "apiVersion", []string{"Delete PodDisruptionBudget shop/legacy rather than migrate it", "would block their evictions; to keep"}}}},
+		{name: "a selector of its own migrates", target: "1.25", manifests: pdbV1beta1,
+			want: []want{{Error, "PodDisruptionBudget shop/web", "apiVersion", []string{"Migrate to policy/v1 PodDisruptionBudget"}}}},
+	})
+	runCases(t, "deprecated-api", []checkCase{
+		{name: "deprecated at 1.24", target: "1.24", manifests: empty,
+			want: []want{{Warning, "PodDisruptionBudget shop/legacy", "apiVersion", []string{"Delete PodDisruptionBudget shop/legacy rather than migrate it"}}}},
+	})
+}

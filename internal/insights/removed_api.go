@@ -58,7 +58,11 @@ func (removedAPI) Run(in *Input) []Finding {
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
 			}
-			f := o.Finding(Error, "apiVersion", msg, migrateAdvice(e, in))
+			rec := migrateAdvice(e, in)
+			if advice, ok := emptyV1beta1BudgetAdvice(in, o); ok {
+				rec = advice
+			}
+			f := o.Finding(Error, "apiVersion", msg, rec)
 			if in.MultiHop() {
 				f.Hop = hop.String()
 			}
