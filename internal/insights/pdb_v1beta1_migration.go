@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
+
 	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
@@ -16,21 +18,15 @@ import (
 // any other budget in the namespace put two budgets on one pod, so every
 // eviction of it fails with 500. ok is false for any other object.
 func emptyV1beta1BudgetAdvice(in *Input, o *Object) (string, bool) {
-	if o.Kind != "PodDisruptionBudget" || o.APIVersion != "policy/v1beta1" {
+	b, ok := o.Typed.(*policyv1beta1.PodDisruptionBudget)
+	if !ok || !manifest.SelectsNoPodAsV1beta1(manifest.PDBFromV1beta1(b).Spec.Selector) {
 		return "", false
 	}
-	var self *PDB
 	var others []string
 	for _, p := range in.PDBs() {
-		switch {
-		case p.Object == o:
-			self = p
-		case p.Object.Namespace == o.Namespace && p.Object.Name != o.Name && !manifest.SelectsNoPodAsV1beta1(p.PDB.Spec.Selector):
+		if p.Object.Namespace == o.Namespace && p.Object.Name != o.Name && !manifest.SelectsNoPodAsV1beta1(p.PDB.Spec.Selector) {
 			others = append(others, p.Object.Name)
 		}
-	}
-	if self == nil || !manifest.SelectsNoPodAsV1beta1(self.PDB.Spec.Selector) {
-		return "", false
 	}
 	s := fmt.Sprintf("Delete %s rather than migrate it: its empty spec.selector selects no pod in policy/v1beta1, so it guards nothing, "+
 		"but in policy/v1 the same {} selects every pod in namespace %s and would block their evictions", o, nsOrDefault(o.Namespace))
