@@ -1,10 +1,6 @@
 package insights
 
-import (
-	"fmt"
-
-	"k8s.io/apimachinery/pkg/labels"
-)
+import "fmt"
 
 func init() { Register(pdbMissing{}) }
 
@@ -62,22 +58,24 @@ func (pdbMissing) Run(in *Input) []Finding {
 // coveredPods indexes, per namespace and pod label, the workloads whose
 // pods some PodDisruptionBudget already selects.
 type coveredPods struct {
-	byLabel map[string]map[string][]*Workload // namespace → "key=value" → workloads
+	byLabel map[string]map[podLabel][]*Workload // namespace → label → workloads
 }
 
+type podLabel struct{ key, value string }
+
 func newCoveredPods(in *Input) *coveredPods {
-	c := &coveredPods{byLabel: map[string]map[string][]*Workload{}}
+	c := &coveredPods{byLabel: map[string]map[podLabel][]*Workload{}}
 	for _, w := range in.Workloads() {
 		if len(in.PDBsFor(w)) == 0 {
 			continue
 		}
 		ns := c.byLabel[w.Object.Namespace]
 		if ns == nil {
-			ns = map[string][]*Workload{}
+			ns = map[podLabel][]*Workload{}
 			c.byLabel[w.Object.Namespace] = ns
 		}
 		for k, v := range w.Pod.Labels {
-			ns[k+"="+v] = append(ns[k+"="+v], w)
+			ns[podLabel{k, v}] = append(ns[podLabel{k, v}], w)
 		}
 	}
 	return c
@@ -86,26 +84,33 @@ func newCoveredPods(in *Input) *coveredPods {
 // selectedBy returns the first workload (in source order) in namespace ns
 // that a budget covers and whose pods matchLabels m would select; nil when
 // none. An empty m selects every pod, so it clashes with any covered one.
+// The answer does not depend on which of m's labels picks the candidates.
 func (c *coveredPods) selectedBy(ns string, m map[string]string) *Workload {
 	idx := c.byLabel[ns]
-	if len(idx) == 0 {
-		return nil
-	}
-	sel := labels.SelectorFromSet(m)
-	var candidates []*Workload
-	if len(m) == 0 {
-		for _, ws := range idx {
-			candidates = append(candidates, ws...)
-		}
-	} else {
-		keys := sortedKeys(m)
-		candidates = idx[keys[0]+"="+m[keys[0]]]
-	}
 	var first *Workload
-	for _, w := range candidates {
-		if sel.Matches(labels.Set(w.Pod.Labels)) && (first == nil || w.order < first.order) {
+	consider := func(w *Workload) {
+		for k, v := range m {
+			if got, ok := w.Pod.Labels[k]; !ok || got != v {
+				return
+			}
+		}
+		if first == nil || w.order < first.order {
 			first = w
 		}
+	}
+	if len(m) == 0 {
+		for _, ws := range idx {
+			for _, w := range ws {
+				consider(w)
+			}
+		}
+		return first
+	}
+	for k, v := range m {
+		for _, w := range idx[podLabel{k, v}] {
+			consider(w)
+		}
+		break // every match carries each of m's labels: one list holds them all
 	}
 	return first
 }

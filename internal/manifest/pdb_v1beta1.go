@@ -80,6 +80,13 @@ func PDBFromV1beta1(in *policyv1beta1.PodDisruptionBudget) *policyv1.PodDisrupti
 
 // SelectsNoPodAsV1beta1 reports whether a policy/v1 selector is the one an
 // empty policy/v1beta1 selector converts to: it selects no pod.
+//
+// It compares the fields directly (Semantic.DeepEqual's equality, nil and
+// empty alike): the checks ask it of every budget.
 func SelectsNoPodAsV1beta1(sel *metav1.LabelSelector) bool {
-	return sel != nil && apiequality.Semantic.DeepEqual(*sel, v1beta1MatchNone)
+	if sel == nil || len(sel.MatchLabels) != 0 || len(sel.MatchExpressions) != 1 {
+		return false
+	}
+	r := sel.MatchExpressions[0]
+	return r.Key == PDBV1beta1Label && r.Operator == metav1.LabelSelectorOpExists && len(r.Values) == 0
 }

@@ -2,6 +2,7 @@ package deprecations
 
 import (
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
@@ -102,6 +103,40 @@ func family(e Entry) map[groupKind]bool {
 // ok is false when target serves no such version (PodSecurityPolicy from
 // 1.25): the entry's note names the successor.
 func ReplacementAt(e Entry, target kubeversion.Minor) (apiVersion, kind string, introduced kubeversion.Minor, ok bool) {
+	k := replacementKey{e.APIVersion, e.Kind, e.ReplacementAPIVersion, e.ReplacementKind, target}
+	replacementMu.Lock()
+	r, cached := replacementCache[k]
+	replacementMu.Unlock()
+	if !cached {
+		r.apiVersion, r.kind, r.introduced, r.ok = replacementAt(e, target)
+		replacementMu.Lock()
+		replacementCache[k] = r
+		replacementMu.Unlock()
+	}
+	return r.apiVersion, r.kind, r.introduced, r.ok
+}
+
+// The answers are pure functions of the entry's identity and replacement
+// and the target, and every finding of a kind asks the same question:
+// remember them.
+type (
+	replacementKey struct {
+		apiVersion, kind, replacementAPIVersion, replacementKind string
+		target                                                   kubeversion.Minor
+	}
+	replacementResult struct {
+		apiVersion, kind string
+		introduced       kubeversion.Minor
+		ok               bool
+	}
+)
+
+var (
+	replacementMu    sync.Mutex
+	replacementCache = map[replacementKey]replacementResult{}
+)
+
+func replacementAt(e Entry, target kubeversion.Minor) (apiVersion, kind string, introduced kubeversion.Minor, ok bool) {
 	loadOnce.Do(load)
 	versionsOnce.Do(func() { versions = versionsOf() })
 	replacementGroup := ""
