@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
 // deployment renders a Deployment like the workshop's, with a readiness
@@ -228,4 +230,15 @@ func TestEmptyV1beta1BudgetMigration(t *testing.T) {
 		{name: "deprecated at 1.24", target: "1.24", manifests: empty,
 			want: []want{{Warning, "PodDisruptionBudget shop/legacy", "apiVersion", []string{"Delete PodDisruptionBudget shop/legacy rather than migrate it"}}}},
 	})
+}
+
+// TestEmptyV1beta1BudgetFromScenario: scenario objects arrive converted
+// (manifest.Decode); the advice still applies.
+func TestEmptyV1beta1BudgetFromScenario(t *testing.T) {
+	objs, err := manifest.Decode("shop.yaml", []byte(pdbV1beta1Of("shop", "legacy", "{}", "maxUnavailable: 1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Input{Target: mustMinor("1.25"), Now: testNow, Objects: FromManifests(objs)}
+	expectFindings(t, runCheck(t, "removed-api", in), []want{{Error, "PodDisruptionBudget shop/legacy", "apiVersion", []string{"Delete PodDisruptionBudget shop/legacy rather than migrate it"}}})
 }

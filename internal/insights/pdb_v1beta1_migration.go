@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
 )
@@ -18,8 +20,19 @@ import (
 // any other budget in the namespace put two budgets on one pod, so every
 // eviction of it fails with 500. ok is false for any other object.
 func emptyV1beta1BudgetAdvice(in *Input, o *Object) (string, bool) {
-	b, ok := o.Typed.(*policyv1beta1.PodDisruptionBudget)
-	if !ok || !manifest.SelectsNoPodAsV1beta1(manifest.PDBFromV1beta1(b).Spec.Selector) {
+	if o.APIVersion != "policy/v1beta1" || o.Kind != "PodDisruptionBudget" {
+		return "", false
+	}
+	// Manifests decode into the v1beta1 type; scenario objects arrive
+	// already converted (manifest.Decode).
+	var sel *metav1.LabelSelector
+	switch t := o.Typed.(type) {
+	case *policyv1beta1.PodDisruptionBudget:
+		sel = manifest.PDBFromV1beta1(t).Spec.Selector
+	case *policyv1.PodDisruptionBudget:
+		sel = t.Spec.Selector
+	}
+	if !manifest.SelectsNoPodAsV1beta1(sel) {
 		return "", false
 	}
 	var others []string
