@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ func newCheckCommand() *cobra.Command {
 		kubeconfig  string
 		kubeContext string
 		now         string
+		addVersions string
 	)
 	cmd := &cobra.Command{
 		Use:   "check [-f FILE|DIR|-]... [--scenario S] [--target V] [--fail-on SEVERITY] [-o text|wide|json|sarif]",
@@ -62,6 +64,12 @@ source at all (the current kubeconfig context).
 --target is the Kubernetes minor to upgrade to: by default the current
 version + 1 (from --scenario); required with manifests alone. A target
 several minors ahead reports each finding with the hop it breaks.
+
+--additional-versions FILE reads a versions file in pluto's format
+(target-versions, deprecated-versions): its rows add API versions, or
+override Ladder's for the same apiVersion and kind; rows of another
+component than k8s are custom resources removed by that component's
+version, and target-versions says which version the cluster runs.
 
 Checks: ` + checkIDs() + `.
 Every check is described in docs/check.md.
@@ -121,6 +129,11 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 			if in.Target, err = checkTarget(target, in.Current); err != nil {
 				return err
 			}
+			if addVersions != "" {
+				if in.APIs, err = additionalVersions(addVersions); err != nil {
+					return err
+				}
+			}
 			if now != "" {
 				t, err := time.Parse(time.RFC3339, now)
 				if err != nil {
@@ -163,8 +176,31 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of a live cluster (default: kubectl's loading rules)")
 	f.StringVar(&kubeContext, "context", "", "kubeconfig context of a live cluster (default: the current context)")
 	f.StringVar(&now, "now", "", "evaluate budget and support windows at this instant (RFC 3339; default: now)")
+	f.StringVar(&addVersions, "additional-versions", "", "versions file in pluto's format: more API versions (Kubernetes or custom resources), overriding Ladder's rows for the same apiVersion and kind, and in target-versions the component versions the cluster runs")
 	_ = f.MarkHidden("now")
 	return cmd
+}
+
+// additionalVersions reads an --additional-versions file (pluto's
+// versions.yaml format) over the shipped API table.
+func additionalVersions(path string) (*deprecations.Table, error) {
+	// A versions file is a few hundred rows; refuse anything that could
+	// not be one rather than read it whole.
+	const maxSize = 16 << 20
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("--additional-versions: %w", err)
+	} else if st.Size() > maxSize {
+		return nil, fmt.Errorf("--additional-versions %s: %d bytes is not a versions file (at most %d); give pluto's versions.yaml format", path, st.Size(), maxSize)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--additional-versions: %w", err)
+	}
+	f, err := deprecations.ParseVersionsFile(path, data)
+	if err != nil {
+		return nil, fmt.Errorf("--additional-versions %w", err)
+	}
+	return deprecations.Shipped().WithVersionsFile(f, path), nil
 }
 
 // scenarioInput is a scenario's manifests, its control plane's version as

@@ -1,6 +1,9 @@
 package insights
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 const pdbV1beta1 = `apiVersion: policy/v1beta1
 kind: PodDisruptionBudget
@@ -135,5 +138,50 @@ subsets:
     ports: [{port: 5432}]
 `, want: []want{{Warning, "Endpoints shop/external-db", "apiVersion", []string{"deprecated since Kubernetes 1.33; no removal is scheduled", "discovery.k8s.io/v1 EndpointSlice"}}}},
 		{name: "current APIs pass", target: "1.33", manifests: ingressV1},
+	})
+}
+
+// TestRecommendationAtTarget checks the replacement is the newest version
+// the target serves, not the table's first replacement.
+func TestRecommendationAtTarget(t *testing.T) {
+	flowSchemaV1beta2 := strings.Replace(flowSchemaV1beta3, "v1beta3", "v1beta2", 1)
+	runCases(t, "removed-api", []checkCase{
+		{name: "flowcontrol v1beta2 at 1.32 moves to v1, not the removed v1beta3", target: "1.32", manifests: flowSchemaV1beta2,
+			want: []want{{Error, "FlowSchema health-for-strangers", "apiVersion", []string{"no longer served from Kubernetes 1.29", "Migrate to flowcontrol.apiserver.k8s.io/v1 FlowSchema: change apiVersion to flowcontrol.apiserver.k8s.io/v1 "}}}},
+		{name: "PodSecurityPolicy points at Pod Security Admission", target: "1.25", manifests: `apiVersion: extensions/v1beta1
+kind: PodSecurityPolicy
+metadata: {name: legacy}
+`, want: []want{{Error, "PodSecurityPolicy legacy", "apiVersion", []string{"serves no version of extensions/v1beta1 PodSecurityPolicy", "Pod Security Admission (https://kubernetes.io/docs/tasks/configure-pod-container/migrate-from-psp/)"}}}},
+	})
+	runCases(t, "removed-api", []checkCase{
+		{name: "the cluster does not serve the recommendation yet", current: "1.28", target: "1.29", manifests: flowSchemaV1beta2,
+			want: []want{{Error, "FlowSchema health-for-strangers", "apiVersion", []string{"Migrate to flowcontrol.apiserver.k8s.io/v1 FlowSchema",
+				"the cluster, at 1.28, serves flowcontrol.apiserver.k8s.io/v1 only from 1.29: move to flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema before the upgrade and to flowcontrol.apiserver.k8s.io/v1 after it"}}}},
+		{name: "the cluster serves the recommendation", current: "1.29", target: "1.30", manifests: pdbV1beta1,
+			want: []want{{Error, "PodDisruptionBudget shop/web", "apiVersion", []string{"Migrate to policy/v1 PodDisruptionBudget: change apiVersion to policy/v1 (kubectl convert helps), then re-apply; update the Helm chart or tool that renders it; in policy/v1"}}}},
+	})
+	runCases(t, "deprecated-api", []checkCase{
+		{name: "flowcontrol v1beta2 at 1.27 moves to v1beta3 (v1 is not served yet)", target: "1.27", manifests: flowSchemaV1beta2,
+			want: []want{{Warning, "FlowSchema health-for-strangers", "apiVersion", []string{"Migrate to flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"}}}},
+	})
+}
+
+// TestRemovedAlphaAPIs checks removals k8s.io/api no longer describes.
+func TestRemovedAlphaAPIs(t *testing.T) {
+	runCases(t, "removed-api", []checkCase{
+		{name: "batch/v2alpha1 CronJob", target: "1.30", manifests: `apiVersion: batch/v2alpha1
+kind: CronJob
+metadata: {name: report, namespace: shop}
+spec:
+  schedule: "0 3 * * *"
+`, want: []want{{Error, "CronJob shop/report", "apiVersion", []string{"batch/v2alpha1 CronJob is no longer served from Kubernetes 1.21", "Migrate to batch/v1 CronJob"}}}},
+		{name: "settings.k8s.io/v1alpha1 PodPreset", target: "1.30", manifests: `apiVersion: settings.k8s.io/v1alpha1
+kind: PodPreset
+metadata: {name: proxy, namespace: shop}
+`, want: []want{{Error, "PodPreset shop/proxy", "apiVersion", []string{"no longer served from Kubernetes 1.20", "has no replacement", "mutating admission webhook"}}}},
+		{name: "extensions/v1beta1 Job", target: "1.30", manifests: `apiVersion: extensions/v1beta1
+kind: Job
+metadata: {name: migrate, namespace: shop}
+`, want: []want{{Error, "Job shop/migrate", "apiVersion", []string{"no longer served from Kubernetes 1.8", "Migrate to batch/v1 Job"}}}},
 	})
 }

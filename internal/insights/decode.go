@@ -19,6 +19,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
@@ -68,6 +69,7 @@ var typedKinds = map[typedKey]func() any{
 	{"apps/v1", "ReplicaSet"}:                     func() any { return &appsv1.ReplicaSet{} },
 	{"apps/v1", "DaemonSet"}:                      func() any { return &appsv1.DaemonSet{} },
 	{"policy/v1", "PodDisruptionBudget"}:          func() any { return &policyv1.PodDisruptionBudget{} },
+	{"policy/v1beta1", "PodDisruptionBudget"}:     func() any { return &policyv1beta1.PodDisruptionBudget{} },
 	{"autoscaling/v2", "HorizontalPodAutoscaler"}: func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
 	{"autoscaling/v1", "HorizontalPodAutoscaler"}: func() any { return &autoscalingv1.HorizontalPodAutoscaler{} },
 	{"storage.k8s.io/v1", "StorageClass"}:         func() any { return &storagev1.StorageClass{} },

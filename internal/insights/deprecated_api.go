@@ -1,10 +1,6 @@
 package insights
 
-import (
-	"fmt"
-
-	"github.com/ladder-eks/ladder/internal/insights/deprecations"
-)
+import "fmt"
 
 func init() { Register(deprecatedAPI{}) }
 
@@ -27,7 +23,13 @@ func (deprecatedAPI) Run(in *Input) []Finding {
 	var out []Finding
 	for _, o := range in.Objects {
 		for _, av := range apiVersionsOf(o) {
-			e, ok := deprecations.Lookup(av, o.Kind)
+			if sev, msg, rec, ok := customResourceAPI(in, o, av); ok {
+				if sev == Warning {
+					out = append(out, o.Finding(Warning, "apiVersion", msg, rec))
+				}
+				continue
+			}
+			e, ok := in.APIs.Lookup(av, o.Kind)
 			if !ok || !e.DeprecatedBy(in.Target) || e.RemovedBy(in.Target) {
 				continue
 			}
@@ -41,7 +43,11 @@ func (deprecatedAPI) Run(in *Input) []Finding {
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
 			}
-			out = append(out, o.Finding(Warning, "apiVersion", msg, migrateAdvice(e)))
+			rec := migrateAdvice(e, in)
+			if advice, ok := emptyV1beta1BudgetAdvice(in, o); ok {
+				rec = advice
+			}
+			out = append(out, o.Finding(Warning, "apiVersion", msg, rec))
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/insights/deprecations"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 )
 
@@ -26,6 +27,9 @@ type Input struct {
 	// Cluster holds facts only a live cluster or a scenario gives; nil
 	// when the input is manifests only.
 	Cluster *Cluster
+	// APIs is the API table the API checks use: nil for the shipped one,
+	// or the shipped one with --additional-versions over it.
+	APIs *deprecations.Table
 
 	once      sync.Once
 	byKind    map[string][]*Object

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
 func init() { Register(pdbBlocksDrain{}) }
@@ -33,6 +35,11 @@ func (pdbBlocksDrain) Run(in *Input) []Finding {
 	for _, p := range in.PDBs() {
 		spec := p.PDB.Spec
 		o := p.Object
+		if manifest.SelectsNoPodAsV1beta1(spec.Selector) {
+			// An empty selector written in policy/v1beta1 selects no pod
+			// (manifest.PDBFromV1beta1): the budget guards nothing.
+			continue
+		}
 		switch {
 		case spec.MaxUnavailable != nil:
 			if isZero(*spec.MaxUnavailable) {

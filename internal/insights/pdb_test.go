@@ -2,7 +2,10 @@ package insights
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
 // deployment renders a Deployment like the workshop's, with a readiness
@@ -129,4 +132,113 @@ func TestPDBMultiple(t *testing.T) {
 		{name: "same labels in another namespace", manifests: join(deployment("shop", "web", 3, ""),
 			pdb("shop", "web", "{app: web}", "maxUnavailable: 1"), pdb("other", "web", "{app: web}", "maxUnavailable: 1"))},
 	})
+}
+
+// pdbV1beta1Of renders a policy/v1beta1 PodDisruptionBudget; selector is
+// the YAML of spec.selector.
+func pdbV1beta1Of(ns, name, selector, budget string) string {
+	return fmt.Sprintf(`apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  %s
+  selector: %s
+`, name, ns, budget, selector)
+}
+
+// TestPDBV1beta1 checks that every PDB check reads a policy/v1beta1 budget
+// as kube-apiserver enforces it, an empty selector selecting no pod.
+func TestPDBV1beta1(t *testing.T) {
+	web := deployment("shop", "web", 3, "")
+	t.Run("pdb-missing", func(t *testing.T) {
+		runCases(t, "pdb-missing", []checkCase{
+			{name: "a v1beta1 budget covers the pods", target: "1.24", manifests: join(web, pdbV1beta1Of("shop", "web", "{matchLabels: {app: web}}", "maxUnavailable: 1"))},
+			{name: "a v1beta1 empty selector selects no pod", target: "1.24", manifests: join(web, pdbV1beta1Of("shop", "all", "{}", "maxUnavailable: 1")),
+				want: []want{{Warning, "Deployment shop/web", "", []string{"runs 3 replicas and no PodDisruptionBudget"}}}},
+			{name: "the v1beta1 match-all selector selects every pod", target: "1.24", manifests: join(web, pdbV1beta1Of("shop", "all",
+				"{matchExpressions: [{key: pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match, operator: DoesNotExist}]}", "maxUnavailable: 1"))},
+		})
+	})
+	t.Run("pdb-blocks-drain", func(t *testing.T) {
+		runCases(t, "pdb-blocks-drain", []checkCase{
+			{name: "v1beta1 maxUnavailable 0", target: "1.24", manifests: join(web, pdbV1beta1Of("shop", "web", "{matchLabels: {app: web}}", "maxUnavailable: 0")),
+				want: []want{{Error, "PodDisruptionBudget shop/web", "spec.maxUnavailable", []string{"maxUnavailable 0: no pod it selects (app=web)"}}}},
+			{name: "v1beta1 minAvailable 3 of 3", target: "1.24", manifests: join(web, pdbV1beta1Of("shop", "web", "{matchLabels: {app: web}}", "minAvailable: 3")),
+				want: []want{{Error, "PodDisruptionBudget shop/web", "spec.minAvailable", []string{"selects 3 pods (Deployment shop/web with 3 replicas)"}}}},
+			{name: "v1beta1 empty selector guards nothing", target: "1.24", manifests: join(web, pdbV1beta1Of("shop", "all", "{}", "maxUnavailable: 0"))},
+		})
+	})
+	t.Run("pdb-multiple", func(t *testing.T) {
+		runCases(t, "pdb-multiple", []checkCase{
+			{name: "a v1 and a v1beta1 budget", target: "1.24", manifests: join(web, pdb("shop", "web", "{app: web}", "maxUnavailable: 1"),
+				pdbV1beta1Of("shop", "frontends", "{matchLabels: {tier: web}}", "maxUnavailable: 1")),
+				want: []want{{Error, "Deployment shop/web", "spec.template.metadata.labels", []string{"selected by 2 PodDisruptionBudgets (web, frontends)"}}}},
+			{name: "a v1 budget and a v1beta1 empty selector", target: "1.24", manifests: join(web, pdb("shop", "web", "{app: web}", "maxUnavailable: 1"),
+				pdbV1beta1Of("shop", "all", "{}", "maxUnavailable: 1"))},
+		})
+	})
+}
+
+// canary is a Deployment whose pods also carry app: web, covered by a
+// budget of its own.
+const canary = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web-canary, namespace: shop}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web, track: canary}
+  template:
+    metadata:
+      labels: {app: web, track: canary}
+    spec:
+      containers: [{name: web, image: public.ecr.aws/nginx/nginx:1.27}]
+`
+
+// TestPDBMissingNeverOverlaps checks that the budget pdb-missing recommends
+// never selects pods another budget (of either version) already selects.
+func TestPDBMissingNeverOverlaps(t *testing.T) {
+	canaryBudget := pdbV1beta1Of("shop", "canary", "{matchLabels: {track: canary}}", "maxUnavailable: 1")
+	runCases(t, "pdb-missing", []checkCase{
+		{name: "narrowed to the template's labels", target: "1.24", manifests: join(deployment("shop", "web", 3, ""), canary, canaryBudget),
+			want: []want{{Warning, "Deployment shop/web", "", []string{"selector.matchLabels {app: web, tier: web} and maxUnavailable: 1"}}}},
+		{name: "no label of its own", target: "1.24", manifests: join(strings.Replace(deployment("shop", "web", 3, ""), "labels: {app: web, tier: web}", "labels: {app: web}", 1), canary, canaryBudget),
+			want: []want{{Warning, "Deployment shop/web", "", []string{"Give the pod template of Deployment shop/web a label of its own",
+				"also select the pods of Deployment shop/web-canary, which PodDisruptionBudget canary already selects"}}}},
+		{name: "a budget elsewhere does not narrow", target: "1.24", manifests: join(deployment("shop", "web", 3, ""), canary, pdbV1beta1Of("other", "canary", "{matchLabels: {track: canary}}", "maxUnavailable: 1")),
+			want: []want{{Warning, "Deployment shop/web", "", []string{"selector.matchLabels {app: web} and maxUnavailable: 1"}}}},
+	})
+}
+
+// TestEmptyV1beta1BudgetMigration: the API checks never tell the user to
+// migrate an empty-selector v1beta1 budget as it is — in policy/v1 it would
+// select every pod in the namespace, next to the budgets already there.
+func TestEmptyV1beta1BudgetMigration(t *testing.T) {
+	empty := pdbV1beta1Of("shop", "legacy", "{}", "maxUnavailable: 1")
+	runCases(t, "removed-api", []checkCase{
+		{name: "next to another budget", target: "1.25", manifests: join(deployment("shop", "web", 3, ""), pdb("shop", "web", "{app: web}", "maxUnavailable: 1"), empty),
+			want: []want{{Error, "PodDisruptionBudget shop/legacy", "apiVersion", []string{"Delete PodDisruptionBudget shop/legacy rather than migrate it",
+				"every pod in namespace shop", "with PodDisruptionBudget web put two budgets on one pod"}}}},
+		{name: "alone", target: "1.25", manifests: empty,
+			want: []want{{Error, "PodDisruptionBudget shop/legacy", "apiVersion", []string{"Delete PodDisruptionBudget shop/legacy rather than migrate it", "would block their evictions; to keep"}}}},
+		{name: "a selector of its own migrates", target: "1.25", manifests: pdbV1beta1,
+			want: []want{{Error, "PodDisruptionBudget shop/web", "apiVersion", []string{"Migrate to policy/v1 PodDisruptionBudget"}}}},
+	})
+	runCases(t, "deprecated-api", []checkCase{
+		{name: "deprecated at 1.24", target: "1.24", manifests: empty,
+			want: []want{{Warning, "PodDisruptionBudget shop/legacy", "apiVersion", []string{"Delete PodDisruptionBudget shop/legacy rather than migrate it"}}}},
+	})
+}
+
+// TestEmptyV1beta1BudgetFromScenario: scenario objects arrive converted
+// (manifest.Decode); the advice still applies.
+func TestEmptyV1beta1BudgetFromScenario(t *testing.T) {
+	objs, err := manifest.Decode("shop.yaml", []byte(pdbV1beta1Of("shop", "legacy", "{}", "maxUnavailable: 1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Input{Target: mustMinor("1.25"), Now: testNow, Objects: FromManifests(objs)}
+	expectFindings(t, runCheck(t, "removed-api", in), []want{{Error, "PodDisruptionBudget shop/legacy", "apiVersion", []string{"Delete PodDisruptionBudget shop/legacy rather than migrate it"}}})
 }

@@ -29,7 +29,13 @@ func (removedAPI) Run(in *Input) []Finding {
 	first := in.FirstHop()
 	for _, o := range in.Objects {
 		for _, av := range apiVersionsOf(o) {
-			e, ok := deprecations.Lookup(av, o.Kind)
+			if sev, msg, rec, ok := customResourceAPI(in, o, av); ok {
+				if sev == Error {
+					out = append(out, o.Finding(Error, "apiVersion", msg, rec))
+				}
+				continue
+			}
+			e, ok := in.APIs.Lookup(av, o.Kind)
 			if !ok || !e.RemovedBy(in.Target) {
 				continue
 			}
@@ -52,7 +58,11 @@ func (removedAPI) Run(in *Input) []Finding {
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
 			}
-			f := o.Finding(Error, "apiVersion", msg, migrateAdvice(e))
+			rec := migrateAdvice(e, in)
+			if advice, ok := emptyV1beta1BudgetAdvice(in, o); ok {
+				rec = advice
+			}
+			f := o.Finding(Error, "apiVersion", msg, rec)
 			if in.MultiHop() {
 				f.Hop = hop.String()
 			}
@@ -81,16 +91,32 @@ func apiVersionsOf(o *Object) []string {
 	return out
 }
 
-// migrateAdvice is the recommendation for a deprecated or removed API.
-func migrateAdvice(e deprecations.Entry) string {
+// migrateAdvice is the recommendation for a deprecated or removed API at
+// the target: the newest version of the kind (or of its replacement) the
+// target serves (deprecations.ReplacementAt), so the advice is never a
+// version the target no longer, or does not yet, serve. When the cluster
+// does not serve that version yet, it says what to use until the upgrade.
+func migrateAdvice(e deprecations.Entry, in *Input) string {
 	var s string
-	if r := e.Replacement(); r != "" {
-		s = fmt.Sprintf("Migrate to %s: change apiVersion to %s", r, e.ReplacementAPIVersion)
-		if e.ReplacementKind != e.Kind {
-			s += fmt.Sprintf(" and kind to %s", e.ReplacementKind)
+	av, kind, introduced, ok := deprecations.ReplacementAt(e, in.Target)
+	switch {
+	case ok:
+		s = fmt.Sprintf("Migrate to %s %s: change apiVersion to %s", av, kind, av)
+		if kind != e.Kind {
+			s += fmt.Sprintf(" and kind to %s", kind)
 		}
 		s += " (kubectl convert helps), then re-apply; update the Helm chart or tool that renders it"
-	} else {
+		if !in.Current.IsZero() && in.Current.Less(introduced) {
+			s += fmt.Sprintf("; the cluster, at %s, serves %s only from %s", in.Current, av, introduced)
+			if cav, ckind, _, cok := deprecations.ReplacementAt(e, in.Current); cok && cav != av {
+				s += fmt.Sprintf(": move to %s %s before the upgrade and to %s after it", cav, ckind, av)
+			} else {
+				s += ": change it once the control plane runs " + introduced.String()
+			}
+		}
+	case e.Replacement() != "":
+		s = fmt.Sprintf("Kubernetes %s serves no version of %s %s or of its replacement %s: remove the object and its users", in.Target, e.APIVersion, e.Kind, e.Replacement())
+	default:
 		s = fmt.Sprintf("%s %s has no replacement: remove the object and its users", e.APIVersion, e.Kind)
 	}
 	if e.Note != "" {

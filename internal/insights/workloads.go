@@ -9,8 +9,11 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
 // Workload is something that runs pods from a template — a Deployment,
@@ -30,7 +33,8 @@ type Workload struct {
 	// PodField is the template's field path ("spec.template"; "" for a Pod).
 	PodField string
 
-	pdbs []*PDB // the PodDisruptionBudgets selecting its pods
+	pdbs  []*PDB // the PodDisruptionBudgets selecting its pods
+	order int    // its index in Input.Workloads
 }
 
 // IsDaemonSet reports whether the workload is a DaemonSet.
@@ -59,7 +63,11 @@ func (w *Workload) ReplicasText() string {
 	return s
 }
 
-// PDB is a policy/v1 PodDisruptionBudget with its selector parsed.
+// PDB is a PodDisruptionBudget with its selector parsed. PDB is the
+// policy/v1 object the API server enforces — for one written in
+// policy/v1beta1, the object converted as kube-apiserver converts it
+// (manifest.PDBFromV1beta1: its empty selector selects no pod); Object keeps
+// the apiVersion it was written in.
 type PDB struct {
 	Object   *Object
 	PDB      *policyv1.PodDisruptionBudget
@@ -87,7 +95,8 @@ func (in *Input) PDBsFor(w *Workload) []*PDB {
 	return w.pdbs
 }
 
-// PDBs returns every policy/v1 PodDisruptionBudget that decoded, in source order.
+// PDBs returns every PodDisruptionBudget that decoded, policy/v1 and
+// policy/v1beta1, in source order.
 func (in *Input) PDBs() []*PDB {
 	in.indexWorkloads()
 	return in.pdbList
@@ -101,8 +110,13 @@ func (in *Input) WorkloadsSelectedBy(p *PDB) []*Workload {
 }
 
 func newPDB(o *Object) *PDB {
-	pdb, ok := o.Typed.(*policyv1.PodDisruptionBudget)
-	if !ok {
+	var pdb *policyv1.PodDisruptionBudget
+	switch t := o.Typed.(type) {
+	case *policyv1.PodDisruptionBudget:
+		pdb = t
+	case *policyv1beta1.PodDisruptionBudget:
+		pdb = manifest.PDBFromV1beta1(t)
+	default:
 		return nil
 	}
 	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
@@ -138,6 +152,7 @@ func (in *Input) indexWorkloads() {
 				minR, maxR := hpaRange(h)
 				w.HPA, w.Replicas, w.MaxReplicas = h, minR, maxR
 			}
+			w.order = len(in.workloads)
 			in.workloads = append(in.workloads, w)
 			idx := byNS[o.Namespace]
 			if idx == nil {
@@ -249,10 +264,14 @@ func plural(n int, word string) string {
 }
 
 // selectorText prints a label selector the way a user writes matchLabels:
-// "app=web,tier=front"; "{} (every pod in the namespace)" when empty.
+// "app=web,tier=front"; "{} (every pod in the namespace)" when empty, and
+// "{} (policy/v1beta1: no pod)" for an empty selector written in v1beta1.
 func selectorText(sel *metav1.LabelSelector) string {
 	if sel == nil {
 		return "none"
+	}
+	if manifest.SelectsNoPodAsV1beta1(sel) {
+		return "{} (policy/v1beta1: no pod)"
 	}
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -131,6 +132,10 @@ var modelled = map[schema.GroupVersionKind]func() metav1.Object{
 	karpenterGV.WithKind("NodePool"):                            func() metav1.Object { return &karpv1.NodePool{} },
 	karpenterGV.WithKind("NodeClaim"):                           func() metav1.Object { return &karpv1.NodeClaim{} },
 	karpenterAWSGV.WithKind("EC2NodeClass"):                     func() metav1.Object { return &awsv1.EC2NodeClass{} },
+
+	// Served until 1.25; decoded as written and kept as the policy/v1
+	// object kube-apiserver enforces (PDBFromV1beta1).
+	policyv1beta1.SchemeGroupVersion.WithKind("PodDisruptionBudget"): func() metav1.Object { return &policyv1beta1.PodDisruptionBudget{} },
 }
 
 // clusterScoped lists the modelled kinds that have no namespace.
@@ -299,6 +304,10 @@ func decodeObject(src Source, doc, js []byte, gvk schema.GroupVersionKind) ([]Ob
 	if np, ok := obj.(*karpv1.NodePool); ok {
 		markExplicitNever(np, js)
 	}
+	if b, ok := obj.(*policyv1beta1.PodDisruptionBudget); ok {
+		obj = PDBFromV1beta1(b)
+		o.Object = obj
+	}
 	if !clusterScoped[gvk.Kind] && obj.GetNamespace() == "" {
 		obj.SetNamespace(metav1.NamespaceDefault)
 	}
@@ -363,9 +372,11 @@ func DescribeGoType(t string) string {
 }
 
 func unknownKindFix(gvk schema.GroupVersionKind) string {
-	for known := range modelled {
-		if known.Kind == gvk.Kind {
-			return fmt.Sprintf("%s is read as apiVersion %s", gvk.Kind, known.GroupVersion().String())
+	// Sorted, so a kind read in two versions names the same one every run
+	// (policy/v1 before policy/v1beta1).
+	for _, known := range ModelledKinds() {
+		if av, kind, _ := strings.Cut(known, " "); kind == gvk.Kind {
+			return fmt.Sprintf("%s is read as apiVersion %s", gvk.Kind, av)
 		}
 	}
 	return "Ladder reads built-in Kubernetes kinds, karpenter.sh/v1 NodePool/NodeClaim and karpenter.k8s.aws/v1 EC2NodeClass"

@@ -1,15 +1,23 @@
 // Package deprecations is Ladder's table of Kubernetes API versions that
 // are deprecated or removed, by apiVersion and kind, for Kubernetes 1.16 to
-// 1.37 (and the removals k8s.io/api already schedules beyond).
+// 1.37 (and the removals k8s.io/api already schedules beyond), and of the
+// custom-resource API versions their controllers stop serving.
 //
-// The table is reviewed data checked into the repository, in two files:
+// The tables are reviewed data checked into the repository:
 //   - apis_generated.csv, written by `go generate` from the
 //     APILifecycleDeprecated/Removed/Replacement methods of the k8s.io/api
 //     types (package lifecycle); a test fails when it is out of date;
 //   - apis_guide.csv, written by hand from the official Deprecated API
-//     Migration Guide: kinds k8s.io/api no longer has (PodSecurityPolicy,
-//     autoscaling/v2beta1 and v2beta2, apiextensions and apiregistration
-//     v1beta1, ...), corrections, and the migration notes findings repeat.
+//     Migration Guide and the release notes: kinds k8s.io/api no longer has
+//     (PodSecurityPolicy, autoscaling/v2beta1 and v2beta2, apiextensions and
+//     apiregistration v1beta1, the alpha APIs removed since 1.8, ...),
+//     corrections, and the migration notes findings repeat;
+//   - apis_served.csv, the first release serving each version a
+//     recommendation may name (ReplacementAt);
+//   - components.yaml, custom-resource APIs by component version
+//     (Karpenter, cert-manager, AWS Load Balancer Controller), in pluto's
+//     versions-file format, which --additional-versions files also use
+//     (ParseVersionsFile, Table).
 package deprecations
 
 import (
@@ -17,6 +25,7 @@ import (
 	_ "embed"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -29,6 +38,9 @@ var generatedCSV []byte
 
 //go:embed apis_guide.csv
 var guideCSV []byte
+
+//go:embed apis_served.csv
+var servedCSV []byte
 
 // Covered is the range of Kubernetes minors the table is reviewed for.
 var (
@@ -80,14 +92,42 @@ type key struct{ apiVersion, kind string }
 var (
 	loadOnce sync.Once
 	table    map[key]Entry
+	served   map[key]kubeversion.Minor // apis_served.csv
 	loadErr  error
+
+	versionsOnce sync.Once
+	versions     map[groupKind][]servedVersion
 )
 
 func load() {
 	table, loadErr = build(generatedCSV, guideCSV)
+	if loadErr == nil {
+		served, loadErr = readServed(servedCSV)
+	}
 	if loadErr != nil {
 		panic(loadErr) // the embedded files are tested; this cannot happen in a release
 	}
+}
+
+// readServed reads apis_served.csv: the first minor serving an API version.
+func readServed(data []byte) (map[key]kubeversion.Minor, error) {
+	rows, err := readCSV("apis_served.csv", data, []string{"api_version", "kind", "introduced"})
+	if err != nil {
+		return nil, err
+	}
+	out := map[key]kubeversion.Minor{}
+	for _, r := range rows {
+		k := key{r.get("api_version"), r.get("kind")}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("apis_served.csv:%d: %s %s appears twice", r.line, k.apiVersion, k.kind)
+		}
+		v, err := r.minor("introduced")
+		if err != nil || v.IsZero() {
+			return nil, fmt.Errorf("apis_served.csv:%d: introduced: want a minor such as 1.21 (%v)", r.line, err)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // Lookup returns the lifecycle of a kind at an apiVersion; ok is false for
@@ -202,34 +242,30 @@ func (r row) minor(col string) (kubeversion.Minor, error) {
 	return v, nil
 }
 
-// readCSV reads a CSV file whose lines starting with # are comments.
+// readCSV reads a CSV file whose lines starting with # are comments; each
+// row keeps its line in the file.
 func readCSV(name string, data []byte, header []string) ([]row, error) {
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.Comment = '#'
 	cr.FieldsPerRecord = len(header)
-	recs, err := cr.ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(recs) == 0 || !slices.Equal(recs[0], header) {
+	first, err := cr.Read()
+	if err != nil || !slices.Equal(first, header) {
 		return nil, fmt.Errorf("%s: the header must be %s", name, strings.Join(header, ","))
 	}
-	// Line numbers: count comment lines before the header.
-	first := 1
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		if len(l) > 0 && l[0] == '#' {
-			first++
-			continue
-		}
-		break
-	}
 	var rows []row
-	for i, rec := range recs[1:] {
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		line, _ := cr.FieldPos(0)
 		m := make(map[string]string, len(header))
 		for j, h := range header {
 			m[h] = strings.TrimSpace(rec[j])
 		}
-		rows = append(rows, row{file: name, line: first + 1 + i, fields: m})
+		rows = append(rows, row{file: name, line: line, fields: m})
 	}
-	return rows, nil
 }

@@ -136,3 +136,98 @@ func minorString(v kubeversion.Minor) string {
 	}
 	return v.String()
 }
+
+// TestReplacementServedAtEveryTarget walks every row at every target the
+// tool accepts: the recommended apiVersion is served at the target, is not
+// the row's own, and a row with a replacement always gets one while any
+// version of its kind (or its replacement's) is served.
+func TestReplacementServedAtEveryTarget(t *testing.T) {
+	loadOnce.Do(load)
+	versionsOnce.Do(func() { versions = versionsOf() })
+	// Subresource and review kinds whose recorded replacement is not an
+	// object kind a manifest holds.
+	noObject := map[string]bool{"apps/v1beta1 DeploymentRollback": true, "extensions/v1beta1 DeploymentRollback": true,
+		"apps/v1beta1 Scale": true, "apps/v1beta2 Scale": true, "extensions/v1beta1 Scale": true}
+	for _, e := range All() {
+		for m := MinCovered.Minor; m <= MaxCovered.Minor+3; m++ {
+			target := kubeversion.Minor{Major: 1, Minor: m}
+			if !e.DeprecatedBy(target) {
+				continue
+			}
+			av, kind, introduced, ok := ReplacementAt(e, target)
+			if !ok {
+				if e.Replacement() != "" && !noObject[e.APIVersion+" "+e.Kind] && !e.RemovedBy(target) {
+					t.Errorf("%s %s at %s: deprecated for %s, which is not served", e.APIVersion, e.Kind, target, e.Replacement())
+				}
+				continue
+			}
+			if av == e.APIVersion && kind == e.Kind {
+				t.Errorf("%s %s at %s: recommends itself", e.APIVersion, e.Kind, target)
+			}
+			if target.Less(introduced) {
+				t.Errorf("%s %s at %s: recommends %s %s, served only from %s", e.APIVersion, e.Kind, target, av, kind, introduced)
+			}
+			if r, listed := Lookup(av, kind); listed && r.RemovedBy(target) {
+				t.Errorf("%s %s at %s: recommends %s %s, removed in %s", e.APIVersion, e.Kind, target, av, kind, r.Removed)
+			}
+		}
+	}
+}
+
+func TestReplacementAt(t *testing.T) {
+	tests := []struct {
+		apiVersion, kind, target string
+		want                     string // "" for none
+	}{
+		{"flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema", "1.27", "flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"},
+		{"flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema", "1.29", "flowcontrol.apiserver.k8s.io/v1 FlowSchema"},
+		{"flowcontrol.apiserver.k8s.io/v1beta1", "PriorityLevelConfiguration", "1.32", "flowcontrol.apiserver.k8s.io/v1 PriorityLevelConfiguration"},
+		{"flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", "1.32", "flowcontrol.apiserver.k8s.io/v1 FlowSchema"},
+		{"extensions/v1beta1", "Ingress", "1.18", "networking.k8s.io/v1beta1 Ingress"},
+		{"extensions/v1beta1", "Ingress", "1.22", "networking.k8s.io/v1 Ingress"},
+		{"extensions/v1beta1", "PodSecurityPolicy", "1.20", "policy/v1beta1 PodSecurityPolicy"},
+		{"extensions/v1beta1", "PodSecurityPolicy", "1.25", ""},
+		{"policy/v1beta1", "PodSecurityPolicy", "1.25", ""},
+		{"batch/v2alpha1", "CronJob", "1.20", "batch/v1beta1 CronJob"},
+		{"batch/v2alpha1", "CronJob", "1.21", "batch/v1 CronJob"},
+		{"extensions/v1beta1", "ThirdPartyResource", "1.16", "apiextensions.k8s.io/v1 CustomResourceDefinition"},
+		{"v1", "Endpoints", "1.33", "discovery.k8s.io/v1 EndpointSlice"},
+		{"admissionregistration.k8s.io/v1alpha1", "ValidatingAdmissionPolicy", "1.32", "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy"},
+		{"autoscaling/v2beta1", "HorizontalPodAutoscaler", "1.22", "autoscaling/v2beta2 HorizontalPodAutoscaler"},
+		{"autoscaling/v2beta1", "HorizontalPodAutoscaler", "1.25", "autoscaling/v2 HorizontalPodAutoscaler"},
+	}
+	for _, tt := range tests {
+		e, ok := Lookup(tt.apiVersion, tt.kind)
+		if !ok {
+			t.Fatalf("%s %s not in the table", tt.apiVersion, tt.kind)
+		}
+		av, kind, _, ok := ReplacementAt(e, kubeversion.MustParse(tt.target))
+		got := ""
+		if ok {
+			got = av + " " + kind
+		}
+		if got != tt.want {
+			t.Errorf("%s %s at %s: %q, want %q", tt.apiVersion, tt.kind, tt.target, got, tt.want)
+		}
+	}
+}
+
+// TestRemovedSince18 checks the removals before 1.16 and of alpha APIs that
+// k8s.io/api no longer describes.
+func TestRemovedSince18(t *testing.T) {
+	for _, k := range []struct{ apiVersion, kind, removed string }{
+		{"batch/v2alpha1", "CronJob", "1.21"},
+		{"settings.k8s.io/v1alpha1", "PodPreset", "1.20"},
+		{"auditregistration.k8s.io/v1alpha1", "AuditSink", "1.19"},
+		{"admissionregistration.k8s.io/v1alpha1", "InitializerConfiguration", "1.14"},
+		{"extensions/v1beta1", "Job", "1.8"},
+		{"extensions/v1beta1", "ThirdPartyResource", "1.8"},
+		{"node.k8s.io/v1alpha1", "RuntimeClass", "1.22"},
+		{"resource.k8s.io/v1alpha2", "ResourceClaim", "1.31"},
+	} {
+		e, ok := Lookup(k.apiVersion, k.kind)
+		if !ok || e.Removed.String() != k.removed {
+			t.Errorf("%s %s: in table %v, removed %s, want %s", k.apiVersion, k.kind, ok, e.Removed, k.removed)
+		}
+	}
+}
