@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -48,6 +49,9 @@ type validator struct {
 	errs     []error
 	warnings []string
 	types    map[string]catalog.InstanceType
+	// priorityClasses are the class names pods may use: the system classes
+	// and the scenario's PriorityClasses (its actions' included).
+	priorityClasses map[string]bool
 }
 
 func (v *validator) fail(field, format string, args ...any) {
@@ -187,9 +191,13 @@ func (v *validator) manifests() {
 	for i := range v.sc.Spec.Actions {
 		all = append(all, v.sc.ActionObjects[i]...)
 	}
+	v.priorityClasses = map[string]bool{kube.SystemNodeCritical: true, kube.SystemClusterCritical: true}
 	for _, o := range all {
 		if _, ok := o.Object.(*corev1.Namespace); ok {
 			namespaces[o.Object.GetName()] = true
+		}
+		if pc, ok := o.Object.(*schedulingv1.PriorityClass); ok {
+			v.priorityClasses[pc.Name] = true
 		}
 		if nc, ok := o.Object.(*awsv1.EC2NodeClass); ok {
 			classes[nc.Name] = true
@@ -212,6 +220,11 @@ func (v *validator) manifests() {
 			v.pdb(o, obj)
 		case *corev1.Pod:
 			v.podSpec(o, "spec", &obj.Spec, obj.Annotations)
+		case *schedulingv1.PriorityClass:
+			// The API server's validation, which the twin applies too.
+			for _, e := range kube.ValidatePriorityClass(obj) {
+				v.failObject(o, e.Field, e.ErrorBody(), "")
+			}
 		case *karpv1.NodeClaim:
 			v.failObject(o, "kind", "NodeClaims are created by Karpenter", "describe existing nodes under spec.nodeGroups[].karpenter.nodes instead")
 		}
@@ -317,6 +330,12 @@ func (v *validator) workload(o manifest.Object, sel *metav1.LabelSelector, tmpl 
 func (v *validator) podSpec(o manifest.Object, field string, spec *corev1.PodSpec, annotations map[string]string) {
 	if len(spec.Containers) == 0 {
 		v.failObject(o, field+".containers", "a pod needs at least one container", "")
+	}
+	// The Priority admission plugin refuses a pod naming a class that does
+	// not exist (priority.go): no pod of the workload would ever be created.
+	if name := spec.PriorityClassName; name != "" && !v.priorityClasses[name] {
+		v.failObject(o, field+".priorityClassName", fmt.Sprintf("no PriorityClass with name %s was found", name),
+			fmt.Sprintf("add a scheduling.k8s.io/v1 PriorityClass manifest named %s, or use %s or %s", name, kube.SystemClusterCritical, kube.SystemNodeCritical))
 	}
 	if err := kube.ValidateStartupAnnotation(annotations); err != nil {
 		v.failObject(o, strings.TrimSuffix(field, ".spec")+".metadata.annotations", err.Error(), "")

@@ -70,10 +70,10 @@ type podState struct {
 }
 
 // createPod stores a new, unscheduled pod made from rev (nil for a bare
-// pod). As the API server does, it defaults the pod, runs the mutating
-// admission hooks (OnAdmit), stores it, and tells OnPodCreated.
-func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *podState {
-	c.podSeq++
+// pod). As the API server does, it defaults the pod, runs the Priority
+// admission plugin (priority.go; its refusal is the error) and the
+// mutating admission hooks (OnAdmit), stores it, and tells OnPodCreated.
+func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) (*podState, error) {
 	if pod.Spec.TerminationGracePeriodSeconds == nil {
 		grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
 		pod.Spec.TerminationGracePeriodSeconds = &grace
@@ -81,6 +81,10 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *po
 	if pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
 	}
+	if err := c.admitPriority(pod); err != nil {
+		return nil, err
+	}
+	c.podSeq++
 	changed := c.admit(pod)
 	pod.CreationTimestamp = c.now()
 	pod.UID = c.newUID("Pod")
@@ -125,7 +129,7 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *po
 		c.scheduler.Fire()
 	}
 	c.podCreated(ps)
-	return ps
+	return ps, nil
 }
 
 // presetNode is the node a new pod names in spec.nodeName, if it exists:
