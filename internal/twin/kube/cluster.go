@@ -139,9 +139,11 @@ type Cluster struct {
 
 	// priority.go: the PriorityClasses, system ones included, by name.
 	priorityClasses map[string]*priorityClass
-	// preemption.go: pods nominated to a node (status.nominatedNodeName)
-	// by a preemption whose victims are still terminating.
-	nominated map[*nodeState][]*podState
+	// preemption.go: the pods nominated to each node
+	// (status.nominatedNodeName) while its victims terminate, and how many
+	// bound pods have each priority.
+	nominated       map[*nodeState][]*podState
+	boundPriorities []priorityCount
 }
 
 // Event is something worth a line in a rehearsal's timeline.

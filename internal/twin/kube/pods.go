@@ -67,6 +67,9 @@ type podState struct {
 	// external is true when spec.schedulerName names another scheduler: the
 	// default scheduler leaves the pod Pending until something binds it.
 	external bool
+	// nominatedNode is the node a preemption made room on for the pod
+	// (status.nominatedNodeName), until it is bound or gone.
+	nominatedNode *nodeState
 }
 
 // createPod stores a new, unscheduled pod made from rev (nil for a bare
@@ -144,6 +147,8 @@ func (c *Cluster) presetNode(pod *corev1.Pod) *nodeState {
 // bind places a pod on a node and starts it.
 func (c *Cluster) bind(ps *podState, ns *nodeState) {
 	c.leavePending(ps)
+	c.clearNomination(ps)
+	c.countBound(ps.priority, 1)
 	ps.node = ns
 	c.endUnschedulable(ps)
 	ps.unschedulable, ps.fitError = false, ""
@@ -366,9 +371,11 @@ func (c *Cluster) removePod(ps *podState) {
 	delete(c.pods, ps.key)
 	delete(c.byPod, ps.pod)
 	c.leavePending(ps)
+	c.clearNomination(ps)
 	c.endUnschedulable(ps)
 	ps.unschedulable = false
 	if ns := ps.node; ns != nil {
+		c.countBound(ps.priority, -1)
 		if !wasDeleting && !isDaemonSetPod(ps.pod) {
 			ns.active--
 			c.idleChanged(ns)

@@ -80,6 +80,9 @@ func (c *Cluster) schedule() {
 			}
 		}
 		if node == nil {
+			// DefaultPreemption, the PostFilter: the pod may make room by
+			// removing lower-priority pods, and waits for them to go.
+			c.preempt(ps)
 			if !ps.unschedulable {
 				setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, "", c.now())
 				ps.unschedulableSince = c.eng.Now()
