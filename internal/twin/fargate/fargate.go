@@ -156,10 +156,18 @@ func (f *Fargate) profileFor(pod *corev1.Pod) (Profile, bool) {
 }
 
 // admit is EKS's mutating webhook: a pod a profile selects gets the Fargate
-// scheduler and the profile's label.
+// scheduler and the profile's label. A DaemonSet's pod never runs on
+// Fargate ("DaemonSets aren't supported on Fargate", EKS user guide,
+// Fargate considerations): the DaemonSet controller pins it to one node
+// (a matchFields metadata.name affinity), and the webhook leaves it to the
+// default scheduler even when a profile selects its namespace (a
+// kube-system profile for CoreDNS). A Fargate node itself carries the
+// NoSchedule taint eks.amazonaws.com/compute-type=fargate, which keeps any
+// DaemonSet that does not tolerate it off the node; EKS's own DaemonSets
+// also exclude it by node affinity (compute-type NotIn [fargate]).
 func (f *Fargate) admit(pod *corev1.Pod) bool {
 	p, ok := f.profileFor(pod)
-	if !ok || pod.Spec.NodeName != "" {
+	if !ok || pod.Spec.NodeName != "" || ownedByDaemonSet(pod) {
 		return false
 	}
 	pod.Spec.SchedulerName = SchedulerName
@@ -168,6 +176,12 @@ func (f *Fargate) admit(pod *corev1.Pod) bool {
 	}
 	pod.Labels[LabelFargateProfile] = p.Name
 	return true
+}
+
+// ownedByDaemonSet reports whether a DaemonSet controls the pod.
+func ownedByDaemonSet(pod *corev1.Pod) bool {
+	ref := metav1.GetControllerOf(pod)
+	return ref != nil && ref.Kind == "DaemonSet"
 }
 
 // created is the Fargate scheduler seeing a new pod: it provisions the pod's
