@@ -24,6 +24,9 @@ func TestValidatePriorityClasses(t *testing.T) {
 		{name: "the scenario's class", replace: []string{template, withClass("web-critical"), "---\napiVersion: v1\nkind: Service", strings.Replace(class, "%s", "1000", 1)}},
 		{name: "an unknown class", replace: []string{template, withClass("web-critcal")},
 			want: `/virtual/manifests/cluster.yaml:43: Deployment app/web: spec.template.spec.priorityClassName: no PriorityClass with name web-critcal was found (add a scheduling.k8s.io/v1 PriorityClass manifest named web-critcal, or use system-cluster-critical or system-node-critical)`},
+		{name: "a priority the class does not give", replace: []string{template, "    spec:\n      priority: 5\n      containers:\n        - {name: web"},
+			want: `/virtual/manifests/cluster.yaml:43: Deployment app/web: spec.template.spec.priority: 5 must not be provided in pod spec; the priority admission controller computes 0 from the PriorityClass (remove spec.priority and name the class in priorityClassName)`},
+		{name: "a priority equal to the class's", replace: []string{template, "    spec:\n      priorityClassName: system-node-critical\n      priority: 2000001000\n      containers:\n        - {name: web"}},
 		{name: "a class above the user range", replace: []string{"---\napiVersion: v1\nkind: Service", strings.Replace(class, "%s", "2000000000", 1)},
 			want: `PriorityClass web-critical: value: Forbidden: maximum allowed value of a user defined priority is 1000000000`},
 	}
