@@ -332,3 +332,41 @@ func TestDaemonSetPodsNeverRunOnFargate(t *testing.T) {
 		}
 	}
 }
+
+// TestTolerateAllDaemonSetStaysPendingOnFargate: a DaemonSet that tolerates
+// every taint and does not exclude Fargate gets a pod for each Fargate
+// node, which stays Pending for good (aws/amazon-cloudwatch-agent-operator
+// #183) — even of system-node-critical priority it never preempts the one
+// pod the micro-VM runs, and no Fargate pod is replaced.
+func TestTolerateAllDaemonSetStaysPendingOnFargate(t *testing.T) {
+	tw := setup(t, assetsProfile)
+	preempted := 0
+	tw.kc.OnEvent(func(e kube.Event) {
+		if e.Reason == "Preempted" {
+			preempted++
+		}
+	})
+	labels := map[string]string{"app": "agent"}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "agent"},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{PriorityClassName: kube.SystemNodeCritical, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					Containers: []corev1.Container{{Name: "c", Image: "c",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("25m")}}}}}}},
+	}
+	tw.apply(t, ds, deployment("assets", "assets", 2, nil))
+	tw.eng.Run(t0.Add(time.Hour), nil)
+	if st := tw.f.Stats("fp-profile"); preempted != 0 || st.Launched != 2 || st.Removed != 0 {
+		t.Fatalf("%d preempted, %d Fargate nodes launched, %d removed; want 0, 2, 0", preempted, st.Launched, st.Removed)
+	}
+	agents := tw.podsOf("monitoring", "agent")
+	if len(agents) != 2 {
+		t.Fatalf("%d agent pods, want one per Fargate node", len(agents))
+	}
+	for _, p := range agents {
+		if p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending {
+			t.Fatalf("agent pod %s on %q phase %s, want Pending and unbound", p.Name, p.Spec.NodeName, p.Status.Phase)
+		}
+	}
+}
