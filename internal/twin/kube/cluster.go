@@ -143,6 +143,7 @@ type Cluster struct {
 	// (status.nominatedNodeName) while its victims terminate, and how many
 	// bound pods have each priority.
 	nominated       map[*nodeState][]*podState
+	nominationGen   uint64 // bumped when a nomination goes
 	boundPriorities []priorityCount
 }
 

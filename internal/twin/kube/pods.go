@@ -70,6 +70,10 @@ type podState struct {
 	// nominatedNode is the node a preemption made room on for the pod
 	// (status.nominatedNodeName), until it is bound or gone.
 	nominatedNode *nodeState
+	// noVictims holds the capacityGen, nodeGen and nominationGen at which
+	// preemption last found no node for the pod (preemption.go), valid
+	// while all three stand.
+	noVictims [3]uint64
 }
 
 // createPod stores a new, unscheduled pod made from rev (nil for a bare

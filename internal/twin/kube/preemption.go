@@ -63,8 +63,17 @@ func (c *Cluster) preempt(ps *podState) bool {
 	if !c.boundBelow(ps.priority) || !c.eligibleToPreempt(ps) {
 		return false
 	}
+	// A search that found no node stays futile until a pod frees room, a
+	// node changes or a nomination goes: binding a lower-priority pod takes
+	// room and adds as much to the victims, binding another pod only takes
+	// room.
+	gens := [3]uint64{c.capacityGen + 1, c.nodeGen, c.nominationGen}
+	if ps.noVictims == gens {
+		return false
+	}
 	potential := c.preemptionNodes(ps)
 	if len(potential) == 0 {
+		ps.noVictims = gens
 		return false
 	}
 	want := max(len(potential)*10/100, 100)
@@ -85,6 +94,7 @@ func (c *Cluster) preempt(ps *podState) bool {
 	}
 	candidates := append(nonViolating, violating...)
 	if len(candidates) == 0 {
+		ps.noVictims = gens
 		return false
 	}
 	c.actuatePreemption(ps, pickOneNodeForPreemption(candidates))
@@ -361,6 +371,7 @@ func (c *Cluster) clearNomination(ps *podState) {
 	}
 	ps.nominatedNode = nil
 	ps.pod.Status.NominatedNodeName = ""
+	c.nominationGen++
 	rest := slices.DeleteFunc(c.nominated[ns], func(p *podState) bool { return p == ps })
 	if len(rest) == 0 {
 		delete(c.nominated, ns)
