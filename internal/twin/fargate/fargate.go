@@ -193,7 +193,7 @@ func (f *Fargate) admit(pod *corev1.Pod) bool {
 
 // ownedByDaemonSet reports whether a DaemonSet controls the pod.
 func ownedByDaemonSet(pod *corev1.Pod) bool {
-	ref := metav1.GetControllerOf(pod)
+	ref := metav1.GetControllerOfNoCopy(pod)
 	return ref != nil && ref.Kind == "DaemonSet"
 }
 

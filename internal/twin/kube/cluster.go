@@ -145,6 +145,10 @@ type Cluster struct {
 	nominated       map[*nodeState][]*podState
 	nominationGen   uint64 // bumped when a nomination goes
 	boundPriorities []priorityCount
+	// noVictims holds, for a pending pod whose last preemption search
+	// found no node, the capacityGen, nodeGen and nominationGen then: the
+	// search is futile while all three stand.
+	noVictims map[*podState][3]uint64
 }
 
 // Event is something worth a line in a rehearsal's timeline.

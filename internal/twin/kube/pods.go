@@ -70,10 +70,6 @@ type podState struct {
 	// nominatedNode is the node a preemption made room on for the pod
 	// (status.nominatedNodeName), until it is bound or gone.
 	nominatedNode *nodeState
-	// noVictims holds the capacityGen, nodeGen and nominationGen at which
-	// preemption last found no node for the pod (preemption.go), valid
-	// while all three stand.
-	noVictims [3]uint64
 }
 
 // createPod stores a new, unscheduled pod made from rev (nil for a bare
@@ -152,6 +148,7 @@ func (c *Cluster) presetNode(pod *corev1.Pod) *nodeState {
 func (c *Cluster) bind(ps *podState, ns *nodeState) {
 	c.leavePending(ps)
 	c.clearNomination(ps)
+	c.forgetNoVictims(ps)
 	c.countBound(ps.priority, 1)
 	ps.node = ns
 	c.endUnschedulable(ps)
@@ -376,6 +373,7 @@ func (c *Cluster) removePod(ps *podState) {
 	delete(c.byPod, ps.pod)
 	c.leavePending(ps)
 	c.clearNomination(ps)
+	c.forgetNoVictims(ps)
 	c.endUnschedulable(ps)
 	ps.unschedulable = false
 	if ns := ps.node; ns != nil {

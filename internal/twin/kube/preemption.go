@@ -67,14 +67,20 @@ func (c *Cluster) preempt(ps *podState) bool {
 	// node changes or a nomination goes: binding a lower-priority pod takes
 	// room and adds as much to the victims, binding another pod only takes
 	// room.
-	gens := [3]uint64{c.capacityGen + 1, c.nodeGen, c.nominationGen}
-	if ps.noVictims == gens {
+	gens := [3]uint64{c.capacityGen, c.nodeGen, c.nominationGen}
+	if last, ok := c.noVictims[ps]; ok && last == gens {
+		return false
+	}
+	futile := func() bool {
+		if c.noVictims == nil {
+			c.noVictims = map[*podState][3]uint64{}
+		}
+		c.noVictims[ps] = gens
 		return false
 	}
 	potential := c.preemptionNodes(ps)
 	if len(potential) == 0 {
-		ps.noVictims = gens
-		return false
+		return futile()
 	}
 	want := max(len(potential)*10/100, 100)
 	var nonViolating, violating []preemptionCandidate
@@ -94,11 +100,17 @@ func (c *Cluster) preempt(ps *podState) bool {
 	}
 	candidates := append(nonViolating, violating...)
 	if len(candidates) == 0 {
-		ps.noVictims = gens
-		return false
+		return futile()
 	}
 	c.actuatePreemption(ps, pickOneNodeForPreemption(candidates))
 	return true
+}
+
+// forgetNoVictims drops a pod's futile search once it is bound or gone.
+func (c *Cluster) forgetNoVictims(ps *podState) {
+	if len(c.noVictims) > 0 {
+		delete(c.noVictims, ps)
+	}
 }
 
 // boundBelow reports whether any bound pod has a priority below p: a
