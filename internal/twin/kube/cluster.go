@@ -137,8 +137,10 @@ type Cluster struct {
 	drainBlocks []*DrainBlock
 	signatures  map[string]int
 
-	// priority.go: the PriorityClasses, system ones included, by name.
+	// priority.go: the PriorityClasses, system ones included, by name,
+	// and the globalDefault one (defaultPriorityClass), if any.
 	priorityClasses map[string]*priorityClass
+	globalDefault   *priorityClass
 	// preemption.go: the pods nominated to each node
 	// (status.nominatedNodeName) while its victims terminate, and how many
 	// bound pods have each priority.

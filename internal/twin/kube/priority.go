@@ -143,6 +143,7 @@ func (c *Cluster) applyPriorityClass(pc *schedulingv1.PriorityClass) error {
 		}
 	}
 	c.priorityClasses[pc.Name] = newPriorityClass(pc)
+	c.globalDefault = c.defaultPriorityClass()
 	if !exists {
 		for _, w := range c.workloadOrder {
 			w.kick()
@@ -185,7 +186,7 @@ func (c *Cluster) admitPriority(pod *corev1.Pod) error {
 	var pc *priorityClass
 	name := pod.Spec.PriorityClassName
 	if name == "" {
-		pc = c.defaultPriorityClass()
+		pc = c.globalDefault
 		if pc == nil {
 			pc = noClass
 		}
