@@ -43,8 +43,9 @@ import (
 //     PreemptionByScheduler) and are deleted with their own grace period —
 //     not evicted: PDBs only steer the choice above — and the pod gets
 //     status.nominatedNodeName. It is scheduled by a later pass, once the
-//     victims are gone (the queue is in priority order, so it comes before
-//     any lower-priority pod).
+//     victims are gone: the queue is in priority order, and until then the
+//     room is held against pods of no higher priority, which the filters
+//     see beside the nominated pods (RunFilterPluginsWithNominatedPods).
 
 // preemptionCandidate is one node's answer to SelectVictimsOnNode.
 type preemptionCandidate struct {
@@ -390,6 +391,13 @@ func (c *Cluster) clearNomination(ps *podState) {
 	} else {
 		c.nominated[ns] = rest
 	}
+}
+
+// fitsBesideNominated reports whether the pod fits on the node beside
+// the pods nominated to it with at least its priority.
+func (c *Cluster) fitsBesideNominated(ps *podState, ns *nodeState) bool {
+	r := c.nominatedRequests(ps, ns)
+	return r == (Resources{}) || ps.req.FitsIn(ns.free().Sub(r))
 }
 
 // nominatedRequests is what the pods nominated to a node with a priority

@@ -255,3 +255,30 @@ func TestNominatedPodsReserveTheirRoom(t *testing.T) {
 		t.Fatalf("%d api pods ready, want 2", ready)
 	}
 }
+
+// A nominated pod's room is not taken by a pod of no higher priority that
+// waited longer: when the victim is gone, the earlier pod of equal
+// priority (which may not preempt) is filtered against the nomination, as
+// RunFilterPluginsWithNominatedPods does, and the preemptor gets the node.
+func TestNominationHoldsRoomAgainstEqualPriority(t *testing.T) {
+	eng, c := newCluster(t)
+	never := corev1.PreemptNever
+	highNever := priorityClassOf("high-never", 1000)
+	highNever.PreemptionPolicy = &never
+	must(t, c.Apply(priorityClassOf("low", 100)))
+	must(t, c.Apply(priorityClassOf("high", 1000)))
+	must(t, c.Apply(highNever))
+	must(t, c.AddNode(node("n1", "us-west-2a", "2", "8Gi"), true))
+	must(t, c.Apply(runningPod{name: "filler", node: "n1", class: "low", cpu: "2"}.pod()))
+	run(eng, time.Minute)
+	must(t, c.Apply(runningPod{name: "waiting", class: "high-never", cpu: "2"}.pod()))
+	run(eng, time.Second)
+	must(t, c.Apply(runningPod{name: "preemptor", class: "high", cpu: "2"}.pod()))
+	run(eng, time.Minute)
+	if got := c.Pod("default", "preemptor").Spec.NodeName; got != "n1" {
+		t.Fatalf("preemptor on %q, want n1", got)
+	}
+	if got := c.Pod("default", "waiting").Spec.NodeName; got != "" {
+		t.Fatalf("the waiting pod took the preemptor's room on %q", got)
+	}
+}

@@ -114,7 +114,11 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 	if target := daemonPodNode(ps.pod); target != "" {
 		affinity := nodeaffinity.GetRequiredNodeAffinity(ps.pod)
 		if ns, ok := c.nodes[target]; ok {
-			if rs := c.filter(ps, ns, affinity); len(rs) > 0 {
+			rs := c.filter(ps, ns, affinity)
+			if len(rs) == 0 && len(c.nominated) > 0 {
+				_, rs = ps.req.Fits(ns.free().Sub(c.nominatedRequests(ps, ns)))
+			}
+			if len(rs) > 0 {
 				return nil, fitError(total, map[string]int{rs[0]: 1, "node(s) didn't match Pod's node affinity/selector": total - 1})
 			}
 			return ns, ""
@@ -132,6 +136,9 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 		first := sort.Search(len(list), func(i int) bool { return int(list[i]) >= c.nextStart })
 		last := -1
 		req := ps.req
+		// Pods nominated by a preemption hold their room against pods of
+		// no higher priority (RunFilterPluginsWithNominatedPods).
+		nominations := len(c.nominated) > 0
 		// From the round-robin start to the end of the list, then from its
 		// beginning up to the start.
 		for _, part := range [2][]int32{list[first:], list[:first]} {
@@ -140,7 +147,7 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 					break
 				}
 				pos := int(p)
-				if !req.FitsIn(c.hot[pos].free) {
+				if !req.FitsIn(c.hot[pos].free) || (nominations && !c.fitsBesideNominated(ps, c.nodeList[pos])) {
 					continue
 				}
 				if ps.hasClaims && c.volumeFits(ps.pod, c.nodeList[pos]) != "" {
@@ -221,6 +228,9 @@ func (c *Cluster) feasible(ps *podState, ns *nodeState, affinity nodeaffinity.Re
 			return false
 		}
 	} else if c.staticFilter(ps, ns, affinity) != "" {
+		return false
+	}
+	if len(c.nominated) > 0 && !c.fitsBesideNominated(ps, ns) {
 		return false
 	}
 	return !ps.hasClaims || c.volumeFits(ps.pod, ns) == ""
