@@ -17,7 +17,9 @@ import (
 // the first failing one naming the reason — and its FitError message. Scores
 // approximate LeastAllocated, BalancedAllocation and the default topology
 // spreading; ties are broken with the run's seeded randomness, as
-// kube-scheduler breaks them at random.
+// kube-scheduler breaks them at random. Pods are taken highest priority
+// first; one that fits nowhere may preempt lower-priority pods
+// (preemption.go, DefaultPreemption).
 
 const (
 	// kube-scheduler pkg/scheduler/schedule_one.go: numFeasibleNodesToFind.
