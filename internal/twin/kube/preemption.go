@@ -231,6 +231,12 @@ func (c *Cluster) selectVictimsOnNode(ps *podState, ns *nodeState) (preemptionCa
 	for _, v := range nonViolating {
 		reprieve(v)
 	}
+	if len(cand.victims) == 0 {
+		// The pod fits without removing anything: DryRunPreemption treats
+		// this as an error ("expected at least one victim pod"), not a
+		// candidate.
+		return preemptionCandidate{}, false
+	}
 	if len(violating) > 0 && len(nonViolating) > 0 {
 		slices.SortStableFunc(cand.victims, moreImportantVictim)
 	}
