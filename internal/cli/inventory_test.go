@@ -31,7 +31,7 @@ func TestInventoryWorkshop(t *testing.T) {
 		`custom-Y +managed-custom-ami +2 +2 +us-west-2a,us-west-2b +m5\.large +on-demand `,
 		`default-selfmng +self-managed +2 +2 +us-west-2a,us-west-2b +m5\.large +- `,
 		`default +karpenter +1 +1 +us-west-2a +m6i\.large +spot `,
-		`fp-profile +fargate +1 +1 +us-west-2b +- +- +v1\.30\.14-eks-f69f56f +v1\.30\.14-eks-f69f56f +-$`,
+		`fp-profile +fargate +1 +1 +us-west-2a +- +- +v1\.30\.14-eks-f69f56f +v1\.30\.14-eks-f69f56f +-$`,
 	}
 	for i, re := range rows {
 		if !regexp.MustCompile("^" + re).MatchString(lines[3+i]) {

@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -129,6 +130,7 @@ var modelled = map[schema.GroupVersionKind]func() metav1.Object{
 	appsv1.SchemeGroupVersion.WithKind("DaemonSet"):             func() metav1.Object { return &appsv1.DaemonSet{} },
 	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"): func() metav1.Object { return &policyv1.PodDisruptionBudget{} },
 	storagev1.SchemeGroupVersion.WithKind("StorageClass"):       func() metav1.Object { return &storagev1.StorageClass{} },
+	schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"):   func() metav1.Object { return &schedulingv1.PriorityClass{} },
 	karpenterGV.WithKind("NodePool"):                            func() metav1.Object { return &karpv1.NodePool{} },
 	karpenterGV.WithKind("NodeClaim"):                           func() metav1.Object { return &karpv1.NodeClaim{} },
 	karpenterAWSGV.WithKind("EC2NodeClass"):                     func() metav1.Object { return &awsv1.EC2NodeClass{} },
@@ -140,7 +142,7 @@ var modelled = map[schema.GroupVersionKind]func() metav1.Object{
 
 // clusterScoped lists the modelled kinds that have no namespace.
 var clusterScoped = map[string]bool{
-	"Namespace": true, "PersistentVolume": true, "StorageClass": true,
+	"Namespace": true, "PersistentVolume": true, "StorageClass": true, "PriorityClass": true,
 	"NodePool": true, "NodeClaim": true, "EC2NodeClass": true,
 }
 

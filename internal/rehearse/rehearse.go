@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
@@ -239,7 +240,7 @@ func checkTarget(sc *scenario.Scenario, to string) error {
 // applyOrder is the order kinds are applied in, dependencies first (as Helm
 // installs them).
 var applyOrder = map[string]int{
-	"Namespace": 0, "StorageClass": 1, "PersistentVolume": 2, "PersistentVolumeClaim": 3,
+	"Namespace": 0, "StorageClass": 1, "PriorityClass": 1, "PersistentVolume": 2, "PersistentVolumeClaim": 3,
 	"EC2NodeClass": 4, "NodePool": 5, "PodDisruptionBudget": 6,
 	"DaemonSet": 7, "StatefulSet": 8, "Deployment": 9, "Pod": 10,
 }
@@ -265,7 +266,7 @@ func (r *run) apply(o manifest.Object) error {
 		err = r.karp.ApplyNodeClass(obj)
 	case *karpv1.NodePool:
 		err = r.karp.ApplyNodePool(obj)
-	case *corev1.Namespace, *storagev1.StorageClass, *corev1.PersistentVolume, *corev1.PersistentVolumeClaim,
+	case *corev1.Namespace, *storagev1.StorageClass, *schedulingv1.PriorityClass, *corev1.PersistentVolume, *corev1.PersistentVolumeClaim,
 		*policyv1.PodDisruptionBudget, *appsv1.DaemonSet, *appsv1.StatefulSet, *appsv1.Deployment, *corev1.Pod:
 		err = r.kube.Apply(obj)
 	default:

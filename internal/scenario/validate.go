@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -48,6 +49,11 @@ type validator struct {
 	errs     []error
 	warnings []string
 	types    map[string]catalog.InstanceType
+	// priorityClasses are the values of the classes pods may name: the
+	// system classes and the scenario's PriorityClasses (its actions'
+	// included); defaultPriority is what a pod naming none gets.
+	priorityClasses map[string]int32
+	defaultPriority int32
 }
 
 func (v *validator) fail(field, format string, args ...any) {
@@ -187,13 +193,25 @@ func (v *validator) manifests() {
 	for i := range v.sc.Spec.Actions {
 		all = append(all, v.sc.ActionObjects[i]...)
 	}
+	v.priorityClasses = map[string]int32{kube.SystemNodeCritical: kube.SystemCriticalPriority + 1000, kube.SystemClusterCritical: kube.SystemCriticalPriority}
+	var globalDefault *schedulingv1.PriorityClass
 	for _, o := range all {
 		if _, ok := o.Object.(*corev1.Namespace); ok {
 			namespaces[o.Object.GetName()] = true
 		}
+		if pc, ok := o.Object.(*schedulingv1.PriorityClass); ok {
+			v.priorityClasses[pc.Name] = pc.Value
+			// Of several globalDefault classes, the lowest value applies.
+			if pc.GlobalDefault && (globalDefault == nil || pc.Value < globalDefault.Value) {
+				globalDefault = pc
+			}
+		}
 		if nc, ok := o.Object.(*awsv1.EC2NodeClass); ok {
 			classes[nc.Name] = true
 		}
+	}
+	if globalDefault != nil {
+		v.defaultPriority = globalDefault.Value
 	}
 	for _, o := range all {
 		if ns := o.Object.GetNamespace(); ns != "" && !namespaces[ns] {
@@ -212,6 +230,11 @@ func (v *validator) manifests() {
 			v.pdb(o, obj)
 		case *corev1.Pod:
 			v.podSpec(o, "spec", &obj.Spec, obj.Annotations)
+		case *schedulingv1.PriorityClass:
+			// The API server's validation, which the twin applies too.
+			for _, e := range kube.ValidatePriorityClass(obj) {
+				v.failObject(o, e.Field, e.ErrorBody(), "")
+			}
 		case *karpv1.NodeClaim:
 			v.failObject(o, "kind", "NodeClaims are created by Karpenter", "describe existing nodes under spec.nodeGroups[].karpenter.nodes instead")
 		}
@@ -317,6 +340,20 @@ func (v *validator) workload(o manifest.Object, sel *metav1.LabelSelector, tmpl 
 func (v *validator) podSpec(o manifest.Object, field string, spec *corev1.PodSpec, annotations map[string]string) {
 	if len(spec.Containers) == 0 {
 		v.failObject(o, field+".containers", "a pod needs at least one container", "")
+	}
+	// The Priority admission plugin refuses a pod naming a class that does
+	// not exist (priority.go): no pod of the workload would ever be created.
+	value, known := v.defaultPriority, true
+	if name := spec.PriorityClassName; name != "" {
+		value, known = v.priorityClasses[name]
+		if !known {
+			v.failObject(o, field+".priorityClassName", fmt.Sprintf("no PriorityClass with name %s was found", name),
+				fmt.Sprintf("add a scheduling.k8s.io/v1 PriorityClass manifest named %s, or use %s or %s", name, kube.SystemClusterCritical, kube.SystemNodeCritical))
+		}
+	}
+	if known && spec.Priority != nil && *spec.Priority != value {
+		v.failObject(o, field+".priority", fmt.Sprintf("%d must not be provided in pod spec; the priority admission controller computes %d from the PriorityClass", *spec.Priority, value),
+			"remove spec.priority and name the class in priorityClassName")
 	}
 	if err := kube.ValidateStartupAnnotation(annotations); err != nil {
 		v.failObject(o, strings.TrimSuffix(field, ".spec")+".metadata.annotations", err.Error(), "")

@@ -157,7 +157,28 @@ func (f *Fargate) profileFor(pod *corev1.Pod) (Profile, bool) {
 
 // admit is EKS's mutating webhook: a pod a profile selects gets the Fargate
 // scheduler and the profile's label.
+//
+// A DaemonSet's pod never runs on Fargate ("DaemonSets aren't supported on
+// Fargate", EKS user guide, Fargate considerations). The DaemonSet
+// controller pins each of its pods to one node (a matchFields
+// metadata.name affinity): a pod pinned to an EC2 node is left to the
+// default scheduler even when a profile selects its namespace (a
+// kube-system profile for CoreDNS). A Fargate node carries the NoSchedule
+// taint eks.amazonaws.com/compute-type=fargate, which keeps off any
+// DaemonSet that does not tolerate it (EKS's own DaemonSets also exclude it
+// by node affinity, compute-type NotIn [fargate]); the pod of a DaemonSet
+// that tolerates every taint is created for the Fargate node and stays
+// Pending there for good (aws/amazon-cloudwatch-agent-operator#183). The
+// twin holds it with the Fargate scheduler, which never binds it, so that
+// it cannot preempt the one pod the micro-VM runs.
 func (f *Fargate) admit(pod *corev1.Pod) bool {
+	if ownedByDaemonSet(pod) {
+		if _, fargateNode := f.profileOfNode[daemonPodNode(pod)]; fargateNode && pod.Spec.NodeName == "" {
+			pod.Spec.SchedulerName = SchedulerName
+			return true
+		}
+		return false
+	}
 	p, ok := f.profileFor(pod)
 	if !ok || pod.Spec.NodeName != "" {
 		return false
@@ -170,10 +191,38 @@ func (f *Fargate) admit(pod *corev1.Pod) bool {
 	return true
 }
 
+// ownedByDaemonSet reports whether a DaemonSet controls the pod.
+func ownedByDaemonSet(pod *corev1.Pod) bool {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	return ref != nil && ref.Kind == "DaemonSet"
+}
+
+// daemonPodNode is the node a DaemonSet's pod is pinned to by its
+// matchFields metadata.name affinity, or "".
+func daemonPodNode(pod *corev1.Pod) string {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, req := range t.MatchFields {
+			if req.Key == metav1.ObjectNameField && req.Operator == corev1.NodeSelectorOpIn && len(req.Values) == 1 {
+				return req.Values[0]
+			}
+		}
+	}
+	return ""
+}
+
 // created is the Fargate scheduler seeing a new pod: it provisions the pod's
 // micro-VM, whose node registers Ready, then binds the pod to it.
 func (f *Fargate) created(pod *corev1.Pod) {
 	if pod.Spec.SchedulerName != SchedulerName || pod.Spec.NodeName != "" {
+		return
+	}
+	if ownedByDaemonSet(pod) {
+		f.emit(Event{Type: "Warning", Reason: "FailedScheduling", Pod: pod.Namespace + "/" + pod.Name, Node: daemonPodNode(pod),
+			Message: fmt.Sprintf("pod %s/%s: DaemonSets aren't supported on Fargate; it stays Pending", pod.Namespace, pod.Name)})
 		return
 	}
 	key := pod.Namespace + "/" + pod.Name

@@ -277,3 +277,96 @@ func TestProfileErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDaemonSetPodsNeverRunOnFargate: with a profile that selects all of
+// kube-system (as a CoreDNS-on-Fargate cluster has), the DaemonSets of
+// kube-system still run on EC2 nodes only: the webhook leaves their pods
+// to the default scheduler, EKS's DaemonSets exclude Fargate by node
+// affinity even though they tolerate every taint, and a DaemonSet without
+// a toleration for the Fargate taint makes no pod for a Fargate node.
+func TestDaemonSetPodsNeverRunOnFargate(t *testing.T) {
+	tw := setup(t, fargate.Profile{Name: "kube-system", Selectors: []fargate.Selector{{Namespace: "kube-system"}}})
+	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("29")}
+	ec2Node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-1-1", Labels: map[string]string{corev1.LabelOSStable: "linux"}},
+		Status: corev1.NodeStatus{Capacity: alloc, Allocatable: alloc}}
+	if err := tw.kc.AddNode(ec2Node, true); err != nil {
+		t.Fatal(err)
+	}
+	daemonSet := func(name string, eksStyle bool) *appsv1.DaemonSet {
+		labels := map[string]string{"app": name}
+		ds := &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name},
+			Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{PriorityClassName: kube.SystemNodeCritical, Containers: []corev1.Container{{Name: "c", Image: "c",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("25m")}}}}}}},
+		}
+		if eksStyle {
+			spec := &ds.Spec.Template.Spec
+			spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+			spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+					{Key: fargate.LabelComputeType, Operator: corev1.NodeSelectorOpNotIn, Values: []string{fargate.ComputeTypeFargate}}}}}}}}
+		}
+		return ds
+	}
+	tw.apply(t, daemonSet("aws-node", true), daemonSet("agent", false), deployment("kube-system", "coredns", 2, nil))
+	tw.eng.Run(t0.Add(5*time.Minute), nil)
+
+	fargateNodes := 0
+	for _, n := range tw.kc.Nodes() {
+		if n.Labels[fargate.LabelComputeType] == fargate.ComputeTypeFargate {
+			fargateNodes++
+		}
+	}
+	if fargateNodes != 2 || tw.f.Stats("kube-system").Launched != 2 {
+		t.Fatalf("%d Fargate nodes, %d launched; want 2, one per coredns pod", fargateNodes, tw.f.Stats("kube-system").Launched)
+	}
+	for _, name := range []string{"aws-node", "agent"} {
+		pods := tw.podsOf("kube-system", name)
+		if len(pods) != 1 {
+			t.Fatalf("%s: %d pods, want 1 (on the EC2 node only)", name, len(pods))
+		}
+		if p := pods[0]; p.Spec.SchedulerName == fargate.SchedulerName || p.Spec.NodeName != "ip-10-0-1-1" || !kube.IsPodReady(p) {
+			t.Fatalf("%s pod: scheduler %q node %q ready %v, want default-scheduler on ip-10-0-1-1, Ready", name, p.Spec.SchedulerName, p.Spec.NodeName, kube.IsPodReady(p))
+		}
+	}
+}
+
+// TestTolerateAllDaemonSetStaysPendingOnFargate: a DaemonSet that tolerates
+// every taint and does not exclude Fargate gets a pod for each Fargate
+// node, which stays Pending for good (aws/amazon-cloudwatch-agent-operator
+// #183) — even of system-node-critical priority it never preempts the one
+// pod the micro-VM runs, and no Fargate pod is replaced.
+func TestTolerateAllDaemonSetStaysPendingOnFargate(t *testing.T) {
+	tw := setup(t, assetsProfile)
+	preempted := 0
+	tw.kc.OnEvent(func(e kube.Event) {
+		if e.Reason == "Preempted" {
+			preempted++
+		}
+	})
+	labels := map[string]string{"app": "agent"}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "agent"},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{PriorityClassName: kube.SystemNodeCritical, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					Containers: []corev1.Container{{Name: "c", Image: "c",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("25m")}}}}}}},
+	}
+	tw.apply(t, ds, deployment("assets", "assets", 2, nil))
+	tw.eng.Run(t0.Add(time.Hour), nil)
+	if st := tw.f.Stats("fp-profile"); preempted != 0 || st.Launched != 2 || st.Removed != 0 {
+		t.Fatalf("%d preempted, %d Fargate nodes launched, %d removed; want 0, 2, 0", preempted, st.Launched, st.Removed)
+	}
+	agents := tw.podsOf("monitoring", "agent")
+	if len(agents) != 2 {
+		t.Fatalf("%d agent pods, want one per Fargate node", len(agents))
+	}
+	for _, p := range agents {
+		if p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending {
+			t.Fatalf("agent pod %s on %q phase %s, want Pending and unbound", p.Name, p.Spec.NodeName, p.Status.Phase)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -137,6 +138,21 @@ type Cluster struct {
 	nodeGen     uint64
 	drainBlocks []*DrainBlock
 	signatures  map[string]int
+
+	// priority.go: the PriorityClasses, system ones included, by name,
+	// and the globalDefault one (defaultPriorityClass), if any.
+	priorityClasses map[string]*priorityClass
+	globalDefault   *priorityClass
+	// preemption.go: the pods nominated to each node
+	// (status.nominatedNodeName) while its victims terminate, and how many
+	// bound pods have each priority.
+	nominated       map[*nodeState][]*podState
+	nominationGen   uint64 // bumped when a nomination goes
+	boundPriorities []priorityCount
+	// noVictims holds, for a pending pod whose last preemption search
+	// found no node, the capacityGen, nodeGen and nominationGen then: the
+	// search is futile while all three stand.
+	noVictims map[*podState][3]uint64
 }
 
 // Event is something worth a line in a rehearsal's timeline.
@@ -164,21 +180,25 @@ func New(eng *sim.Engine, opts Options) *Cluster {
 		opts.Timings = DefaultTimings
 	}
 	c := &Cluster{
-		eng:            eng,
-		opts:           opts,
-		namespaces:     map[string]*corev1.Namespace{},
-		nodes:          map[string]*nodeState{},
-		pods:           map[string]*podState{},
-		byPod:          map[*corev1.Pod]*podState{},
-		workloads:      map[string]*workload{},
-		pdbs:           map[string]*pdbState{},
-		pdbsByIndex:    map[pdbIndex][]*pdbState{},
-		pvcs:           map[string]*pvcState{},
-		pvs:            map[string]*corev1.PersistentVolume{},
-		storageClasses: map[string]*storagev1.StorageClass{},
-		log:            func(Event) {},
-		dsDirty:        map[string]bool{},
-		signatures:     map[string]int{},
+		eng:             eng,
+		opts:            opts,
+		namespaces:      map[string]*corev1.Namespace{},
+		nodes:           map[string]*nodeState{},
+		pods:            map[string]*podState{},
+		byPod:           map[*corev1.Pod]*podState{},
+		workloads:       map[string]*workload{},
+		pdbs:            map[string]*pdbState{},
+		pdbsByIndex:     map[pdbIndex][]*pdbState{},
+		pvcs:            map[string]*pvcState{},
+		pvs:             map[string]*corev1.PersistentVolume{},
+		storageClasses:  map[string]*storagev1.StorageClass{},
+		log:             func(Event) {},
+		dsDirty:         map[string]bool{},
+		signatures:      map[string]int{},
+		priorityClasses: map[string]*priorityClass{},
+	}
+	for _, pc := range systemPriorityClasses() {
+		c.priorityClasses[pc.Name] = newPriorityClass(pc)
 	}
 	c.scheduler = eng.NewTrigger(c.schedule)
 	c.daemonSets = eng.NewTrigger(c.reconcileDaemonSets)
@@ -243,13 +263,15 @@ func (c *Cluster) podKey(namespace, name string) []byte {
 
 // Apply creates or updates an object from a manifest. Supported kinds:
 // Namespace, Pod, PersistentVolumeClaim, PersistentVolume, StorageClass,
-// Deployment, StatefulSet, DaemonSet, PodDisruptionBudget.
+// PriorityClass, Deployment, StatefulSet, DaemonSet, PodDisruptionBudget.
 func (c *Cluster) Apply(obj metav1.Object) error {
 	switch o := obj.(type) {
 	case *corev1.Namespace:
 		c.namespaces[o.Name] = o.DeepCopy()
 	case *storagev1.StorageClass:
 		c.storageClasses[o.Name] = o.DeepCopy()
+	case *schedulingv1.PriorityClass:
+		return c.applyPriorityClass(o.DeepCopy())
 	case *corev1.PersistentVolume:
 		c.pvs[o.Name] = o.DeepCopy()
 	case *corev1.PersistentVolumeClaim:

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"strings"
@@ -602,11 +603,18 @@ func podLifecycle(t *testing.T, check func(c *Cluster, step string)) {
 // creation, whatever order their priorities arrive in.
 func TestPendingPodsInSchedulingOrder(t *testing.T) {
 	eng, c := newCluster(t)
+	for _, v := range []int32{50, 100} {
+		must(t, c.Apply(priorityClassOf(fmt.Sprintf("p%d", v), v)))
+	}
 	pod := func(name string, priority int32) {
 		t.Helper()
+		class := ""
+		if priority != 0 {
+			class = fmt.Sprintf("p%d", priority)
+		}
 		must(t, c.Apply(&corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-			Spec: corev1.PodSpec{Priority: &priority, Containers: []corev1.Container{{Name: "app", Image: "app:1",
+			Spec: corev1.PodSpec{PriorityClassName: class, Containers: []corev1.Container{{Name: "app", Image: "app:1",
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
 		}))
 	}

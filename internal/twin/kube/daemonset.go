@@ -156,7 +156,11 @@ func (c *Cluster) manageDaemonNode(w *workload, node string, pods []*podState, s
 }
 
 func (c *Cluster) createDaemonPod(w *workload, node string) {
-	ps := c.createPod(c.newDaemonSetPod(w, node), w, w.cur)
+	ps, err := c.createPod(c.newDaemonSetPod(w, node), w, w.cur)
+	if err != nil {
+		c.failedCreate(w, err)
+		return
+	}
 	w.daemonPods[node] = append(w.daemonPods[node], ps)
 }
 

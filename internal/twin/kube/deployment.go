@@ -457,7 +457,11 @@ func (c *Cluster) syncReplicaSet(w *workload, rs *revision) {
 	switch n := int(rs.replicas) - rs.active; {
 	case n > 0:
 		for i := 0; i < n; i++ {
-			c.createPod(c.newReplicaSetPod(w, rs), w, rs)
+			if _, err := c.createPod(c.newReplicaSetPod(w, rs), w, rs); err != nil {
+				// manageReplicas' slowStartBatch stops at the first error.
+				c.failedCreate(w, err)
+				break
+			}
 		}
 	case n < 0:
 		var active []*podState

@@ -67,13 +67,16 @@ type podState struct {
 	// external is true when spec.schedulerName names another scheduler: the
 	// default scheduler leaves the pod Pending until something binds it.
 	external bool
+	// nominatedNode is the node a preemption made room on for the pod
+	// (status.nominatedNodeName), until it is bound or gone.
+	nominatedNode *nodeState
 }
 
 // createPod stores a new, unscheduled pod made from rev (nil for a bare
-// pod). As the API server does, it defaults the pod, runs the mutating
-// admission hooks (OnAdmit), stores it, and tells OnPodCreated.
-func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *podState {
-	c.podSeq++
+// pod). As the API server does, it defaults the pod, runs the Priority
+// admission plugin (priority.go; its refusal is the error) and the
+// mutating admission hooks (OnAdmit), stores it, and tells OnPodCreated.
+func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) (*podState, error) {
 	if pod.Spec.TerminationGracePeriodSeconds == nil {
 		grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
 		pod.Spec.TerminationGracePeriodSeconds = &grace
@@ -81,6 +84,10 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *po
 	if pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
 	}
+	if err := c.admitPriority(pod); err != nil {
+		return nil, err
+	}
+	c.podSeq++
 	changed := c.admit(pod)
 	pod.CreationTimestamp = c.now()
 	pod.UID = c.newUID("Pod")
@@ -125,7 +132,7 @@ func (c *Cluster) createPod(pod *corev1.Pod, owner *workload, rev *revision) *po
 		c.scheduler.Fire()
 	}
 	c.podCreated(ps)
-	return ps
+	return ps, nil
 }
 
 // presetNode is the node a new pod names in spec.nodeName, if it exists:
@@ -140,6 +147,9 @@ func (c *Cluster) presetNode(pod *corev1.Pod) *nodeState {
 // bind places a pod on a node and starts it.
 func (c *Cluster) bind(ps *podState, ns *nodeState) {
 	c.leavePending(ps)
+	c.clearNomination(ps)
+	c.forgetNoVictims(ps)
+	c.countBound(ps.priority, 1)
 	ps.node = ns
 	c.endUnschedulable(ps)
 	ps.unschedulable, ps.fitError = false, ""
@@ -362,9 +372,12 @@ func (c *Cluster) removePod(ps *podState) {
 	delete(c.pods, ps.key)
 	delete(c.byPod, ps.pod)
 	c.leavePending(ps)
+	c.clearNomination(ps)
+	c.forgetNoVictims(ps)
 	c.endUnschedulable(ps)
 	ps.unschedulable = false
 	if ns := ps.node; ns != nil {
+		c.countBound(ps.priority, -1)
 		if !wasDeleting && !isDaemonSetPod(ps.pod) {
 			ns.active--
 			c.idleChanged(ns)

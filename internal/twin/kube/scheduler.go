@@ -17,7 +17,9 @@ import (
 // the first failing one naming the reason — and its FitError message. Scores
 // approximate LeastAllocated, BalancedAllocation and the default topology
 // spreading; ties are broken with the run's seeded randomness, as
-// kube-scheduler breaks them at random.
+// kube-scheduler breaks them at random. Pods are taken highest priority
+// first; one that fits nowhere may preempt lower-priority pods
+// (preemption.go, DefaultPreemption).
 
 const (
 	// kube-scheduler pkg/scheduler/schedule_one.go: numFeasibleNodesToFind.
@@ -80,6 +82,9 @@ func (c *Cluster) schedule() {
 			}
 		}
 		if node == nil {
+			// DefaultPreemption, the PostFilter: the pod may make room by
+			// removing lower-priority pods, and waits for them to go.
+			c.preempt(ps)
 			if !ps.unschedulable {
 				setPodCondition(ps.pod, corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, "", c.now())
 				ps.unschedulableSince = c.eng.Now()
@@ -111,7 +116,11 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 	if target := daemonPodNode(ps.pod); target != "" {
 		affinity := nodeaffinity.GetRequiredNodeAffinity(ps.pod)
 		if ns, ok := c.nodes[target]; ok {
-			if rs := c.filter(ps, ns, affinity); len(rs) > 0 {
+			rs := c.filter(ps, ns, affinity)
+			if len(rs) == 0 && len(c.nominated) > 0 {
+				_, rs = ps.req.Fits(ns.free().Sub(c.nominatedRequests(ps, ns)))
+			}
+			if len(rs) > 0 {
 				return nil, fitError(total, map[string]int{rs[0]: 1, "node(s) didn't match Pod's node affinity/selector": total - 1})
 			}
 			return ns, ""
@@ -129,6 +138,9 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 		first := sort.Search(len(list), func(i int) bool { return int(list[i]) >= c.nextStart })
 		last := -1
 		req := ps.req
+		// Pods nominated by a preemption hold their room against pods of
+		// no higher priority (RunFilterPluginsWithNominatedPods).
+		nominations := len(c.nominated) > 0
 		// From the round-robin start to the end of the list, then from its
 		// beginning up to the start.
 		for _, part := range [2][]int32{list[first:], list[:first]} {
@@ -137,7 +149,7 @@ func (c *Cluster) findNode(ps *podState) (*nodeState, string) {
 					break
 				}
 				pos := int(p)
-				if !req.FitsIn(c.hot[pos].free) {
+				if !req.FitsIn(c.hot[pos].free) || (nominations && !c.fitsBesideNominated(ps, c.nodeList[pos])) {
 					continue
 				}
 				if ps.hasClaims && c.volumeFits(ps.pod, c.nodeList[pos]) != "" {
@@ -218,6 +230,9 @@ func (c *Cluster) feasible(ps *podState, ns *nodeState, affinity nodeaffinity.Re
 			return false
 		}
 	} else if c.staticFilter(ps, ns, affinity) != "" {
+		return false
+	}
+	if len(c.nominated) > 0 && !c.fitsBesideNominated(ps, ns) {
 		return false
 	}
 	return !ps.hasClaims || c.volumeFits(ps.pod, ns) == ""

@@ -57,7 +57,10 @@ func (c *Cluster) manageStatefulSet(w *workload, byOrdinal map[int]*podState) bo
 			continue
 		}
 		rev := c.statefulSetRevisionFor(w, ord)
-		c.createPod(c.newStatefulSetPod(w, ord, rev), w, rev)
+		if _, err := c.createPod(c.newStatefulSetPod(w, ord, rev), w, rev); err != nil {
+			c.failedCreate(w, err)
+			return false
+		}
 		if w.orderedReady {
 			return false
 		}

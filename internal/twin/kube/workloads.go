@@ -74,6 +74,8 @@ type workload struct {
 	// idx is the workload's position in creation order; dsIdx a
 	// DaemonSet's among the DaemonSets.
 	idx, dsIdx int
+	// lastFailedCreate is the last refusal of one of its pods (failedCreate).
+	lastFailedCreate string
 }
 
 func (w *workload) key() string { return w.kind + "/" + w.namespace + "/" + w.name }
@@ -241,10 +243,30 @@ func (c *Cluster) applyBarePod(p *corev1.Pod) error {
 	if _, ok := c.pods[string(c.podKey(p.Namespace, p.Name))]; ok {
 		return fmt.Errorf("Pod %s/%s: pods are immutable; delete it first", p.Namespace, p.Name)
 	}
+	// The Priority admission plugin refuses the pod before anything is
+	// stored (createPod runs it again, to the same result).
+	if err := c.admitPriority(p); err != nil {
+		return fmt.Errorf("Pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
 	w := &workload{kind: "Pod", namespace: p.Namespace, name: p.Name, obj: p, template: corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}, replicas: 1}
 	c.addWorkload(w)
-	c.createPod(p, w, nil)
+	if _, err := c.createPod(p, w, nil); err != nil {
+		return fmt.Errorf("Pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
 	return nil
+}
+
+// failedCreate is a controller's FailedCreate event for a pod the API
+// server refused (controller_utils.go CreatePods: "Error creating: %v").
+// The controller tries again on its next sync; like the event recorder's
+// aggregation, a refusal repeating the last one is not logged again.
+func (c *Cluster) failedCreate(w *workload, err error) {
+	msg := "Error creating: " + err.Error()
+	if msg == w.lastFailedCreate {
+		return
+	}
+	w.lastFailedCreate = msg
+	c.log(Event{Type: "Warning", Reason: "FailedCreate", Message: msg, Object: w.kind + "/" + w.namespace + "/" + w.name})
 }
 
 // updateWorkload applies a changed Deployment, StatefulSet or DaemonSet: the

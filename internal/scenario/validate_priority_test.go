@@ -1,0 +1,50 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+// A pod template naming a PriorityClass is checked against the system
+// classes and the scenario's own: an unknown name is one line at the
+// field, with the fix; a scenario's PriorityClass is checked as the API
+// server checks it.
+func TestValidatePriorityClasses(t *testing.T) {
+	const template = "    spec:\n      containers:\n        - {name: web"
+	withClass := func(class string) string {
+		return "    spec:\n      priorityClassName: " + class + "\n      containers:\n        - {name: web"
+	}
+	const class = "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: web-critical\nvalue: %s\n---\napiVersion: v1\nkind: Service"
+	cases := []struct {
+		name    string
+		replace []string
+		want    string // "" for valid
+	}{
+		{name: "a system class", replace: []string{template, withClass("system-cluster-critical")}},
+		{name: "the scenario's class", replace: []string{template, withClass("web-critical"), "---\napiVersion: v1\nkind: Service", strings.Replace(class, "%s", "1000", 1)}},
+		{name: "an unknown class", replace: []string{template, withClass("web-critcal")},
+			want: `/virtual/manifests/cluster.yaml:43: Deployment app/web: spec.template.spec.priorityClassName: no PriorityClass with name web-critcal was found (add a scheduling.k8s.io/v1 PriorityClass manifest named web-critcal, or use system-cluster-critical or system-node-critical)`},
+		{name: "a priority the class does not give", replace: []string{template, "    spec:\n      priority: 5\n      containers:\n        - {name: web"},
+			want: `/virtual/manifests/cluster.yaml:43: Deployment app/web: spec.template.spec.priority: 5 must not be provided in pod spec; the priority admission controller computes 0 from the PriorityClass (remove spec.priority and name the class in priorityClassName)`},
+		{name: "a priority equal to the class's", replace: []string{template, "    spec:\n      priorityClassName: system-node-critical\n      priority: 2000001000\n      containers:\n        - {name: web"}},
+		{name: "a class above the user range", replace: []string{"---\napiVersion: v1\nkind: Service", strings.Replace(class, "%s", "2000000000", 1)},
+			want: `PriorityClass web-critical: value: Forbidden: maximum allowed value of a user defined priority is 1000000000`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := parseTest(t, tc.replace...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = sc.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Validate: %v\nwant %q", err, tc.want)
+			case err != nil && strings.Contains(err.Error(), "\n"):
+				t.Fatalf("more than one line: %v", err)
+			}
+		})
+	}
+}
