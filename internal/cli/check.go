@@ -111,12 +111,14 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 					return err
 				}
 			}
+			var skipped insights.SkippedFiles
 			if len(files) > 0 {
-				objs, problems, err := insights.ReadPaths(files, cmd.InOrStdin())
+				m, err := insights.ReadPaths(files, cmd.InOrStdin())
 				if err != nil {
 					return err
 				}
-				in.Add(objs, problems)
+				in.Add(m.Objects, m.Problems)
+				skipped = m.Skipped
 			}
 			if in.Target, err = checkTarget(target, in.Current); err != nil {
 				return err
@@ -133,6 +135,7 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 			}
 
 			rep := insights.Run(in, nil)
+			rep.FilesSkipped = skipped
 			opts := insights.OutputOptions{ShowPassing: showPassing, Wide: output == "wide"}
 			out := cmd.OutOrStdout()
 			switch output {

@@ -1,6 +1,8 @@
 package insights
 
 import (
+	"github.com/ladder-eks/ladder/internal/manifest"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -119,8 +121,8 @@ func BenchmarkChecks100kObjects(b *testing.B) {
 // kubectl get -o json prints it.
 func benchJSONList(b *testing.B, n int) []byte {
 	var items []string
-	for _, d := range splitDocuments(benchCorpus(n)) {
-		js, err := yaml.YAMLToJSON(d.body)
+	for _, d := range manifest.SplitDocuments(benchCorpus(n)) {
+		js, err := yaml.YAMLToJSON(d.Body)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,7 +40,22 @@ type Problem struct {
 	Message  string
 	Fix      string
 	doc      []byte
+	cause    problemCause
 }
+
+// problemCause sets apart the problems that say a document is not a
+// Kubernetes object at all, so that a file of them can be skipped.
+type problemCause int
+
+const (
+	causeOther problemCause = iota
+	// causeNotObject: the document has no apiVersion and kind (a values
+	// file, a CI configuration, a JSON schema).
+	causeNotObject
+	// causeTemplate: the document is unrendered Helm or Go template
+	// source that is not YAML, or not YAML a manifest can be.
+	causeTemplate
+)
 
 func (p Problem) Error() string {
 	line := p.Source.Line
@@ -100,11 +114,15 @@ func DecodeAt(src Source, data []byte) ([]*Object, []Problem) {
 	if src.Line < 1 {
 		src.Line = 1
 	}
-	docs := splitDocuments(data)
+	docs := manifest.SplitDocuments(data)
 	return decodeAll(len(docs), func(i int) ([]*Object, []Problem) {
 		s := src
-		s.Line = src.Line + docs[i].line - 1
-		return decodeDocument(s, docs[i].body, nil)
+		s.Line = src.Line + docs[i].Line - 1
+		objs, problems := decodeDocument(s, docs[i].Body, nil)
+		for j := range problems {
+			settleProblem(&problems[j])
+		}
+		return objs, problems
 	})
 }
 
@@ -150,71 +168,6 @@ func decodeAll(n int, decode func(i int) ([]*Object, []Problem)) ([]*Object, []P
 		problems = append(problems, r.problems...)
 	}
 	return objs, problems
-}
-
-type document struct {
-	line int // 1-based line of the document's first line in the stream
-	body []byte
-}
-
-// splitDocuments splits a stream into documents at separator lines, as
-// internal/manifest and k8s.io/apimachinery's YAMLReader do: a line that
-// starts with "---" followed only by whitespace. Documents holding only
-// comments and whitespace are dropped, and leading comment lines are left
-// out of a document. The bodies share data's memory.
-func splitDocuments(data []byte) []document {
-	var docs []document
-	start, startLine, line := 0, 1, 1
-	flush := func(end int) {
-		body, line := data[start:end], startLine
-		if !hasContent(body) {
-			return
-		}
-		// Start at the first line with content, so sources point at the
-		// object rather than at the comments above it.
-		for {
-			i := bytes.IndexByte(body, '\n')
-			if i < 0 {
-				break
-			}
-			if t := bytes.TrimSpace(body[:i]); len(t) > 0 && t[0] != '#' {
-				break
-			}
-			body, line = body[i+1:], line+1
-		}
-		docs = append(docs, document{line: line, body: body})
-	}
-	for pos := 0; pos < len(data); line++ {
-		end := bytes.IndexByte(data[pos:], '\n')
-		next := len(data)
-		if end >= 0 {
-			next = pos + end + 1
-		}
-		l := data[pos:next]
-		if len(l) >= 3 && l[0] == '-' && l[1] == '-' && l[2] == '-' && len(bytes.TrimSpace(l[3:])) == 0 {
-			flush(pos)
-			start, startLine = next, line+1
-		}
-		pos = next
-	}
-	flush(len(data))
-	return docs
-}
-
-func hasContent(doc []byte) bool {
-	for len(doc) > 0 {
-		i := bytes.IndexByte(doc, '\n')
-		l := doc
-		if i >= 0 {
-			l, doc = doc[:i], doc[i+1:]
-		} else {
-			doc = nil
-		}
-		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
-			return true
-		}
-	}
-	return false
 }
 
 func isTyped(apiVersion, kind string) bool {
@@ -278,8 +231,6 @@ type head struct {
 	Items []json.RawMessage `json:"items"`
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+):?`)
-
 // decodeDocument decodes one document, which may be a List. js is the
 // document as JSON when the caller already has it (List items).
 func decodeDocument(src Source, doc, js []byte) ([]*Object, []Problem) {
@@ -298,17 +249,12 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 		defer parserPool.Put(p) // js is not kept past this call
 		var err error
 		if js, err = toJSON(p, doc); err != nil {
-			msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-			msg = strings.Join(strings.Fields(strings.TrimPrefix(msg, "yaml: ")), " ")
-			if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-				if n, convErr := strconv.Atoi(m[1]); convErr == nil {
-					src.Line += n - 1
-					// The source names the line; the parser's is relative to the document.
-					msg = strings.TrimSpace(strings.Replace(msg, m[0], "", 1))
-				}
+			var problem Problem
+			if js, problem = unreadableYAML(src, doc, err); js == nil {
+				return nil, []Problem{problem}
 			}
-			return nil, []Problem{{Source: src, Severity: Error, Message: "malformed YAML: " + msg + "; the document was not checked",
-				Fix: "fix the YAML syntax", doc: doc}}
+			objs, problems := decodeGeneral(src, doc, js)
+			return objs, append([]Problem{problem}, problems...)
 		}
 	}
 	h, hasItems, fast := scanHead(js, isTyped)
@@ -341,6 +287,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 				}
 			}
 			if h.APIVersion == "" || h.Kind == "" {
+				p.cause = causeNotObject
 				return nil, []Problem{p}
 			}
 			o := &Object{Source: src, APIVersion: h.APIVersion, Kind: h.Kind, Doc: doc}
@@ -350,7 +297,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 	if h.APIVersion == "" || h.Kind == "" {
 		return nil, []Problem{{Source: src, Object: ObjectRef{Kind: h.Kind, Name: h.Metadata.Name, Namespace: h.Metadata.Namespace, Source: src.String()},
 			Severity: Error, Message: "missing apiVersion or kind; the document was not checked",
-			Fix: "every document needs apiVersion and kind, e.g. apiVersion: apps/v1, kind: Deployment", doc: doc}}
+			Fix: "every document needs apiVersion and kind, e.g. apiVersion: apps/v1, kind: Deployment", doc: doc, cause: causeNotObject}}
 	}
 	if strings.HasSuffix(h.Kind, "List") && h.Items != nil {
 		return decodeList(src, doc, h.Items)

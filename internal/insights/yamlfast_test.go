@@ -1,6 +1,8 @@
 package insights
 
 import (
+	"github.com/ladder-eks/ladder/internal/manifest"
+
 	"bytes"
 	"encoding/json"
 	"io/fs"
@@ -118,9 +120,9 @@ func TestFastYAMLRepository(t *testing.T) {
 	}
 	docs, fast := 0, 0
 	check := func(name string, data []byte) {
-		for _, d := range splitDocuments(data) {
+		for _, d := range manifest.SplitDocuments(data) {
 			docs++
-			if sameAsSlowPath(t, name, d.body) {
+			if sameAsSlowPath(t, name, d.Body) {
 				fast++
 			}
 		}
@@ -178,8 +180,8 @@ func TestScanHead(t *testing.T) {
 		}
 	}
 	// The benchmark corpus, through the fast YAML path.
-	for _, d := range splitDocuments(benchCorpus(500)) {
-		js, ok := fastYAMLToJSON(d.body)
+	for _, d := range manifest.SplitDocuments(benchCorpus(500)) {
+		js, ok := fastYAMLToJSON(d.Body)
 		if !ok {
 			continue
 		}
