@@ -248,13 +248,18 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 		p := parserPool.Get().(*fastParser)
 		defer parserPool.Put(p) // js is not kept past this call
 		var err error
-		if js, err = toJSON(p, doc); err != nil {
+		var dup duplicateKey
+		if js, dup, err = toJSON(p, doc); err != nil {
 			var problem Problem
 			if js, problem = unreadableYAML(src, doc, err); js == nil {
 				return nil, []Problem{problem}
 			}
 			objs, problems := decodeGeneral(src, doc, js)
-			return objs, append([]Problem{problem}, problems...)
+			return withDuplicateKeys(problem, objs, problems)
+		}
+		if dup.line > 0 {
+			objs, problems := decodeGeneral(src, doc, js)
+			return withDuplicateKeys(duplicateKeys(src, dup), objs, problems)
 		}
 	}
 	h, hasItems, fast := scanHead(js, isTyped)
@@ -517,14 +522,25 @@ func jsonItems(doc []byte) (ranges [][2]int, array [2]int, ok bool) {
 // used as they are; block-style YAML goes through fastYAMLToJSON, with p's
 // buffers; anything
 // else, and every error, through sigs.k8s.io/yaml, as kubectl does.
-func toJSON(p *fastParser, doc []byte) ([]byte, error) {
+//
+// A document the fast path finds a duplicate key in is converted as kubectl
+// converts it (sigs.k8s.io/yaml's non-strict YAMLToJSON: the last value
+// wins) and dup names the key; the strict converter, which would only add
+// an error per duplicate, is not run.
+func toJSON(p *fastParser, doc []byte) (js []byte, dup duplicateKey, err error) {
 	if t := bytes.TrimSpace(doc); len(t) > 0 && t[0] == '{' && json.Valid(t) {
-		return t, nil
+		return t, dup, nil
 	}
 	if js, ok := p.convert(doc); ok {
-		return js, nil
+		return js, dup, nil
 	}
-	return yaml.YAMLToJSONStrict(doc)
+	if p.duplicate.line > 0 {
+		if js, err := yaml.YAMLToJSON(doc); err == nil {
+			return js, p.duplicate, nil
+		}
+	}
+	js, err = yaml.YAMLToJSONStrict(doc)
+	return js, dup, err
 }
 
 var (

@@ -2,7 +2,6 @@ package insights
 
 import (
 	"bytes"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,7 +28,12 @@ func unreadableYAML(src Source, doc []byte, err error) (js []byte, problem Probl
 	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
 	if m := duplicateKeyRE.FindStringSubmatch(msg); m != nil {
 		if js, convErr := yaml.YAMLToJSON(doc); convErr == nil {
-			return js, duplicateKeys(src, m, strings.Count(msg, "already set in map"))
+			key, err := strconv.Unquote(m[2])
+			if err != nil {
+				key = m[2]
+			}
+			line, _ := strconv.Atoi(m[1])
+			return js, duplicateKeys(src, duplicateKey{key: key, line: line})
 		}
 	}
 	msg = strings.Join(strings.Fields(strings.TrimPrefix(msg, "yaml: ")), " ")
@@ -65,18 +69,21 @@ func unreadableYAML(src Source, doc []byte, err error) (js []byte, problem Probl
 
 // duplicateKeys is the WARNING for a document with duplicate keys: one
 // problem, at the first duplicate, however many there are.
-func duplicateKeys(src Source, first []string, count int) Problem {
-	if n, err := strconv.Atoi(first[1]); err == nil {
-		src.Line += n - 1
+func duplicateKeys(src Source, dup duplicateKey) Problem {
+	if dup.line > 0 {
+		src.Line += dup.line - 1
 	}
-	key := first[2]
-	if k, err := strconv.Unquote(key); err == nil {
-		key = strconv.Quote(truncate(k, maxNameInMessage))
+	return Problem{Source: src, Severity: Warning,
+		Message: "duplicate key " + strconv.Quote(truncate(dup.key, maxNameInMessage)) + "; the last value is used, the document was checked",
+		Fix:     "keep one of the two; the API server's strict field validation rejects duplicate fields"}
+}
+
+// withDuplicateKeys puts the duplicate-key problem before the document's
+// others, naming the object it is in.
+func withDuplicateKeys(dup Problem, objs []*Object, problems []Problem) ([]*Object, []Problem) {
+	if len(objs) == 1 {
+		dup.Object = objs[0].Ref()
+		dup.Object.Source = dup.Source.String() // the duplicate's line: there is no field path to find it by
 	}
-	msg := "duplicate key " + key + "; the last value is used"
-	if count > 1 {
-		msg += fmt.Sprintf(" (%d duplicate keys in the document)", count)
-	}
-	return Problem{Source: src, Severity: Warning, Message: msg,
-		Fix: "keep one of the two; the API server's strict field validation rejects duplicate fields"}
+	return objs, append([]Problem{dup}, problems...)
 }

@@ -121,6 +121,23 @@ type fastParser struct {
 	// unterminated: the document's last line has no line break, so a block
 	// scalar ending on it has no final line break to keep.
 	unterminated bool
+	// duplicate is the first duplicate key, when that is what stopped the
+	// fast path.
+	duplicate duplicateKey
+}
+
+// duplicateKey is a mapping key written twice: the key and the 1-based
+// line, in the document, of its second occurrence.
+type duplicateKey struct {
+	key  string
+	line int
+}
+
+// failDuplicate stops the fast path at the duplicate key k on line i
+// (0-based).
+func (p *fastParser) failDuplicate(k []byte, i int) {
+	p.duplicate = duplicateKey{key: string(k), line: i + 1}
+	p.fail()
 }
 
 type fallbackError struct{}
@@ -231,16 +248,17 @@ func (p *fastParser) mapping(indent int) {
 				p.fail() // non-string key (yes, 1, null...) or merge key
 			}
 		}
-		// Duplicate keys are an error for the strict slow path.
+		// Duplicate keys are an error for the strict slow path; the first
+		// is noted, so that the caller need not ask the slow path which.
 		if keySet != nil {
 			if keySet[string(k)] {
-				p.fail()
+				p.failDuplicate(k, i)
 			}
 			keySet[string(k)] = true
 		} else {
 			for _, seen := range keys {
 				if bytes.Equal(seen, k) {
-					p.fail()
+					p.failDuplicate(k, i)
 				}
 			}
 			keys = append(keys, k)
