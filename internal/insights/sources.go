@@ -111,12 +111,14 @@ func ReadPaths(paths []string, stdin io.Reader) (*Manifests, error) {
 	return m, nil
 }
 
-// stream is the pipeline ReadPaths runs: a producer (the walk) queues the
-// documents of each file in chunks, workers decode them, and collect joins
-// the results in the order they were queued.
+// stream is the pipeline ReadPaths runs: a producer (the walk) reads
+// files and queues their documents in chunks, workers decode the chunks,
+// and collect joins the results in the order they were queued.
 type stream struct {
 	jobs  chan *chunk
 	order chan *chunk
+	// pending is the chunk the producer is filling.
+	pending *chunk
 	// inFlight bounds the bytes of files read but not yet collected, so a
 	// tree of large files is not read faster than it is decoded.
 	mu       sync.Mutex
@@ -125,21 +127,35 @@ type stream struct {
 	workers  sync.WaitGroup
 }
 
-// chunk is up to chunkDocs documents of one file (or a file's outcome
-// that needs no decoding: a read problem, a skip).
+// chunk is a run of entries — the documents of one or more files, and
+// the outcomes of files that are not decoded — handed to one worker: small
+// files go many to a chunk, a large file over several.
 type chunk struct {
-	file  string
-	named bool // named by -f or standard input, not found in a directory
-	docs  []manifest.Document
-	// last marks a file's last chunk; size is the file's, released then.
-	last bool
-	size int64
-	// Set by the producer for files that are not decoded.
+	entries []entry
+	docs    int
+	bytes   int
+	done    chan struct{}
+}
+
+// entry is one document to decode, or a file's end (which may be all
+// there is of it: a read problem, a skipped file, an empty file).
+type entry struct {
+	file  *fileRead
+	doc   manifest.Document
+	isDoc bool
+	end   bool
+	// result is the document's, once a worker is done.
+	result docResult
+}
+
+// fileRead is a file (or standard input) in the stream.
+type fileRead struct {
+	name  string
+	named bool  // named by -f or standard input, not found in a directory
+	size  int64 // its bytes in flight, released when it is collected
+	// Set for files that are not decoded.
 	problem *Problem
 	skipped SkippedFiles
-	// results holds one entry per document once a worker is done.
-	done    chan struct{}
-	results []docResult
 }
 
 type docResult struct {
@@ -148,11 +164,12 @@ type docResult struct {
 }
 
 const (
-	// chunkDocs is how many documents one job decodes: enough to amortise
-	// the queueing, few enough that one large file keeps every core busy.
-	chunkDocs = 32
+	// chunkDocs and chunkBytes bound a chunk: enough to amortise the
+	// hand-over, small enough that one large file keeps every core busy.
+	chunkDocs  = 32
+	chunkBytes = 256 << 10
 	// maxInFlight bounds the bytes of files read ahead of the collector
-	// (one file is always let through, however large).
+	// (give or take the file just read).
 	maxInFlight = 2 * manifest.MaxInputSize
 )
 
@@ -164,13 +181,16 @@ func newStream() *stream {
 	for range workers {
 		s.workers.Go(func() {
 			for c := range s.jobs {
-				c.results = make([]docResult, len(c.docs))
-				for i, d := range c.docs {
-					objs, problems := decodeDocument(Source{File: c.file, Line: d.Line}, d.Body, nil)
+				for i := range c.entries {
+					e := &c.entries[i]
+					if !e.isDoc {
+						continue
+					}
+					objs, problems := decodeDocument(Source{File: e.file.name, Line: e.doc.Line}, e.doc.Body, nil)
 					for j := range problems {
 						settleProblem(&problems[j])
 					}
-					c.results[i] = docResult{objs, problems}
+					e.result = docResult{objs, problems}
 				}
 				close(c.done)
 			}
@@ -181,37 +201,59 @@ func newStream() *stream {
 
 // close ends the stream: no more chunks.
 func (s *stream) close() {
+	s.flush()
 	close(s.jobs)
 	close(s.order)
 }
 
-// queue hands a chunk to the workers (or, done already, straight to the
-// collector), keeping its place in the order.
-func (s *stream) queue(c *chunk) {
-	if c.done == nil {
-		c.done = make(chan struct{})
-		s.order <- c
-		s.jobs <- c
+// add appends an entry to the pending chunk, queueing the chunk when full.
+func (s *stream) add(e entry) {
+	if s.pending == nil {
+		s.pending = &chunk{}
+	}
+	c := s.pending
+	c.entries = append(c.entries, e)
+	if e.isDoc {
+		c.docs++
+		c.bytes += len(e.doc.Body)
+	}
+	if c.docs >= chunkDocs || c.bytes >= chunkBytes {
+		s.flush()
+	}
+}
+
+// flush hands the pending chunk to the workers, keeping its place in the
+// order.
+func (s *stream) flush() {
+	c := s.pending
+	if c == nil {
 		return
 	}
+	s.pending = nil
+	c.done = make(chan struct{})
 	s.order <- c
+	s.jobs <- c
 }
 
-// outcome queues a file's result that needs no decoding.
-func (s *stream) outcome(c *chunk) {
-	c.last, c.done = true, make(chan struct{})
-	close(c.done)
-	s.queue(c)
-}
+// outcome queues a file that is not decoded.
+func (s *stream) outcome(f *fileRead) { s.add(entry{file: f, end: true}) }
 
-// reserve waits until size more bytes may be in flight.
+// reserve waits until size more bytes, read already, may be in flight —
+// so that no more is read until then. The pending chunk
+// is queued first when it must wait: the bytes it holds are released only
+// once it is collected.
 func (s *stream) reserve(size int64) {
 	s.mu.Lock()
-	for s.inFlight > 0 && s.inFlight+size > maxInFlight {
-		s.cond.Wait()
+	defer s.mu.Unlock()
+	if s.inFlight > 0 && s.inFlight+size > maxInFlight {
+		s.mu.Unlock()
+		s.flush()
+		s.mu.Lock()
+		for s.inFlight > 0 && s.inFlight+size > maxInFlight {
+			s.cond.Wait()
+		}
 	}
 	s.inFlight += size
-	s.mu.Unlock()
 }
 
 func (s *stream) release(size int64) {
@@ -221,17 +263,16 @@ func (s *stream) release(size int64) {
 	s.mu.Unlock()
 }
 
-// file queues the documents of one file's data.
+// file queues the documents of one file's data, whose bytes are reserved.
 func (s *stream) file(name string, named bool, data []byte) {
-	size := int64(len(data))
+	f := &fileRead{name: name, named: named, size: int64(len(data))}
 	docs := manifest.SplitDocuments(data)
 	if len(docs) == 0 {
-		s.queue(&chunk{file: name, named: named, last: true, size: size})
+		s.add(entry{file: f, end: true})
 		return
 	}
-	for start := 0; start < len(docs); start += chunkDocs {
-		end := min(start+chunkDocs, len(docs))
-		s.queue(&chunk{file: name, named: named, docs: docs[start:end:end], last: end == len(docs), size: size})
+	for i, d := range docs {
+		s.add(entry{file: f, doc: d, isDoc: true, end: i == len(docs)-1})
 	}
 }
 
@@ -254,16 +295,14 @@ func (s *stream) readPath(path string, stdin io.Reader) error {
 		return fmt.Errorf("-f %s: %s", path, describeFSError(err))
 	}
 	if !info.IsDir() {
-		s.reserve(info.Size())
 		data, err := manifest.ReadFile(path)
 		if err != nil {
-			s.release(info.Size())
 			if errors.Is(err, manifest.ErrTooLarge) {
 				return fmt.Errorf("-f %s: the file is %v; split it into smaller files", path, err)
 			}
 			return fmt.Errorf("-f %s: %s", path, describeFSError(err))
 		}
-		s.release(info.Size() - int64(len(data)))
+		s.reserve(int64(len(data)))
 		s.file(path, true, data)
 		return nil
 	}
@@ -289,7 +328,7 @@ func (s *stream) readDirectory(dir string, top bool, found *int) error {
 		if top {
 			return err
 		}
-		s.outcome(&chunk{file: dir, problem: unreadable(dir, err)})
+		s.outcome(&fileRead{name: dir, problem: unreadable(dir, err)})
 		// os.ReadDir returns the entries it read before the error; as
 		// filepath.WalkDir, do not go on with them.
 		return nil
@@ -317,40 +356,34 @@ func (s *stream) readDirectory(dir string, top bool, found *int) error {
 // readFound reads a file found in a directory. Special files are skipped
 // without being opened: a named pipe would block, a device never end.
 func (s *stream) readFound(p string, e fs.DirEntry) {
-	var size int64
-	if e.Type()&fs.ModeSymlink != 0 || !e.Type().IsRegular() {
+	read := manifest.ReadRegularFile
+	if !e.Type().IsRegular() {
 		info, err := os.Stat(p) // follows a symbolic link, as reading it would
 		if err != nil {
-			s.outcome(&chunk{file: p, problem: unreadable(p, err)})
+			s.outcome(&fileRead{name: p, problem: unreadable(p, err)})
 			return
 		}
 		if !info.Mode().IsRegular() {
-			s.outcome(&chunk{file: p, skipped: SkippedFiles{Special: 1}})
+			s.outcome(&fileRead{name: p, skipped: SkippedFiles{Special: 1}})
 			return
 		}
-		size = info.Size()
-	} else if info, err := e.Info(); err == nil {
-		size = info.Size()
+		read = manifest.ReadFile
 	}
-	s.reserve(size)
-	data, err := manifest.ReadFile(p)
-	if err != nil {
-		s.release(size)
-		var special *manifest.NotRegularError
-		switch {
-		case errors.As(err, &special):
-			s.outcome(&chunk{file: p, skipped: SkippedFiles{Special: 1}})
-		case errors.Is(err, manifest.ErrTooLarge):
-			s.outcome(&chunk{file: p, problem: &Problem{Source: Source{File: p}, Severity: Error,
-				Message: "not read: the file is " + err.Error() + "; its manifests were not checked",
-				Fix:     "split it into smaller files, or leave it out"}})
-		default:
-			s.outcome(&chunk{file: p, problem: unreadable(p, err)})
-		}
-		return
+	data, err := read(p)
+	var special *manifest.NotRegularError
+	switch {
+	case errors.As(err, &special):
+		s.outcome(&fileRead{name: p, skipped: SkippedFiles{Special: 1}})
+	case errors.Is(err, manifest.ErrTooLarge):
+		s.outcome(&fileRead{name: p, problem: &Problem{Source: Source{File: p}, Severity: Error,
+			Message: "not read: the file is " + err.Error() + "; its manifests were not checked",
+			Fix:     "split it into smaller files, or leave it out"}})
+	case err != nil:
+		s.outcome(&fileRead{name: p, problem: unreadable(p, err)})
+	default:
+		s.reserve(int64(len(data)))
+		s.file(p, false, data)
 	}
-	s.release(size - int64(len(data)))
-	s.file(p, false, data)
 }
 
 func unreadable(p string, err error) *Problem {
@@ -365,21 +398,28 @@ func (s *stream) collect() *Manifests {
 	var file []docResult
 	for c := range s.order {
 		<-c.done
-		if c.problem != nil {
-			m.Problems = append(m.Problems, *c.problem)
+		for i := range c.entries {
+			e := &c.entries[i]
+			if e.isDoc {
+				file = append(file, e.result)
+			}
+			if !e.end {
+				continue
+			}
+			f := e.file
+			s.release(f.size)
+			switch {
+			case f.problem != nil:
+				m.Problems = append(m.Problems, *f.problem)
+			case f.skipped.Total() > 0:
+				m.Skipped.Add(f.skipped)
+			default:
+				keepFile(m, f.named, file)
+			}
+			clear(file)
+			file = file[:0]
 		}
-		m.Skipped.Add(c.skipped)
-		file = append(file, c.results...)
-		c.results, c.docs = nil, nil
-		if !c.last {
-			continue
-		}
-		s.release(c.size)
-		if c.problem == nil && c.skipped.Total() == 0 {
-			keepFile(m, c.named, file)
-		}
-		clear(file)
-		file = file[:0]
+		c.entries = nil
 	}
 	s.workers.Wait()
 	return m
