@@ -22,7 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/yaml"
 
 	yaml3 "gopkg.in/yaml.v3"
 
@@ -245,11 +244,11 @@ func decodeDocument(src Source, doc, js []byte) ([]*Object, []Problem) {
 // decodeGeneral is decodeDocument without the JSON List shortcut.
 func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 	if js == nil {
-		p := parserPool.Get().(*fastParser)
-		defer parserPool.Put(p) // js is not kept past this call
+		c := converterPool.Get().(*manifest.Converter)
+		defer converterPool.Put(c) // js is not kept past this call
 		var err error
-		var dup duplicateKey
-		if js, dup, err = toJSON(p, doc); err != nil {
+		var dup manifest.DuplicateKey
+		if js, dup, err = c.ToJSON(doc); err != nil {
 			var problem Problem
 			if js, problem = unreadableYAML(src, doc, err); js == nil {
 				return nil, []Problem{problem}
@@ -257,7 +256,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 			objs, problems := decodeGeneral(src, doc, js)
 			return withDuplicateKeys(problem, objs, problems)
 		}
-		if dup.line > 0 {
+		if dup.Line > 0 {
 			objs, problems := decodeGeneral(src, doc, js)
 			return withDuplicateKeys(duplicateKeys(src, dup), objs, problems)
 		}
@@ -518,30 +517,9 @@ func jsonItems(doc []byte) (ranges [][2]int, array [2]int, ok bool) {
 	return ranges, array, found
 }
 
-// toJSON converts a YAML (or JSON) document to JSON. JSON documents are
-// used as they are; block-style YAML goes through fastYAMLToJSON, with p's
-// buffers; anything
-// else, and every error, through sigs.k8s.io/yaml, as kubectl does.
-//
-// A document the fast path finds a duplicate key in is converted as kubectl
-// converts it (sigs.k8s.io/yaml's non-strict YAMLToJSON: the last value
-// wins) and dup names the key; the strict converter, which would only add
-// an error per duplicate, is not run.
-func toJSON(p *fastParser, doc []byte) (js []byte, dup duplicateKey, err error) {
-	if t := bytes.TrimSpace(doc); len(t) > 0 && t[0] == '{' && json.Valid(t) {
-		return t, dup, nil
-	}
-	if js, ok := p.convert(doc); ok {
-		return js, dup, nil
-	}
-	if p.duplicate.line > 0 {
-		if js, err := yaml.YAMLToJSON(doc); err == nil {
-			return js, p.duplicate, nil
-		}
-	}
-	js, err = yaml.YAMLToJSONStrict(doc)
-	return js, dup, err
-}
+// converterPool keeps YAML→JSON converters, whose buffers a scan of many
+// documents would otherwise allocate once per document.
+var converterPool = sync.Pool{New: func() any { return new(manifest.Converter) }}
 
 var (
 	goFieldRE   = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)

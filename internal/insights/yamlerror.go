@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
 var (
@@ -33,7 +35,7 @@ func unreadableYAML(src Source, doc []byte, err error) (js []byte, problem Probl
 				key = m[2]
 			}
 			line, _ := strconv.Atoi(m[1])
-			return js, duplicateKeys(src, duplicateKey{key: key, line: line})
+			return js, duplicateKeys(src, manifest.DuplicateKey{Key: key, Line: line})
 		}
 	}
 	msg = strings.Join(strings.Fields(strings.TrimPrefix(msg, "yaml: ")), " ")
@@ -69,12 +71,12 @@ func unreadableYAML(src Source, doc []byte, err error) (js []byte, problem Probl
 
 // duplicateKeys is the WARNING for a document with duplicate keys: one
 // problem, at the first duplicate, however many there are.
-func duplicateKeys(src Source, dup duplicateKey) Problem {
-	if dup.line > 0 {
-		src.Line += dup.line - 1
+func duplicateKeys(src Source, dup manifest.DuplicateKey) Problem {
+	if dup.Line > 0 {
+		src.Line += dup.Line - 1
 	}
 	return Problem{Source: src, Severity: Warning,
-		Message: "duplicate key " + strconv.Quote(truncate(dup.key, maxNameInMessage)) + "; the last value is used, the document was checked",
+		Message: "duplicate key " + strconv.Quote(truncate(dup.Key, maxNameInMessage)) + "; the last value is used, the document was checked",
 		Fix:     "keep one of the two; the API server's strict field validation rejects duplicate fields"}
 }
 

@@ -4,7 +4,8 @@
 //
 // Decoding follows kubectl: a stream is split into documents at lines that
 // are exactly "---" (k8s.io/apimachinery/pkg/util/yaml), YAML becomes JSON
-// through sigs.k8s.io/yaml, and the JSON is decoded with sigs.k8s.io/json's
+// as sigs.k8s.io/yaml converts it (Converter, which has a fast path for
+// block-style YAML), and the JSON is decoded with sigs.k8s.io/json's
 // strict mode — unknown and duplicate fields are errors, as the API server's
 // strict field validation makes them.
 package manifest
@@ -173,7 +174,13 @@ var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
 // decodeDocument decodes one document, which may be a List.
 func decodeDocument(src Source, doc []byte) ([]Object, error) {
-	js, err := yaml.YAMLToJSONStrict(doc)
+	var c Converter
+	js, dup, err := c.ToJSON(doc)
+	if dup.Line > 0 {
+		// Scenario manifests are strict: a duplicate key is an error,
+		// worded as sigs.k8s.io/yaml words it.
+		js, err = yaml.YAMLToJSONStrict(doc)
+	}
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
 		msg = strings.ReplaceAll(msg, "\n", " ")

@@ -1,8 +1,6 @@
-package insights
+package manifest
 
 import (
-	"github.com/ladder-eks/ladder/internal/manifest"
-
 	"bytes"
 	"encoding/json"
 	"io/fs"
@@ -101,7 +99,8 @@ func TestFastYAMLCases(t *testing.T) {
 }
 
 // TestFastYAMLRepository runs both paths over every YAML document in the
-// repository and the shared seeds, and the benchmark corpus.
+// repository and the shared seeds (internal/insights runs the benchmark
+// corpus through the Converter: TestConverterBenchCorpus).
 func TestFastYAMLRepository(t *testing.T) {
 	var files []string
 	for _, root := range []string{"../..", "../../../shared"} {
@@ -120,7 +119,7 @@ func TestFastYAMLRepository(t *testing.T) {
 	}
 	docs, fast := 0, 0
 	check := func(name string, data []byte) {
-		for _, d := range manifest.SplitDocuments(data) {
+		for _, d := range SplitDocuments(data) {
 			docs++
 			if sameAsSlowPath(t, name, d.Body) {
 				fast++
@@ -133,7 +132,6 @@ func TestFastYAMLRepository(t *testing.T) {
 			check(f, data)
 		}
 	}
-	check("bench corpus", benchCorpus(2000))
 	t.Logf("%d files, %d documents, %d on the fast path", len(files), docs, fast)
 	if fast*10 < docs*8 {
 		t.Errorf("only %d of %d documents on the fast path", fast, docs)
@@ -147,51 +145,4 @@ func FuzzFastYAML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		sameAsSlowPath(t, "fuzz", doc)
 	})
-}
-
-// TestScanHead holds scanHead to encoding/json on the head fields.
-func TestScanHead(t *testing.T) {
-	never := func(string, string) bool { return false }
-	docs := []string{
-		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"b","labels":{"x":"y","e\"sc":"v\\u00e9"},"annotations":null},"data":{"k":"v"}}`,
-		`{"kind":"Service","spec":{"ports":[{"port":80}],"x":"}]"},"metadata":{"generateName":"g-"},"apiVersion":"v1"}`,
-		` { "apiVersion" : "v1" , "kind" : "List" , "items" : [ ] } `,
-		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"n":1}}}`,
-		`{"apiVersion":"v1","kind":"ConfigMap","metadata":"oops"}`,
-		`{"apiVersion":"v1"`,
-	}
-	for _, raw := range docs {
-		h, items, ok := scanHead([]byte(raw), never)
-		var want head
-		err := json.Unmarshal([]byte(raw), &want)
-		if !ok {
-			if err == nil && !strings.Contains(raw, `"n":1`) {
-				t.Errorf("%s: scanHead gave up on a valid document", raw)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: scanHead accepted what encoding/json rejects: %v", raw, err)
-			continue
-		}
-		want.Items = nil
-		if !reflect.DeepEqual(h, want) || items != strings.Contains(raw, `"items"`) {
-			t.Errorf("%s:\n got %+v items %v\nwant %+v", raw, h, items, want)
-		}
-	}
-	// The benchmark corpus, through the fast YAML path.
-	for _, d := range manifest.SplitDocuments(benchCorpus(500)) {
-		js, ok := fastYAMLToJSON(d.Body)
-		if !ok {
-			continue
-		}
-		h, _, ok := scanHead(js, never)
-		var want head
-		if err := json.Unmarshal(js, &want); err != nil || !ok {
-			t.Fatalf("%s: ok %v err %v", js, ok, err)
-		}
-		if !reflect.DeepEqual(h, want) {
-			t.Fatalf("%s:\n got %+v\nwant %+v", js, h, want)
-		}
-	}
 }

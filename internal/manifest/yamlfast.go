@@ -1,4 +1,4 @@
-package insights
+package manifest
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -29,10 +28,6 @@ func fastYAMLToJSON(doc []byte) (out []byte, ok bool) {
 	var p fastParser
 	return p.convert(doc)
 }
-
-// parserPool keeps parsers, whose buffers a scan of many documents would
-// otherwise allocate once per document.
-var parserPool = sync.Pool{New: func() any { return new(fastParser) }}
 
 // convert is fastYAMLToJSON with the parser's buffers: out is valid until
 // the parser's next use.
@@ -123,20 +118,13 @@ type fastParser struct {
 	unterminated bool
 	// duplicate is the first duplicate key, when that is what stopped the
 	// fast path.
-	duplicate duplicateKey
-}
-
-// duplicateKey is a mapping key written twice: the key and the 1-based
-// line, in the document, of its second occurrence.
-type duplicateKey struct {
-	key  string
-	line int
+	duplicate DuplicateKey
 }
 
 // failDuplicate stops the fast path at the duplicate key k on line i
 // (0-based).
 func (p *fastParser) failDuplicate(k []byte, i int) {
-	p.duplicate = duplicateKey{key: string(k), line: i + 1}
+	p.duplicate = DuplicateKey{Key: string(k), Line: i + 1}
 	p.fail()
 }
 
