@@ -31,11 +31,17 @@ func fastYAMLToJSON(doc []byte) (out []byte, ok bool) {
 
 // convert is fastYAMLToJSON with the parser's buffers: out is valid until
 // the parser's next use.
-func (p *fastParser) convert(doc []byte) (out []byte, ok bool) {
+func (p *fastParser) convert(doc []byte) (out []byte, ok bool) { return p.convertKeys(doc, false) }
+
+// convertKeys is convert; with keepDuplicates, a duplicate key does not
+// stop it: the first is noted and every occurrence is written, so the JSON
+// has the duplicates in document order (which Converter resolves, last
+// wins).
+func (p *fastParser) convertKeys(doc []byte, keepDuplicates bool) (out []byte, ok bool) {
 	if !printable(doc) {
 		return nil, false
 	}
-	*p = fastParser{out: grow(p.out[:0], len(doc)+len(doc)/4), lines: p.lines[:0]}
+	*p = fastParser{out: grow(p.out[:0], len(doc)+len(doc)/4), lines: p.lines[:0], keepDuplicates: keepDuplicates}
 	p.unterminated = len(doc) > 0 && doc[len(doc)-1] != '\n'
 	for len(doc) > 0 {
 		i := bytes.IndexByte(doc, '\n')
@@ -117,15 +123,20 @@ type fastParser struct {
 	// scalar ending on it has no final line break to keep.
 	unterminated bool
 	// duplicate is the first duplicate key, when that is what stopped the
-	// fast path.
-	duplicate DuplicateKey
+	// fast path (or, with keepDuplicates, the first one written).
+	duplicate      DuplicateKey
+	keepDuplicates bool
 }
 
 // failDuplicate stops the fast path at the duplicate key k on line i
 // (0-based).
 func (p *fastParser) failDuplicate(k []byte, i int) {
-	p.duplicate = DuplicateKey{Key: string(k), Line: i + 1}
-	p.fail()
+	if p.duplicate.Line == 0 {
+		p.duplicate = DuplicateKey{Key: string(k), Line: i + 1}
+	}
+	if !p.keepDuplicates {
+		p.fail()
+	}
 }
 
 type fallbackError struct{}

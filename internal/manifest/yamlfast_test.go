@@ -144,5 +144,62 @@ func FuzzFastYAML(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		sameAsSlowPath(t, "fuzz", doc)
+		var c Converter
+		if js, dup, err := c.ToJSON(doc); err == nil && dup.Line > 0 {
+			sameAsKubectl(t, "fuzz", doc, js)
+		}
 	})
+}
+
+// sameAsKubectl checks that js, the Converter's JSON for a document with
+// duplicate keys, holds the values sigs.k8s.io/yaml's non-strict YAMLToJSON
+// (kubectl's conversion: the last value wins) gives.
+func sameAsKubectl(t *testing.T, name string, doc, js []byte) {
+	t.Helper()
+	want, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		t.Errorf("%s: converted a document kubectl rejects (%v):\n%s", name, err, doc)
+		return
+	}
+	var g, w any
+	dg, dw := json.NewDecoder(bytes.NewReader(js)), json.NewDecoder(bytes.NewReader(want))
+	dg.UseNumber()
+	dw.UseNumber()
+	if err := dg.Decode(&g); err != nil {
+		t.Errorf("%s: invalid JSON %s: %v", name, js, err)
+		return
+	}
+	if err := dw.Decode(&w); err != nil || !reflect.DeepEqual(g, w) {
+		t.Errorf("%s: values differ\n got %s\nwant %s\ndoc:\n%s", name, js, want, doc)
+	}
+}
+
+// TestConverterDuplicateKeys: a document with duplicate keys converts as
+// kubectl converts it — the last value wins, at every depth — on the fast
+// path when it is block-style, and the first duplicate is named.
+func TestConverterDuplicateKeys(t *testing.T) {
+	tests := []struct {
+		doc  string
+		key  string
+		line int
+	}{
+		{"a: 1\na: 2\n", "a", 2},
+		{"a: 1\nb: x\na: [1, 2]\nb: {c: d}\n", "a", 3},
+		{"spec:\n  replicas: 1\n  template:\n    x: 1\n  replicas: 3\n", "replicas", 5},
+		{"list:\n- a: 1\n  a: 2\n- b: 1\nlist: [x]\n", "a", 3},
+		{"a: 1\n" + strings.Repeat("k: v\n", 40) + "k: \"<&>\"\n", "k", 3},
+	}
+	for _, tc := range tests {
+		var c Converter
+		js, dup, err := c.ToJSON([]byte(tc.doc))
+		if err != nil || dup.Key != tc.key || dup.Line != tc.line {
+			t.Errorf("%q: %v, duplicate %+v, want %q at line %d", tc.doc, err, dup, tc.key, tc.line)
+			continue
+		}
+		want, _ := yaml.YAMLToJSON([]byte(tc.doc))
+		if string(js) != string(want) {
+			t.Errorf("%q:\n got %s\nwant %s", tc.doc, js, want)
+		}
+		sameAsKubectl(t, tc.doc, []byte(tc.doc), js)
+	}
 }
