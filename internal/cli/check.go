@@ -56,7 +56,10 @@ directories starting with "." are skipped) or "-" for standard input. Any
 kind is read: custom resources and kinds Ladder does not model keep their
 apiVersion, kind and metadata, so API checks still see them. A document
 that does not parse is reported (check invalid-manifest) and the scan goes
-on. --scenario reads a scenario's manifests, takes the current version
+on. Files that are not manifests (no apiVersion and kind: Chart.yaml,
+values, CI files, JSON schemas), unrendered Helm templates and pipes or
+devices found in a directory are skipped and counted on the summary line.
+A file or standard input may hold at most 64 MiB. --scenario reads a scenario's manifests, takes the current version
 from it, and builds its starting cluster in the twin for the cluster
 checks. --kubeconfig and --context read a live cluster, as does giving no
 source at all (the current kubeconfig context).
@@ -119,12 +122,14 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 					return err
 				}
 			}
+			var skipped insights.SkippedFiles
 			if len(files) > 0 {
-				objs, problems, err := insights.ReadPaths(files, cmd.InOrStdin())
+				m, err := insights.ReadPaths(files, cmd.InOrStdin())
 				if err != nil {
 					return err
 				}
-				in.Add(objs, problems)
+				in.Add(m.Objects, m.Problems)
+				skipped = m.Skipped
 			}
 			if in.Target, err = checkTarget(target, in.Current); err != nil {
 				return err
@@ -146,6 +151,7 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 			}
 
 			rep := insights.Run(in, nil)
+			rep.FilesSkipped = skipped
 			opts := insights.OutputOptions{ShowPassing: showPassing, Wide: output == "wide"}
 			out := cmd.OutOrStdout()
 			switch output {

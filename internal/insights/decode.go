@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/yaml"
 
 	yaml3 "gopkg.in/yaml.v3"
 
@@ -42,7 +40,22 @@ type Problem struct {
 	Message  string
 	Fix      string
 	doc      []byte
+	cause    problemCause
 }
+
+// problemCause sets apart the problems that say a document is not a
+// Kubernetes object at all, so that a file of them can be skipped.
+type problemCause int
+
+const (
+	causeOther problemCause = iota
+	// causeNotObject: the document has no apiVersion and kind (a values
+	// file, a CI configuration, a JSON schema).
+	causeNotObject
+	// causeTemplate: the document is unrendered Helm or Go template
+	// source that is not YAML, or not YAML a manifest can be.
+	causeTemplate
+)
 
 func (p Problem) Error() string {
 	line := p.Source.Line
@@ -102,11 +115,15 @@ func DecodeAt(src Source, data []byte) ([]*Object, []Problem) {
 	if src.Line < 1 {
 		src.Line = 1
 	}
-	docs := splitDocuments(data)
+	docs := manifest.SplitDocuments(data)
 	return decodeAll(len(docs), func(i int) ([]*Object, []Problem) {
 		s := src
-		s.Line = src.Line + docs[i].line - 1
-		return decodeDocument(s, docs[i].body, nil)
+		s.Line = src.Line + docs[i].Line - 1
+		objs, problems := decodeDocument(s, docs[i].Body, nil)
+		for j := range problems {
+			settleProblem(&problems[j])
+		}
+		return objs, problems
 	})
 }
 
@@ -152,71 +169,6 @@ func decodeAll(n int, decode func(i int) ([]*Object, []Problem)) ([]*Object, []P
 		problems = append(problems, r.problems...)
 	}
 	return objs, problems
-}
-
-type document struct {
-	line int // 1-based line of the document's first line in the stream
-	body []byte
-}
-
-// splitDocuments splits a stream into documents at separator lines, as
-// internal/manifest and k8s.io/apimachinery's YAMLReader do: a line that
-// starts with "---" followed only by whitespace. Documents holding only
-// comments and whitespace are dropped, and leading comment lines are left
-// out of a document. The bodies share data's memory.
-func splitDocuments(data []byte) []document {
-	var docs []document
-	start, startLine, line := 0, 1, 1
-	flush := func(end int) {
-		body, line := data[start:end], startLine
-		if !hasContent(body) {
-			return
-		}
-		// Start at the first line with content, so sources point at the
-		// object rather than at the comments above it.
-		for {
-			i := bytes.IndexByte(body, '\n')
-			if i < 0 {
-				break
-			}
-			if t := bytes.TrimSpace(body[:i]); len(t) > 0 && t[0] != '#' {
-				break
-			}
-			body, line = body[i+1:], line+1
-		}
-		docs = append(docs, document{line: line, body: body})
-	}
-	for pos := 0; pos < len(data); line++ {
-		end := bytes.IndexByte(data[pos:], '\n')
-		next := len(data)
-		if end >= 0 {
-			next = pos + end + 1
-		}
-		l := data[pos:next]
-		if len(l) >= 3 && l[0] == '-' && l[1] == '-' && l[2] == '-' && len(bytes.TrimSpace(l[3:])) == 0 {
-			flush(pos)
-			start, startLine = next, line+1
-		}
-		pos = next
-	}
-	flush(len(data))
-	return docs
-}
-
-func hasContent(doc []byte) bool {
-	for len(doc) > 0 {
-		i := bytes.IndexByte(doc, '\n')
-		l := doc
-		if i >= 0 {
-			l, doc = doc[:i], doc[i+1:]
-		} else {
-			doc = nil
-		}
-		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
-			return true
-		}
-	}
-	return false
 }
 
 func isTyped(apiVersion, kind string) bool {
@@ -280,8 +232,6 @@ type head struct {
 	Items []json.RawMessage `json:"items"`
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+):?`)
-
 // decodeDocument decodes one document, which may be a List. js is the
 // document as JSON when the caller already has it (List items).
 func decodeDocument(src Source, doc, js []byte) ([]*Object, []Problem) {
@@ -296,21 +246,21 @@ func decodeDocument(src Source, doc, js []byte) ([]*Object, []Problem) {
 // decodeGeneral is decodeDocument without the JSON List shortcut.
 func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 	if js == nil {
-		p := parserPool.Get().(*fastParser)
-		defer parserPool.Put(p) // js is not kept past this call
+		c := converterPool.Get().(*manifest.Converter)
+		defer converterPool.Put(c) // js is not kept past this call
 		var err error
-		if js, err = toJSON(p, doc); err != nil {
-			msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-			msg = strings.Join(strings.Fields(strings.TrimPrefix(msg, "yaml: ")), " ")
-			if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-				if n, convErr := strconv.Atoi(m[1]); convErr == nil {
-					src.Line += n - 1
-					// The source names the line; the parser's is relative to the document.
-					msg = strings.TrimSpace(strings.Replace(msg, m[0], "", 1))
-				}
+		var dup manifest.DuplicateKey
+		if js, dup, err = c.ToJSON(doc); err != nil {
+			var problem Problem
+			if js, problem = unreadableYAML(src, doc, err); js == nil {
+				return nil, []Problem{problem}
 			}
-			return nil, []Problem{{Source: src, Severity: Error, Message: "malformed YAML: " + msg + "; the document was not checked",
-				Fix: "fix the YAML syntax", doc: doc}}
+			objs, problems := decodeGeneral(src, doc, js)
+			return withDuplicateKeys(problem, objs, problems)
+		}
+		if dup.Line > 0 {
+			objs, problems := decodeGeneral(src, doc, js)
+			return withDuplicateKeys(duplicateKeys(src, dup), objs, problems)
 		}
 	}
 	h, hasItems, fast := scanHead(js, isTyped)
@@ -343,6 +293,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 				}
 			}
 			if h.APIVersion == "" || h.Kind == "" {
+				p.cause = causeNotObject
 				return nil, []Problem{p}
 			}
 			o := &Object{Source: src, APIVersion: h.APIVersion, Kind: h.Kind, Doc: doc}
@@ -352,7 +303,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 	if h.APIVersion == "" || h.Kind == "" {
 		return nil, []Problem{{Source: src, Object: ObjectRef{Kind: h.Kind, Name: h.Metadata.Name, Namespace: h.Metadata.Namespace, Source: src.String()},
 			Severity: Error, Message: "missing apiVersion or kind; the document was not checked",
-			Fix: "every document needs apiVersion and kind, e.g. apiVersion: apps/v1, kind: Deployment", doc: doc}}
+			Fix: "every document needs apiVersion and kind, e.g. apiVersion: apps/v1, kind: Deployment", doc: doc, cause: causeNotObject}}
 	}
 	if strings.HasSuffix(h.Kind, "List") && h.Items != nil {
 		return decodeList(src, doc, h.Items)
@@ -568,19 +519,9 @@ func jsonItems(doc []byte) (ranges [][2]int, array [2]int, ok bool) {
 	return ranges, array, found
 }
 
-// toJSON converts a YAML (or JSON) document to JSON. JSON documents are
-// used as they are; block-style YAML goes through fastYAMLToJSON, with p's
-// buffers; anything
-// else, and every error, through sigs.k8s.io/yaml, as kubectl does.
-func toJSON(p *fastParser, doc []byte) ([]byte, error) {
-	if t := bytes.TrimSpace(doc); len(t) > 0 && t[0] == '{' && json.Valid(t) {
-		return t, nil
-	}
-	if js, ok := p.convert(doc); ok {
-		return js, nil
-	}
-	return yaml.YAMLToJSONStrict(doc)
-}
+// converterPool keeps YAML→JSON converters, whose buffers a scan of many
+// documents would otherwise allocate once per document.
+var converterPool = sync.Pool{New: func() any { return new(manifest.Converter) }}
 
 var (
 	goFieldRE   = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)

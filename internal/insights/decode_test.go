@@ -186,13 +186,6 @@ func TestInvalidManifestCheck(t *testing.T) {
 	expectFindings(t, runCheck(t, "invalid-manifest", input(t, "", "1.31", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")), nil)
 }
 
-func TestSplitDocuments(t *testing.T) {
-	docs := splitDocuments([]byte("---\na: 1\n--- \nb: 2\n---x\nc: 3\n# only a comment\n---\n\n---\n"))
-	if len(docs) != 2 || docs[0].line != 2 || docs[1].line != 4 || string(docs[1].body) != "b: 2\n---x\nc: 3\n# only a comment\n" {
-		t.Fatalf("got %+v", docs)
-	}
-}
-
 func TestReadPaths(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, data string) {
@@ -211,12 +204,12 @@ func TestReadPaths(t *testing.T) {
 	write(".git/config.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n")
 	stdin := strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n")
 
-	objs, problems, err := ReadPaths([]string{dir, "-"}, stdin)
-	if err != nil || len(problems) != 0 {
-		t.Fatalf("err %v problems %v", err, problems)
+	m, err := ReadPaths([]string{dir, "-"}, stdin)
+	if err != nil || len(m.Problems) != 0 {
+		t.Fatalf("err %v problems %v", err, m.Problems)
 	}
 	var got []string
-	for _, o := range objs {
+	for _, o := range m.Objects {
 		rel, _ := filepath.Rel(dir, o.Source.File)
 		if o.Source.File == StdinName {
 			rel = StdinName
@@ -235,7 +228,7 @@ func TestReadPaths(t *testing.T) {
 		{[]string{t.TempDir()}, "the directory holds no .yaml, .yml, .json files"},
 		{[]string{"-", "-"}, "standard input can be read only once"},
 	} {
-		if _, _, err := ReadPaths(tc.paths, strings.NewReader("")); err == nil || !strings.Contains(err.Error(), tc.err) {
+		if _, err := ReadPaths(tc.paths, strings.NewReader("")); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%v: got %v, want %q", tc.paths, err, tc.err)
 		}
 	}

@@ -1,6 +1,8 @@
 package insights
 
 import (
+	"github.com/ladder-eks/ladder/internal/manifest"
+
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -23,8 +25,8 @@ func TestDecodeStrictMatchesUpstream(t *testing.T) {
 	}
 	var docs []doc
 	addYAML := func(name string, data []byte) {
-		for i, d := range splitDocuments(data) {
-			js, err := yaml.YAMLToJSON(d.body)
+		for i, d := range manifest.SplitDocuments(data) {
+			js, err := yaml.YAMLToJSON(d.Body)
 			if err != nil {
 				continue
 			}

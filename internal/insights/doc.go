@@ -5,8 +5,11 @@
 // The pieces, one concept per file:
 //   - sources.go, decode.go: manifests from files, directories and stdin —
 //     multi-document YAML, JSON, List kinds, any kind — into Objects that
-//     remember file:line; documents that do not parse become Problems and the
-//     scan goes on. yamlfast.go and jsonhead.go make that fast.
+//     remember file:line, streamed; documents that do not parse become
+//     Problems and the scan goes on, files that are not manifests are
+//     skipped and counted. The YAML reading (splitting, the fast YAML→JSON
+//     converter, input limits) is internal/manifest's; jsonhead.go scans
+//     the JSON head fast.
 //   - input.go, workloads.go: the Input the checks read (objects, versions,
 //     cluster facts) and its shared indexes (workloads, HPAs, PDBs).
 //   - check.go, run.go: the Check interface and registry, and Run, which runs

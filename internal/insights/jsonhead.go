@@ -55,6 +55,23 @@ func scanHead(js []byte, typed func(apiVersion, kind string) bool) (h head, item
 	return h, items, true
 }
 
+type fallbackError struct{}
+
+var errFallback = &fallbackError{}
+
+// fallBack, deferred by a fast path (the JSON head and List scanners),
+// turns the errFallback panic of something the path does not handle into
+// *ok = false, so that the caller takes the general decoder; any other
+// panic goes on.
+func fallBack(ok *bool) {
+	if r := recover(); r != nil {
+		if r != errFallback {
+			panic(r)
+		}
+		*ok = false
+	}
+}
+
 type jsonScanner struct {
 	b   []byte
 	pos int

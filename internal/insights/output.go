@@ -99,8 +99,38 @@ func (r *Report) summaryLine() string {
 			passed++
 		}
 	}
-	return fmt.Sprintf("%s: %d ERROR, %d WARNING in %s; %s passed.",
+	line := fmt.Sprintf("%s: %d ERROR, %d WARNING in %s; %s passed",
 		target, s[Error], s[Warning], plural(r.Objects, "object"), plural(passed, "check"))
+	if sk := r.FilesSkipped; sk.Total() > 0 {
+		// "412 files skipped: not Kubernetes manifests", or by reason when
+		// there are several.
+		reasons := []struct {
+			n         int
+			one, many string
+		}{
+			{sk.NotManifests, "not a Kubernetes manifest", "not Kubernetes manifests"},
+			{sk.Templates, "an unrendered Helm/Go template", "unrendered Helm/Go templates"},
+			{sk.Special, "a special file (pipe, socket, device)", "special files (pipes, sockets, devices)"},
+		}
+		var parts []string
+		for _, r := range reasons {
+			what := r.many
+			if r.n == 1 {
+				what = r.one
+			}
+			switch {
+			case r.n == 0:
+			case r.n == sk.Total():
+				parts = append(parts, what)
+			case r.n == 1:
+				parts = append(parts, "1 "+strings.TrimPrefix(strings.TrimPrefix(what, "a "), "an "))
+			default:
+				parts = append(parts, fmt.Sprintf("%d %s", r.n, what))
+			}
+		}
+		line += fmt.Sprintf("; %s skipped: %s", plural(sk.Total(), "file"), strings.Join(parts, ", "))
+	}
+	return line + "."
 }
 
 func dash(s string) string {
@@ -115,14 +145,21 @@ type jsonReport struct {
 	Target   string           `json:"target"`
 	Findings []Finding        `json:"findings"`
 	Summary  map[Severity]int `json:"summary"`
+	Skipped  *SkippedFiles    `json:"skipped,omitempty"`
 }
 
-// WriteJSON writes {"target", "findings": [...], "summary": {"ERROR", "WARNING"}}.
+// WriteJSON writes {"target", "findings": [...], "summary": {"ERROR",
+// "WARNING"}}, and "skipped": {"notManifests", "templates", "specialFiles"}
+// when files were skipped.
 func (r *Report) WriteJSON(w io.Writer, o OutputOptions) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(jsonReport{Target: r.Target.String(), Findings: r.shown(o), Summary: r.Summary()})
+	rep := jsonReport{Target: r.Target.String(), Findings: r.shown(o), Summary: r.Summary()}
+	if r.FilesSkipped.Total() > 0 {
+		rep.Skipped = &r.FilesSkipped
+	}
+	return enc.Encode(rep)
 }
 
 // SARIF 2.1.0, the subset code scanning reads.

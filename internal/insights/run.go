@@ -21,6 +21,9 @@ type Report struct {
 	Skipped []Skipped
 	// Objects is how many objects were checked.
 	Objects int
+	// FilesSkipped counts the files the manifest sources did not check
+	// (ReadPaths: not manifests, templates, special files).
+	FilesSkipped SkippedFiles
 }
 
 // Skipped is a check that did not run because the input lacks what it needs.

@@ -4,7 +4,8 @@
 //
 // Decoding follows kubectl: a stream is split into documents at lines that
 // are exactly "---" (k8s.io/apimachinery/pkg/util/yaml), YAML becomes JSON
-// through sigs.k8s.io/yaml, and the JSON is decoded with sigs.k8s.io/json's
+// as sigs.k8s.io/yaml converts it (Converter, which has a fast path for
+// block-style YAML), and the JSON is decoded with sigs.k8s.io/json's
 // strict mode — unknown and duplicate fields are errors, as the API server's
 // strict field validation makes them.
 package manifest
@@ -166,8 +167,8 @@ func Decode(file string, data []byte) ([]Object, error) { return DecodeAt(file, 
 func DecodeAt(file string, firstLine int, data []byte) ([]Object, error) {
 	var objs []Object
 	var errs []error
-	for _, d := range splitDocuments(data) {
-		got, err := decodeDocument(Source{File: file, Line: d.line + firstLine - 1}, d.body)
+	for _, d := range splitStream(data, false) {
+		got, err := decodeDocument(Source{File: file, Line: d.Line + firstLine - 1}, bytes.Clone(d.Body))
 		objs = append(objs, got...)
 		if err != nil {
 			errs = append(errs, err)
@@ -176,53 +177,17 @@ func DecodeAt(file string, firstLine int, data []byte) ([]Object, error) {
 	return objs, errors.Join(errs...)
 }
 
-type document struct {
-	line int
-	body []byte
-}
-
-// splitDocuments splits a YAML stream at separator lines, exactly as
-// k8s.io/apimachinery/pkg/util/yaml's YAMLReader does: a line that starts
-// with "---" followed only by whitespace. Documents holding only comments and
-// whitespace are dropped.
-func splitDocuments(data []byte) []document {
-	var docs []document
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	start := 1
-	var cur bytes.Buffer
-	flush := func() {
-		if hasContent(cur.Bytes()) {
-			docs = append(docs, document{line: start, body: bytes.Clone(cur.Bytes())})
-		}
-		cur.Reset()
-	}
-	for i, l := range lines {
-		if bytes.HasPrefix(l, []byte("---")) && len(bytes.TrimSpace(l[3:])) == 0 {
-			flush()
-			start = i + 2
-			continue
-		}
-		cur.Write(l)
-	}
-	flush()
-	return docs
-}
-
-func hasContent(doc []byte) bool {
-	for _, l := range bytes.Split(doc, []byte("\n")) {
-		t := bytes.TrimSpace(l)
-		if len(t) > 0 && t[0] != '#' {
-			return true
-		}
-	}
-	return false
-}
-
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
 // decodeDocument decodes one document, which may be a List.
 func decodeDocument(src Source, doc []byte) ([]Object, error) {
-	js, err := yaml.YAMLToJSONStrict(doc)
+	var c Converter
+	js, dup, err := c.ToJSON(doc)
+	if dup.Line > 0 {
+		// Scenario manifests are strict: a duplicate key is an error,
+		// worded as sigs.k8s.io/yaml words it.
+		js, err = yaml.YAMLToJSONStrict(doc)
+	}
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
 		msg = strings.ReplaceAll(msg, "\n", " ")

@@ -6,8 +6,8 @@ var Modelled = modelled
 
 func SplitBodies(data []byte) [][]byte {
 	var out [][]byte
-	for _, d := range splitDocuments(data) {
-		out = append(out, d.body)
+	for _, d := range splitStream(data, false) {
+		out = append(out, d.Body)
 	}
 	return out
 }

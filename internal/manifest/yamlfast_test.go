@@ -1,4 +1,4 @@
-package insights
+package manifest
 
 import (
 	"bytes"
@@ -99,7 +99,8 @@ func TestFastYAMLCases(t *testing.T) {
 }
 
 // TestFastYAMLRepository runs both paths over every YAML document in the
-// repository and the shared seeds, and the benchmark corpus.
+// repository and the shared seeds (internal/insights runs the benchmark
+// corpus through the Converter: TestConverterBenchCorpus).
 func TestFastYAMLRepository(t *testing.T) {
 	var files []string
 	for _, root := range []string{"../..", "../../../shared"} {
@@ -118,9 +119,9 @@ func TestFastYAMLRepository(t *testing.T) {
 	}
 	docs, fast := 0, 0
 	check := func(name string, data []byte) {
-		for _, d := range splitDocuments(data) {
+		for _, d := range SplitDocuments(data) {
 			docs++
-			if sameAsSlowPath(t, name, d.body) {
+			if sameAsSlowPath(t, name, d.Body) {
 				fast++
 			}
 		}
@@ -131,7 +132,6 @@ func TestFastYAMLRepository(t *testing.T) {
 			check(f, data)
 		}
 	}
-	check("bench corpus", benchCorpus(2000))
 	t.Logf("%d files, %d documents, %d on the fast path", len(files), docs, fast)
 	if fast*10 < docs*8 {
 		t.Errorf("only %d of %d documents on the fast path", fast, docs)
@@ -144,52 +144,62 @@ func FuzzFastYAML(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		sameAsSlowPath(t, "fuzz", doc)
+		var c Converter
+		if js, dup, err := c.ToJSON(doc); err == nil && dup.Line > 0 {
+			sameAsKubectl(t, "fuzz", doc, js)
+		}
 	})
 }
 
-// TestScanHead holds scanHead to encoding/json on the head fields.
-func TestScanHead(t *testing.T) {
-	never := func(string, string) bool { return false }
-	docs := []string{
-		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"b","labels":{"x":"y","e\"sc":"v\\u00e9"},"annotations":null},"data":{"k":"v"}}`,
-		`{"kind":"Service","spec":{"ports":[{"port":80}],"x":"}]"},"metadata":{"generateName":"g-"},"apiVersion":"v1"}`,
-		` { "apiVersion" : "v1" , "kind" : "List" , "items" : [ ] } `,
-		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"n":1}}}`,
-		`{"apiVersion":"v1","kind":"ConfigMap","metadata":"oops"}`,
-		`{"apiVersion":"v1"`,
+// sameAsKubectl checks that js, the Converter's JSON for a document with
+// duplicate keys, holds the values sigs.k8s.io/yaml's non-strict YAMLToJSON
+// (kubectl's conversion: the last value wins) gives.
+func sameAsKubectl(t *testing.T, name string, doc, js []byte) {
+	t.Helper()
+	want, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		t.Errorf("%s: converted a document kubectl rejects (%v):\n%s", name, err, doc)
+		return
 	}
-	for _, raw := range docs {
-		h, items, ok := scanHead([]byte(raw), never)
-		var want head
-		err := json.Unmarshal([]byte(raw), &want)
-		if !ok {
-			if err == nil && !strings.Contains(raw, `"n":1`) {
-				t.Errorf("%s: scanHead gave up on a valid document", raw)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: scanHead accepted what encoding/json rejects: %v", raw, err)
-			continue
-		}
-		want.Items = nil
-		if !reflect.DeepEqual(h, want) || items != strings.Contains(raw, `"items"`) {
-			t.Errorf("%s:\n got %+v items %v\nwant %+v", raw, h, items, want)
-		}
+	var g, w any
+	dg, dw := json.NewDecoder(bytes.NewReader(js)), json.NewDecoder(bytes.NewReader(want))
+	dg.UseNumber()
+	dw.UseNumber()
+	if err := dg.Decode(&g); err != nil {
+		t.Errorf("%s: invalid JSON %s: %v", name, js, err)
+		return
 	}
-	// The benchmark corpus, through the fast YAML path.
-	for _, d := range splitDocuments(benchCorpus(500)) {
-		js, ok := fastYAMLToJSON(d.body)
-		if !ok {
+	if err := dw.Decode(&w); err != nil || !reflect.DeepEqual(g, w) {
+		t.Errorf("%s: values differ\n got %s\nwant %s\ndoc:\n%s", name, js, want, doc)
+	}
+}
+
+// TestConverterDuplicateKeys: a document with duplicate keys converts as
+// kubectl converts it — the last value wins, at every depth — on the fast
+// path when it is block-style, and the first duplicate is named.
+func TestConverterDuplicateKeys(t *testing.T) {
+	tests := []struct {
+		doc  string
+		key  string
+		line int
+	}{
+		{"a: 1\na: 2\n", "a", 2},
+		{"a: 1\nb: x\na: [1, 2]\nb: {c: d}\n", "a", 3},
+		{"spec:\n  replicas: 1\n  template:\n    x: 1\n  replicas: 3\n", "replicas", 5},
+		{"list:\n- a: 1\n  a: 2\n- b: 1\nlist: [x]\n", "a", 3},
+		{"a: 1\n" + strings.Repeat("k: v\n", 40) + "k: \"<&>\"\n", "k", 3},
+	}
+	for _, tc := range tests {
+		var c Converter
+		js, dup, err := c.ToJSON([]byte(tc.doc))
+		if err != nil || dup.Key != tc.key || dup.Line != tc.line {
+			t.Errorf("%q: %v, duplicate %+v, want %q at line %d", tc.doc, err, dup, tc.key, tc.line)
 			continue
 		}
-		h, _, ok := scanHead(js, never)
-		var want head
-		if err := json.Unmarshal(js, &want); err != nil || !ok {
-			t.Fatalf("%s: ok %v err %v", js, ok, err)
+		want, _ := yaml.YAMLToJSON([]byte(tc.doc))
+		if string(js) != string(want) {
+			t.Errorf("%q:\n got %s\nwant %s", tc.doc, js, want)
 		}
-		if !reflect.DeepEqual(h, want) {
-			t.Fatalf("%s:\n got %+v\nwant %+v", js, h, want)
-		}
+		sameAsKubectl(t, tc.doc, []byte(tc.doc), js)
 	}
 }

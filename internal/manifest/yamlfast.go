@@ -1,4 +1,4 @@
-package insights
+package manifest
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -30,17 +29,19 @@ func fastYAMLToJSON(doc []byte) (out []byte, ok bool) {
 	return p.convert(doc)
 }
 
-// parserPool keeps parsers, whose buffers a scan of many documents would
-// otherwise allocate once per document.
-var parserPool = sync.Pool{New: func() any { return new(fastParser) }}
-
 // convert is fastYAMLToJSON with the parser's buffers: out is valid until
 // the parser's next use.
-func (p *fastParser) convert(doc []byte) (out []byte, ok bool) {
+func (p *fastParser) convert(doc []byte) (out []byte, ok bool) { return p.convertKeys(doc, false) }
+
+// convertKeys is convert; with keepDuplicates, a duplicate key does not
+// stop it: the first is noted and every occurrence is written, so the JSON
+// has the duplicates in document order (which Converter resolves, last
+// wins).
+func (p *fastParser) convertKeys(doc []byte, keepDuplicates bool) (out []byte, ok bool) {
 	if !printable(doc) {
 		return nil, false
 	}
-	*p = fastParser{out: grow(p.out[:0], len(doc)+len(doc)/4), lines: p.lines[:0]}
+	*p = fastParser{out: grow(p.out[:0], len(doc)+len(doc)/4), lines: p.lines[:0], keepDuplicates: keepDuplicates}
 	p.unterminated = len(doc) > 0 && doc[len(doc)-1] != '\n'
 	for len(doc) > 0 {
 		i := bytes.IndexByte(doc, '\n')
@@ -121,6 +122,21 @@ type fastParser struct {
 	// unterminated: the document's last line has no line break, so a block
 	// scalar ending on it has no final line break to keep.
 	unterminated bool
+	// duplicate is the first duplicate key, when that is what stopped the
+	// fast path (or, with keepDuplicates, the first one written).
+	duplicate      DuplicateKey
+	keepDuplicates bool
+}
+
+// failDuplicate stops the fast path at the duplicate key k on line i
+// (0-based).
+func (p *fastParser) failDuplicate(k []byte, i int) {
+	if p.duplicate.Line == 0 {
+		p.duplicate = DuplicateKey{Key: string(k), Line: i + 1}
+	}
+	if !p.keepDuplicates {
+		p.fail()
+	}
 }
 
 type fallbackError struct{}
@@ -231,16 +247,17 @@ func (p *fastParser) mapping(indent int) {
 				p.fail() // non-string key (yes, 1, null...) or merge key
 			}
 		}
-		// Duplicate keys are an error for the strict slow path.
+		// Duplicate keys are an error for the strict slow path; the first
+		// is noted, so that the caller need not ask the slow path which.
 		if keySet != nil {
 			if keySet[string(k)] {
-				p.fail()
+				p.failDuplicate(k, i)
 			}
 			keySet[string(k)] = true
 		} else {
 			for _, seen := range keys {
 				if bytes.Equal(seen, k) {
-					p.fail()
+					p.failDuplicate(k, i)
 				}
 			}
 			keys = append(keys, k)
