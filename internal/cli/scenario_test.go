@@ -405,7 +405,7 @@ func TestScenarioValidateBadInput(t *testing.T) {
 			edit:  edit{"manifests/app.yaml", "  minAvailable: 1\n", "  minAvailable: 1\n  maxUnavailable: 1\n"},
 			at:    "spec:\n  minAvailable: 1",
 			field: "PodDisruptionBudget app/web: spec:",
-			hint:  "set exactly one of minAvailable and maxUnavailable"},
+			hint:  "minAvailable and maxUnavailable cannot be both set (keep one of the two)"},
 		{name: "a workload in a namespace no manifest creates",
 			edit:  edit{"manifests/app.yaml", "kind: Namespace\nmetadata:\n  name: app\n", "kind: Namespace\nmetadata:\n  name: apps\n"},
 			at:    "  namespace: app\nspec:\n  replicas",
