@@ -186,8 +186,8 @@ func TestRehearseWaitPastTheTimeLimitIsStuck(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 2 and rehearsal stuck", code, stderr)
 	}
 	var rep struct {
-		Status   string  `json:"status"`
-		Events   []struct {
+		Status string `json:"status"`
+		Events []struct {
 			Code    string `json:"code"`
 			Message string `json:"message"`
 		} `json:"events"`
