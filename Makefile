@@ -5,7 +5,7 @@ GO ?= go
 # LAB=0 leaves out the lab tests (a real control plane; see docs/lab.md).
 LAB ?= 1
 
-.PHONY: test build bench vet fmt-check lab-build lab-test
+.PHONY: test build bench vet fmt-check fuzz lab-build lab-test
 
 build:
 	$(GO) build -o bin/ladder ./cmd/ladder
@@ -15,6 +15,7 @@ build:
 test: fmt-check vet
 	$(GO) test ./...
 	$(GO) test -run '^$$' -bench 'AllowedByReason|Changes|RehearseDrift200Nodes|RehearseMix200Nodes|Scan100kObjects$$' -benchtime 1x ./...
+	@$(MAKE) --no-print-directory fuzz
 	@if [ "$(LAB)" != 0 ]; then $(MAKE) --no-print-directory lab-test; fi
 
 # The lab's binaries (etcd, kube-apiserver, kube-controller-manager,
@@ -42,6 +43,23 @@ lab-test: lab-build
 	pkgs=$$(grep -rl --include='*_test.go' '^//go:build.*\blab\b' . | xargs -n1 dirname | sort -u); \
 	echo "lab tests in: $$(echo $$pkgs)"; \
 	LADDER_LABTEST_DIR="$$work/labs" $(GO) test -tags lab -p 1 -timeout 60m $$pkgs
+
+# The fuzz targets of the input paths, each run for FUZZTIME: an input that
+# panics or hangs fails the step, and the fuzzer keeps it under the
+# package's testdata/fuzz/ to become a regression case. One PACKAGE:TARGET
+# per line; add new targets here.
+FUZZTIME ?= 5s
+FUZZ_TARGETS = \
+	./internal/scenario:FuzzScenarioFile \
+	./internal/scenario:FuzzScenarioManifests \
+	./internal/cli:FuzzNodePoolBudgets
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; target=$${t##*:}; \
+		echo "fuzz $$target in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -parallel 1 $$pkg; \
+	done
 
 vet:
 	$(GO) vet ./...

@@ -291,6 +291,17 @@ spec:
       - nodes: "1000%"
         reasons: [Drifted, Expired]
 `)
+	days := writeManifest(t, `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: default
+spec:
+  disruption:
+    budgets:
+      - nodes: "0"
+        schedule: "@daily"
+        duration: 1d
+`)
 	noNodePool := writeManifest(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n")
 	two := writeManifest(t, seedNodePool+"---\n"+businessHoursNodePool)
 
@@ -306,6 +317,9 @@ spec:
 			args: []string{"budgets", "-f", twoErrors, "--nodes", "3"},
 			want: "error: " + twoErrors + `:9: NodePool default: spec.disruption.budgets[0].nodes: "1000%" is not a valid budget (use a node count such as "5" or a percentage from "0%" to "100%"; quote it, it is a string)` + "\n" +
 				twoErrors + `:10: NodePool default: spec.disruption.budgets[0].reasons[1]: "Expired" is not a disruption reason (use Drifted, Empty or Underutilized; expiration ignores budgets)` + "\n"},
+		{name: "a duration in days names the field and the units",
+			args: []string{"budgets", "-f", days, "--nodes", "3"},
+			want: "error: " + days + `:10: NodePool default: spec.disruption.budgets[0].duration: "1d" is not a duration (use a number with a unit of h or m (the NodePool CRD's pattern), e.g. 24h for a day or 1h30m; Go durations have no d)` + "\n"},
 		{name: "no NodePool in the file",
 			args: []string{"budgets", "-f", noNodePool, "--nodes", "3"},
 			want: "error: " + noNodePool + " has no NodePool (apiVersion: karpenter.sh/v1, kind: NodePool)\n"},

@@ -64,6 +64,9 @@ Built-in scenarios: ` + builtinList() + `
 			if output != "text" && output != "json" {
 				return fmt.Errorf("-o %q: use text or json", output)
 			}
+			if cmd.Flags().Changed("time-limit") && (timeLimit <= 0 || timeLimit > scenario.MaxTimeLimit) {
+				return fmt.Errorf("--time-limit %s: use a positive virtual duration of at most %s, e.g. --time-limit 6h", timeLimit, scenario.MaxTimeLimit)
+			}
 			sc, err := scenario.Resolve(name)
 			if err != nil {
 				return err
@@ -102,7 +105,7 @@ Built-in scenarios: ` + builtinList() + `
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "random seed (default: the scenario's)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&to, "to", "", "upgrade to this Kubernetes minor, hop by hop (default: the scenario's spec.upgrade.to, else the next minor)")
-	cmd.Flags().DurationVar(&timeLimit, "time-limit", 0, "virtual-time limit (default: the scenario's spec.timeLimit, else 6h)")
+	cmd.Flags().DurationVar(&timeLimit, "time-limit", 0, "virtual-time limit, positive and at most 720h (default: the scenario's spec.timeLimit, else 6h)")
 	return cmd
 }
 

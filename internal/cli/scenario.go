@@ -315,7 +315,7 @@ scenario file: validate it, edit it, rehearse it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runScenarioGenerate(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.Nodes, "nodes", 0, "Karpenter nodes at the start (1 to 20000); with --mix, EC2 nodes of every kind (10 to 20000)")
+	f.IntVar(&o.Nodes, "nodes", 0, "Karpenter nodes at the start (1 to 5000); with --mix, EC2 nodes of every kind (10 to 5000); at most 149,000 pods in all")
 	f.IntVar(&o.PodsPerNode, "pods-per-node", 0, "application pods per node (1 to 200, within the instance type's max pods)")
 	f.Uint64Var(&o.Seed, "seed", 1, "random seed, also the scenario's spec.seed")
 	f.StringVar(&o.Version, "version", "1.31", "the control plane's Kubernetes minor; the nodes start one minor behind")

@@ -405,7 +405,7 @@ func TestScenarioValidateBadInput(t *testing.T) {
 			edit:  edit{"manifests/app.yaml", "  minAvailable: 1\n", "  minAvailable: 1\n  maxUnavailable: 1\n"},
 			at:    "spec:\n  minAvailable: 1",
 			field: "PodDisruptionBudget app/web: spec:",
-			hint:  "set exactly one of minAvailable and maxUnavailable"},
+			hint:  "minAvailable and maxUnavailable cannot be both set (keep one of the two)"},
 		{name: "a workload in a namespace no manifest creates",
 			edit:  edit{"manifests/app.yaml", "kind: Namespace\nmetadata:\n  name: app\n", "kind: Namespace\nmetadata:\n  name: apps\n"},
 			at:    "  namespace: app\nspec:\n  replicas",
@@ -712,7 +712,7 @@ func TestScenarioGenerateBadFlags(t *testing.T) {
 		args []string
 		want string // a prefix of the one stderr line
 	}{
-		{"zero nodes", []string{"scenario", "generate", "--nodes", "0", "--pods-per-node", "10"}, "error: --nodes 0: use 1 to 20000"},
+		{"zero nodes", []string{"scenario", "generate", "--nodes", "0", "--pods-per-node", "10"}, "error: --nodes 0: use 1 to 5000"},
 		{"missing --nodes", []string{"scenario", "generate", "--pods-per-node", "10"}, `error: required flag(s) "nodes" not set`},
 		{"--nodes not a number", []string{"scenario", "generate", "--nodes", "many", "--pods-per-node", "10"}, `error: invalid argument "many" for "--nodes" flag`},
 		{"too many pods per node", []string{"scenario", "generate", "--nodes", "3", "--pods-per-node", "201"}, "error: --pods-per-node 201: use 1 to 200"},

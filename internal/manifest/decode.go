@@ -26,12 +26,17 @@ import (
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes/scheme"
 	kjson "sigs.k8s.io/json"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/yaml"
+
+	yaml3 "gopkg.in/yaml.v3"
 )
 
 // Source says where an object was read from.
@@ -189,9 +194,7 @@ func decodeDocument(src Source, doc []byte) ([]Object, error) {
 		js, err = yaml.YAMLToJSONStrict(doc)
 	}
 	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-		msg = strings.ReplaceAll(msg, "\n", " ")
-		msg = strings.Join(strings.Fields(msg), " ")
+		msg := YAMLErrorMessage(err)
 		// Point at the line the YAML parser named, relative to the file.
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 			if n, convErr := strconv.Atoi(m[1]); convErr == nil {
@@ -265,8 +268,11 @@ func decodeObject(src Source, doc, js []byte, gvk schema.GroupVersionKind) ([]Ob
 		} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
 			field = m[1]
 		}
-		msg := cleanJSONError(err)
-		return nil, o.FieldError(field, msg, "fix the value's type")
+		msg, fix := cleanJSONError(err), "fix the value's type"
+		if field == "" {
+			field, msg, fix = valueError(doc, err, msg, fix)
+		}
+		return nil, o.FieldError(field, msg, fix)
 	}
 	if np, ok := obj.(*karpv1.NodePool); ok {
 		markExplicitNever(np, js)
@@ -307,6 +313,89 @@ func decodeObject(src Source, doc, js []byte, gvk schema.GroupVersionKind) ([]Ob
 		}
 	}
 	return []Object{o}, nil
+}
+
+// ValidateSpec applies the kube-apiserver's own checks of the fields the
+// twin runs on, so an object the API server would refuse never reaches it
+// (a negative replica count would make the ReplicaSet controller slice
+// below zero). k8s.io/kubernetes is not importable as a library; these are
+// its rules, field paths and messages:
+//   - pkg/apis/apps/validation ValidateDeploymentSpec and
+//     ValidateStatefulSetSpec: replicas >= 0 ("must be greater than or
+//     equal to 0"); ValidateRollingUpdateDeployment: maxUnavailable and
+//     maxSurge non-negative integers or valid percents, not both 0,
+//     maxUnavailable not over 100%;
+//   - pkg/apis/policy/validation ValidatePodDisruptionBudgetSpec:
+//     minAvailable and maxUnavailable not both set, each a non-negative
+//     integer or a percent no greater than 100%.
+//
+// It is not part of Decode, so that a scenario's validation can report
+// these problems together with every other one.
+func ValidateSpec(o Object) error {
+	var errs []error
+	bad := func(field, msg, fix string) { errs = append(errs, o.FieldError(field, msg, fix)) }
+	replicas := func(r *int32) {
+		if r != nil && *r < 0 {
+			bad("spec.replicas", fmt.Sprintf("%d: must be greater than or equal to 0", *r), "set 0 or more replicas")
+		}
+	}
+	intOrPercent := func(field string, v *intstr.IntOrString) {
+		if v == nil {
+			return
+		}
+		for _, msg := range intOrPercentErrors(*v) {
+			bad(field, fmt.Sprintf("%s: %s", v.String(), msg), "use a non-negative integer or a percentage from 0% to 100%")
+		}
+	}
+	switch obj := o.Object.(type) {
+	case *appsv1.Deployment:
+		replicas(obj.Spec.Replicas)
+		if ru := obj.Spec.Strategy.RollingUpdate; ru != nil {
+			intOrPercent("spec.strategy.rollingUpdate.maxUnavailable", ru.MaxUnavailable)
+			intOrPercent("spec.strategy.rollingUpdate.maxSurge", ru.MaxSurge)
+			if ru.MaxUnavailable != nil && ru.MaxSurge != nil && intOrPercentValue(*ru.MaxUnavailable) == 0 && intOrPercentValue(*ru.MaxSurge) == 0 {
+				bad("spec.strategy.rollingUpdate.maxUnavailable", "may not be 0 when `maxSurge` is 0", "let one of the two be above 0, or the rollout can never start")
+			}
+		}
+	case *appsv1.StatefulSet:
+		replicas(obj.Spec.Replicas)
+	case *policyv1.PodDisruptionBudget:
+		if obj.Spec.MinAvailable != nil && obj.Spec.MaxUnavailable != nil {
+			bad("spec", "minAvailable and maxUnavailable cannot be both set", "keep one of the two")
+		}
+		intOrPercent("spec.minAvailable", obj.Spec.MinAvailable)
+		intOrPercent("spec.maxUnavailable", obj.Spec.MaxUnavailable)
+	}
+	return errors.Join(errs...)
+}
+
+// intOrPercentErrors is ValidatePositiveIntOrPercent and
+// IsNotMoreThan100Percent of k8s.io/kubernetes pkg/apis/apps/validation,
+// on apimachinery's IsValidPercent.
+func intOrPercentErrors(v intstr.IntOrString) []string {
+	if v.Type == intstr.String {
+		if msgs := validation.IsValidPercent(v.StrVal); len(msgs) > 0 {
+			return msgs
+		}
+		if intOrPercentValue(v) > 100 {
+			return []string{"must not be greater than 100%"}
+		}
+		return nil
+	}
+	if v.IntVal < 0 {
+		return []string{"must be greater than or equal to 0"}
+	}
+	return nil
+}
+
+// intOrPercentValue is apps/validation's getIntOrPercentValue: the number of
+// a valid percent, else the integer.
+func intOrPercentValue(v intstr.IntOrString) int {
+	if v.Type == intstr.String {
+		n, _ := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+		return n
+	}
+	return int(v.IntVal)
 }
 
 var goFieldRE = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
@@ -381,3 +470,97 @@ func markExplicitNever(np *karpv1.NodePool, js []byte) {
 
 // ClusterScoped reports whether a modelled kind has no namespace.
 func ClusterScoped(kind string) bool { return clusterScoped[kind] }
+
+var durationErrorRE = regexp.MustCompile(`^time: (?:unknown unit "[^"]*" in |invalid |missing unit in )duration "([^"]*)"`)
+
+// valueError names the field of a value a type's own decoder refused
+// without saying where (metav1.Duration's time.ParseDuration,
+// resource.Quantity's ParseQuantity): the field is found in the document
+// by its value, and the message says what the field accepts.
+func valueError(doc []byte, err error, msg, fix string) (string, string, string) {
+	if m := durationErrorRE.FindStringSubmatch(err.Error()); m != nil {
+		field, _ := Locate(doc, "", m[1])
+		units := "h, m or s"
+		if regexp.MustCompile(`budgets\[\d+\]\.duration$`).MatchString(field) {
+			units = "h or m (the NodePool CRD's pattern)"
+		}
+		return field, fmt.Sprintf("%q is not a duration", m[1]),
+			"use a number with a unit of " + units + ", e.g. 24h for a day or 1h30m; Go durations have no d"
+	}
+	if errors.Is(err, resource.ErrFormatWrong) || errors.Is(err, resource.ErrSuffix) || errors.Is(err, resource.ErrNumeric) {
+		if field, value := badQuantity(doc); field != "" {
+			return field, fmt.Sprintf("%q is not a quantity", value),
+				"use a number with an optional suffix, e.g. 250m or 1 CPU, 512Mi or 1Gi of memory"
+		}
+	}
+	return "", msg, fix
+}
+
+// badQuantity finds the first value under a resources map (requests,
+// limits, capacity, a NodePool's limits) that resource.ParseQuantity refuses.
+func badQuantity(doc []byte) (field, value string) {
+	var root yaml3.Node
+	if yaml3.Unmarshal(doc, &root) != nil || len(root.Content) == 0 {
+		return "", ""
+	}
+	quantityMaps := map[string]bool{"requests": true, "limits": true, "capacity": true, "overhead": true}
+	var walk func(n *yaml3.Node, path string, inQuantities bool) bool
+	walk = func(n *yaml3.Node, path string, inQuantities bool) bool {
+		switch n.Kind {
+		case yaml3.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i].Value, n.Content[i+1]
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				if inQuantities && v.Kind == yaml3.ScalarNode {
+					if _, err := resource.ParseQuantity(v.Value); err != nil {
+						field, value = p, v.Value
+						return true
+					}
+				}
+				if walk(v, p, quantityMaps[k]) {
+					return true
+				}
+			}
+		case yaml3.SequenceNode:
+			for i, c := range n.Content {
+				if walk(c, fmt.Sprintf("%s[%d]", path, i), false) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	walk(root.Content[0], "", false)
+	return field, value
+}
+
+// YAMLErrorMessage is a YAML parser's error on one short line: the first
+// of its errors, with how many there are in all. A 10 MB document of
+// repeated keys has one error per key; listing them all would be a line
+// of tens of megabytes.
+func YAMLErrorMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+	lines := strings.Split(msg, "\n")
+	head := strings.Join(strings.Fields(lines[0]), " ")
+	var items []string
+	for _, l := range lines[1:] {
+		if t := strings.TrimSpace(l); t != "" {
+			items = append(items, t)
+		}
+	}
+	switch {
+	case len(items) == 0:
+	case len(items) == 1:
+		head += " " + items[0]
+	default:
+		head += fmt.Sprintf(" %s (%d errors in all; the first is shown)", items[0], len(items))
+	}
+	const maxLen = 300
+	if len(head) > maxLen {
+		head = strings.ToValidUTF8(head[:maxLen], "") + "…"
+	}
+	return head
+}

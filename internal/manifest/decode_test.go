@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -275,5 +276,71 @@ func TestDecodeKeepsExplicitNever(t *testing.T) {
 	}
 	if ca := np.Spec.Disruption.ConsolidateAfter; ca.Duration == nil || ca.Duration.Seconds() != 30 {
 		t.Fatalf("consolidateAfter = %+v", ca)
+	}
+}
+
+// TestValidateSpec: the API server's own checks of the fields the twin runs
+// on (apps and policy validation), each naming its field and line.
+func TestValidateSpec(t *testing.T) {
+	const deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: app}\nspec:\n  replicas: %s\n  strategy: {rollingUpdate: {maxSurge: %s, maxUnavailable: %s}}\n"
+	const pdb = "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: app}\nspec:\n%s"
+	cases := []struct {
+		name, doc, want string // want: "" valid, else the error
+	}{
+		{"valid Deployment", fmt.Sprintf(deployment, "3", "1", "0"), ""},
+		{"negative replicas", fmt.Sprintf(deployment, "-3", "1", "0"),
+			"f.yaml:5: Deployment app/web: spec.replicas: -3: must be greater than or equal to 0 (set 0 or more replicas)"},
+		{"maxSurge and maxUnavailable both 0", fmt.Sprintf(deployment, "1", "0", `"0%"`),
+			"f.yaml:6: Deployment app/web: spec.strategy.rollingUpdate.maxUnavailable: may not be 0 when `maxSurge` is 0 (let one of the two be above 0, or the rollout can never start)"},
+		{"maxUnavailable over 100%", fmt.Sprintf(deployment, "1", "1", `"101%"`),
+			"f.yaml:6: Deployment app/web: spec.strategy.rollingUpdate.maxUnavailable: 101%: must not be greater than 100% (use a non-negative integer or a percentage from 0% to 100%)"},
+		{"negative StatefulSet replicas", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: app}\nspec:\n  replicas: -1\n",
+			"f.yaml:5: StatefulSet app/db: spec.replicas: -1: must be greater than or equal to 0 (set 0 or more replicas)"},
+		{"valid PDB percentage", fmt.Sprintf(pdb, "  maxUnavailable: \"100%\"\n"), ""},
+		{"PDB with both", fmt.Sprintf(pdb, "  minAvailable: 1\n  maxUnavailable: 1\n"),
+			"f.yaml:4: PodDisruptionBudget app/web: spec: minAvailable and maxUnavailable cannot be both set (keep one of the two)"},
+		{"negative PDB maxUnavailable", fmt.Sprintf(pdb, "  maxUnavailable: -1\n"),
+			"f.yaml:5: PodDisruptionBudget app/web: spec.maxUnavailable: -1: must be greater than or equal to 0 (use a non-negative integer or a percentage from 0% to 100%)"},
+		{"PDB minAvailable over 100%", fmt.Sprintf(pdb, "  minAvailable: \"150%\"\n"),
+			"f.yaml:5: PodDisruptionBudget app/web: spec.minAvailable: 150%: must not be greater than 100% (use a non-negative integer or a percentage from 0% to 100%)"},
+		{"PDB percentage that is not one", fmt.Sprintf(pdb, "  minAvailable: \"half\"\n"),
+			"f.yaml:5: PodDisruptionBudget app/web: spec.minAvailable: half: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%') (use a non-negative integer or a percentage from 0% to 100%)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := Decode("f.yaml", []byte(tc.doc))
+			if err != nil || len(objs) != 1 {
+				t.Fatalf("decode: %v", err)
+			}
+			err = ValidateSpec(objs[0])
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDecodeNamesTheFieldOfABadValue: a duration or a quantity a type's own
+// decoder refuses names its field and line, and what the field takes.
+func TestDecodeNamesTheFieldOfABadValue(t *testing.T) {
+	cases := []struct{ name, doc, want string }{
+		{"a budget duration in days",
+			"apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  disruption:\n    budgets:\n      - nodes: \"0\"\n        schedule: \"@daily\"\n        duration: 1d\n",
+			`f.yaml:9: NodePool default: spec.disruption.budgets[0].duration: "1d" is not a duration (use a number with a unit of h or m (the NodePool CRD's pattern), e.g. 24h for a day or 1h30m; Go durations have no d)`},
+		{"a bad CPU quantity",
+			"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      resources:\n        requests: {cpu: 250zz}\n",
+			`f.yaml:8: Pod p: spec.containers[0].resources.requests.cpu: "250zz" is not a quantity (use a number with an optional suffix, e.g. 250m or 1 CPU, 512Mi or 1Gi of memory)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode("f.yaml", []byte(tc.doc))
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got  %v\nwant %s", err, tc.want)
+			}
+		})
 	}
 }

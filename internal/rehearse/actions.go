@@ -1,15 +1,11 @@
 package rehearse
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
@@ -136,7 +132,8 @@ func (r *run) do(i int, a scenario.Action) error {
 			return err
 		}
 		if err := r.upgradeControlPlane(target); err == errTimeLimit {
-			return fmt.Errorf("the control-plane update did not finish within the time limit")
+			r.event("Warning", "TimeLimit", fmt.Sprintf("%s: the control-plane update did not finish within the time limit", describe(a)))
+			return errTimeLimit
 		} else if err != nil {
 			return err
 		}
@@ -155,8 +152,17 @@ func (r *run) do(i int, a scenario.Action) error {
 	case a.Drain != nil:
 		return r.drain(a)
 	case a.Wait != nil:
+		// A wait, like every action, ends at the run's time limit: a wait
+		// past it leaves the run stuck there, never "succeeded" after
+		// simulating the whole wait.
 		if a.Wait.For != nil {
-			r.eng.RunUntil(r.eng.Now().Add(a.Wait.For.Duration))
+			until := r.eng.Now().Add(a.Wait.For.Duration)
+			if until.After(r.limit) {
+				r.eng.RunUntil(r.limit)
+				r.event("Warning", "TimeLimit", fmt.Sprintf("%s: waiting %s would end past the time limit", describe(a), a.Wait.For.Duration))
+				return errTimeLimit
+			}
+			r.eng.RunUntil(until)
 		}
 	}
 	return nil
@@ -173,32 +179,16 @@ func (r *run) patch(p *scenario.PatchAction) error {
 	if !found {
 		return fmt.Errorf("%s %s was not applied", p.Kind, p.Name)
 	}
-	original, err := json.Marshal(o.Object)
+	patched, err := p.Apply(o)
 	if err != nil {
 		return err
-	}
-	var patched []byte
-	switch p.Type {
-	case "", "merge":
-		patched, err = jsonpatch.MergePatch(original, p.Patch)
-	case "json":
-		var ops jsonpatch.Patch
-		if ops, err = jsonpatch.DecodePatch(p.Patch); err == nil {
-			patched, err = ops.Apply(original)
-		}
-	case "strategic":
-		typed, terr := scheme.Scheme.New(o.GVK)
-		if terr != nil {
-			return fmt.Errorf("a strategic merge patch needs a built-in kind; use type: merge for %s", p.Kind)
-		}
-		patched, err = strategicpatch.StrategicMergePatch(original, p.Patch, typed)
-	}
-	if err != nil {
-		return fmt.Errorf("patching %s %s: %v", p.Kind, p.Name, err)
 	}
 	objs, err := manifest.Decode(fmt.Sprintf("patched %s %s", p.Kind, p.Name), patched)
 	if err != nil {
 		return err
+	}
+	if len(objs) != 1 || objs[0].Ignored || objs[0].Name() != o.Name() {
+		return fmt.Errorf("the patch must leave %s one %s", o.Name(), p.Kind)
 	}
 	return r.apply(objs[0])
 }
@@ -236,7 +226,8 @@ func (r *run) drain(a scenario.Action) error {
 			return err
 		}
 		if !r.runUntil(func() bool { return finished }) {
-			return fmt.Errorf("node/%s: the drain did not finish within the time limit", node)
+			r.event("Warning", "TimeLimit", fmt.Sprintf("%s: node/%s: the drain did not finish within the time limit", describe(a), node))
+			return errTimeLimit
 		}
 		if result != nil {
 			return result

@@ -234,6 +234,20 @@ func checkTarget(sc *scenario.Scenario, to string) error {
 	if !from.Less(target) {
 		return fmt.Errorf("--to: %s is not newer than the scenario's control plane %s", target, from)
 	}
+	// --to sets the playbook's target: the playbook a scenario without a
+	// script runs, or its script's upgrade actions. A script without one
+	// would ignore it and report a rehearsal that never went to target.
+	if len(sc.Spec.Actions) == 0 && sc.Spec.Upgrade == nil {
+		return fmt.Errorf("--to %s: %s has no playbook (spec.upgrade) and no script, so nothing would upgrade (add spec.upgrade: {} or leave out --to)", target, sc.Path)
+	}
+	if len(sc.Spec.Actions) > 0 {
+		for _, a := range sc.Spec.Actions {
+			if a.Upgrade != nil {
+				return nil
+			}
+		}
+		return fmt.Errorf("--to %s: the script of %s (spec.actions) has no upgrade action, so --to would change nothing (add an action {upgrade: {to: %q}} or leave out --to)", target, sc.Path, target.String())
+	}
 	return nil
 }
 

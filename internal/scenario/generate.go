@@ -37,6 +37,10 @@ type GenerateOptions struct {
 	Mix bool
 }
 
+// generatedPodReserve is room, under MaxPods, for the pods a generated
+// scenario runs besides --nodes × --pods-per-node.
+const generatedPodReserve = 1000
+
 // podsPerWorkload is the replica count of each generated Deployment.
 const podsPerWorkload = 20
 
@@ -46,11 +50,17 @@ const podsPerWorkload = 20
 // and — unless NoDrift — an action that points the EC2NodeClass at the new
 // version's AMI so every node drifts under the budget.
 func Generate(o GenerateOptions) ([]byte, error) {
-	if o.Nodes <= 0 || o.Nodes > 20000 {
-		return nil, fmt.Errorf("--nodes %d: use 1 to 20000", o.Nodes)
+	if o.Nodes <= 0 || o.Nodes > MaxNodes {
+		return nil, fmt.Errorf("--nodes %d: use 1 to %d", o.Nodes, MaxNodes)
 	}
 	if o.PodsPerNode <= 0 || o.PodsPerNode > 200 {
 		return nil, fmt.Errorf("--pods-per-node %d: use 1 to 200", o.PodsPerNode)
+	}
+	// The scenario must pass its own validation's caps (limits.go); the
+	// reserve covers the --mix Fargate pods (at most 200) and the add-ons'
+	// kube-system Deployments.
+	if pods := o.Nodes * o.PodsPerNode; pods > MaxPods-generatedPodReserve {
+		return nil, fmt.Errorf("--nodes %d × --pods-per-node %d is %d pods: use at most %d in all (a cluster runs at most %d pods)", o.Nodes, o.PodsPerNode, pods, MaxPods-generatedPodReserve, MaxPods)
 	}
 	if o.Mix {
 		if err := checkMix(o); err != nil {

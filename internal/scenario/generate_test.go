@@ -292,7 +292,8 @@ func TestGenerateMixBadOptions(t *testing.T) {
 	}{
 		{"no drift", GenerateOptions{Nodes: 20, PodsPerNode: 10, Mix: true, NoDrift: true}, "--no-drift cannot be combined with --mix"},
 		{"too few nodes", GenerateOptions{Nodes: 9, PodsPerNode: 10, Mix: true}, "--nodes 9: --mix needs 10 or more"},
-		{"too many nodes", GenerateOptions{Nodes: 20001, PodsPerNode: 10, Mix: true}, "--nodes 20001: use 1 to 20000"},
+		{"too many nodes", GenerateOptions{Nodes: 5001, PodsPerNode: 10, Mix: true}, "--nodes 5001: use 1 to 5000"},
+		{"too many pods in all", GenerateOptions{Nodes: 5000, PodsPerNode: 30, Mix: true}, "--nodes 5000 × --pods-per-node 30 is 150000 pods: use at most 149000 in all"},
 		{"too many pods", GenerateOptions{Nodes: 20, PodsPerNode: 60, Mix: true}, "--pods-per-node 60: m5.xlarge holds at most 58 pods, 3 of them daemons"},
 		{"unknown type", GenerateOptions{Nodes: 20, PodsPerNode: 10, Mix: true, InstanceType: "m5.huge"}, `--instance-type "m5.huge" is not in the catalog`},
 	}

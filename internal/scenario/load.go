@@ -143,9 +143,12 @@ func (sc *Scenario) decodeError(err error) error {
 // Parse decodes a scenario document strictly and the manifests it names.
 // Every problem is reported, one line each, with the file and line.
 func Parse(name string, data []byte, dir fs.FS) (*Scenario, error) {
+	if line := secondDocument(data); line > 0 {
+		return nil, fmt.Errorf("%s:%d: a scenario file is one YAML document, and a second one starts here (remove this \"---\" and what follows; manifests go in files named under spec.manifests)", name, line)
+	}
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		msg := strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")), " ")
+		msg := manifest.YAMLErrorMessage(err)
 		loc := name
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 			loc = name + ":" + m[1]
@@ -202,6 +205,29 @@ func Parse(name string, data []byte, dir fs.FS) (*Scenario, error) {
 	return sc, nil
 }
 
+// secondDocument is the line of a separator ("---" alone on its line, as
+// k8s.io/apimachinery's YAMLReader splits streams) that starts a second
+// document with content, or 0. The YAML decoder reads the first document
+// only, so anything after it would be silently ignored.
+func secondDocument(data []byte) int {
+	content, sep := false, 0
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "---") && strings.TrimSpace(l[3:]) == "" {
+			if content && sep == 0 {
+				sep = i + 1
+			}
+			continue
+		}
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			if sep > 0 {
+				return sep
+			}
+			content = true
+		}
+	}
+	return 0
+}
+
 func (sc *Scenario) addObjects(objs []manifest.Object) {
 	for _, o := range objs {
 		if o.Ignored {
@@ -221,7 +247,11 @@ func (sc *Scenario) loadSource(src Source, field string, dir fs.FS) ([]manifest.
 		if dir == nil {
 			return nil, sc.errorf(field+".file", "files cannot be read here; use inline")
 		}
-		data, err := fs.ReadFile(dir, path.Clean(filepath.ToSlash(src.File)))
+		name := path.Clean(filepath.ToSlash(src.File))
+		if !fs.ValidPath(name) {
+			return nil, sc.errorf(field+".file", "%q is outside the scenario's directory: a manifest path must stay in the scenario directory (a relative path such as manifests/app.yaml, without ..)", src.File)
+		}
+		data, err := fs.ReadFile(dir, name)
 		if err != nil {
 			return nil, sc.errorf(field+".file", "cannot read %s: %v (paths are relative to the scenario file's directory)", src.File, errors.Unwrap(err))
 		}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -21,6 +22,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
 // DefaultTimeLimit bounds a rehearsal when the scenario does not.
@@ -36,6 +38,7 @@ func (sc *Scenario) Validate() (warnings []string, err error) {
 	v.catalogs()
 	v.manifests()
 	v.nodeGroups()
+	v.nodeCount()
 	v.groupUpgrades()
 	v.addons()
 	v.probe()
@@ -54,6 +57,10 @@ type validator struct {
 	// included); defaultPriority is what a pod naming none gets.
 	priorityClasses map[string]int32
 	defaultPriority int32
+	// What the manifests create, for checks of references.
+	namespaces, nodeClasses, storageClasses map[string]bool
+	// script is the objects the actions have reached (validate_patch.go).
+	script applied
 }
 
 func (v *validator) fail(field, format string, args ...any) {
@@ -80,6 +87,8 @@ func (v *validator) header() {
 	}
 	if tl := sc.Spec.TimeLimit; tl != nil && tl.Duration <= 0 {
 		v.fail("spec.timeLimit", "must be positive, e.g. \"6h\"")
+	} else if tl != nil && tl.Duration > MaxTimeLimit {
+		v.fail("spec.timeLimit", "%s is more than the %s a rehearsal may run (set at most %s)", tl.Duration, MaxTimeLimit, MaxTimeLimit)
 	}
 }
 
@@ -113,6 +122,13 @@ func (v *validator) cluster() {
 	}
 	if c.Region == "" {
 		v.fail("spec.cluster.region", "missing (e.g. us-west-2)")
+	} else if !knownRegion(c.Region) {
+		hint := "use one such as us-west-2"
+		if near := regionsNear(c.Region); near != "" {
+			hint = "use one of " + near
+		}
+		v.fail("spec.cluster.region", "%q is not an AWS Region (%s)", c.Region, hint)
+		return // its zones cannot be checked against it
 	}
 	if len(c.Zones) == 0 {
 		v.fail("spec.cluster.zones", "list at least one zone, e.g. [us-west-2a, us-west-2b]")
@@ -186,7 +202,6 @@ func (v *validator) manifests() {
 			namespaces[obj.Name] = true
 		case *awsv1.EC2NodeClass:
 			classes[obj.Name] = true
-			v.nodeClass(o, obj)
 		}
 	}
 	all := append([]manifest.Object(nil), v.sc.Objects...)
@@ -213,32 +228,89 @@ func (v *validator) manifests() {
 	if globalDefault != nil {
 		v.defaultPriority = globalDefault.Value
 	}
+	storageClasses := map[string]bool{}
 	for _, o := range all {
-		if ns := o.Object.GetNamespace(); ns != "" && !namespaces[ns] {
-			v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is not created by any manifest", ns), "add a Namespace manifest")
-		}
-		switch obj := o.Object.(type) {
-		case *karpv1.NodePool:
-			v.nodePool(o, obj, classes)
-		case *appsv1.Deployment:
-			v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
-		case *appsv1.StatefulSet:
-			v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
-		case *appsv1.DaemonSet:
-			v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
-		case *policyv1.PodDisruptionBudget:
-			v.pdb(o, obj)
-		case *corev1.Pod:
-			v.podSpec(o, "spec", &obj.Spec, obj.Annotations)
-		case *schedulingv1.PriorityClass:
-			// The API server's validation, which the twin applies too.
-			for _, e := range kube.ValidatePriorityClass(obj) {
-				v.failObject(o, e.Field, e.ErrorBody(), "")
-			}
-		case *karpv1.NodeClaim:
-			v.failObject(o, "kind", "NodeClaims are created by Karpenter", "describe existing nodes under spec.nodeGroups[].karpenter.nodes instead")
+		if _, ok := o.Object.(*storagev1.StorageClass); ok {
+			storageClasses[o.Object.GetName()] = true
 		}
 	}
+	v.namespaces, v.nodeClasses, v.storageClasses = namespaces, classes, storageClasses
+	v.duplicates()
+	for _, o := range all {
+		v.object(o, namespaces, classes, storageClasses)
+	}
+	v.podCount()
+}
+
+// object checks one manifest as the API server and the twin would.
+func (v *validator) object(o manifest.Object, namespaces, classes, storageClasses map[string]bool) {
+	if ns := o.Object.GetNamespace(); ns != "" && !namespaces[ns] {
+		v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is not created by any manifest", ns), "add a Namespace manifest")
+	}
+	if err := manifest.ValidateSpec(o); err != nil {
+		v.errs = append(v.errs, err)
+	}
+	switch obj := o.Object.(type) {
+	case *karpv1.NodePool:
+		v.nodePool(o, obj, classes)
+	case *appsv1.Deployment:
+		v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
+		v.replicas(o, obj.Spec.Replicas)
+	case *appsv1.StatefulSet:
+		v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
+		v.replicas(o, obj.Spec.Replicas)
+		for i, t := range obj.Spec.VolumeClaimTemplates {
+			v.storageClass(o, fmt.Sprintf("spec.volumeClaimTemplates[%d].spec.storageClassName", i), t.Spec.StorageClassName, storageClasses)
+		}
+	case *appsv1.DaemonSet:
+		v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
+	case *policyv1.PodDisruptionBudget:
+		v.pdb(o, obj)
+	case *corev1.Pod:
+		v.podSpec(o, "spec", &obj.Spec, obj.Annotations)
+	case *corev1.PersistentVolumeClaim:
+		v.storageClass(o, "spec.storageClassName", obj.Spec.StorageClassName, storageClasses)
+	case *schedulingv1.PriorityClass:
+		// The API server's validation, which the twin applies too.
+		for _, e := range kube.ValidatePriorityClass(obj) {
+			v.failObject(o, e.Field, e.ErrorBody(), "")
+		}
+	case *karpv1.NodeClaim:
+		v.failObject(o, "kind", "NodeClaims are created by Karpenter", "describe existing nodes under spec.nodeGroups[].karpenter.nodes instead")
+	case *awsv1.EC2NodeClass:
+		v.nodeClass(o, obj)
+	}
+}
+
+// duplicates refuses a second object of the same kind, namespace and name
+// among the starting manifests, as the API server refuses to create it
+// (k8s.io/apimachinery/pkg/api/errors NewAlreadyExists: `deployments.apps
+// "web" already exists`). Apply actions may re-apply an object: that is an
+// update.
+func (v *validator) duplicates() {
+	first := map[string]manifest.Object{}
+	for _, o := range v.sc.Objects {
+		key := o.GVK.GroupKind().String() + "/" + o.Object.GetNamespace() + "/" + o.Object.GetName()
+		if f, ok := first[key]; ok {
+			v.failObject(o, "metadata.name", fmt.Sprintf("%s already exists (first at %s)", o.Name(), f.Source),
+				"remove one of the two, or rename one")
+			continue
+		}
+		first[key] = o
+	}
+}
+
+// storageClass checks a claim's class: a named class the scenario does not
+// create would leave the claim Pending for ever (the PersistentVolume
+// controller provisions only through a StorageClass that exists). An empty
+// name asks for no class (a pre-bound volume); an unset one for the
+// default class.
+func (v *validator) storageClass(o manifest.Object, field string, name *string, classes map[string]bool) {
+	if name == nil || *name == "" || classes[*name] {
+		return
+	}
+	v.failObject(o, field, fmt.Sprintf("StorageClass %q is not in the scenario's manifests (%s)", *name, strings.Join(sortedKeys(classes), ", ")),
+		"add the StorageClass manifest or use one that is there")
 }
 
 func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
@@ -374,7 +446,8 @@ func (v *validator) podSpec(o manifest.Object, field string, spec *corev1.PodSpe
 }
 
 func (v *validator) pdb(o manifest.Object, pdb *policyv1.PodDisruptionBudget) {
-	if (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
+	// Both set is the API server's own error (manifest.ValidateSpec).
+	if pdb.Spec.MinAvailable == nil && pdb.Spec.MaxUnavailable == nil {
 		v.failObject(o, "spec", "set exactly one of minAvailable and maxUnavailable", "")
 	}
 	if pdb.Spec.Selector != nil {
@@ -444,8 +517,12 @@ func (v *validator) nodeGroups() {
 			if len(m.InstanceTypes) == 0 {
 				v.fail(f+".managed.instanceTypes", "list at least one instance type")
 			}
+			before := len(v.errs)
 			v.counts(f+".managed", m.Desired, m.Min, m.Max)
 			v.groupZones(f+".managed.zones", m.Zones, zones)
+			if len(v.errs) == before {
+				v.managedScaling(f+".managed", m)
+			}
 			if m.Version != "" {
 				if err := checkVersion(m.Version); err != nil {
 					v.fail(f+".managed.version", "%v", err)
@@ -495,6 +572,39 @@ func (v *validator) nodeGroups() {
 			v.warnings = append(v.warnings, fmt.Sprintf("%s: NodePool %q has no node group; add {name: %s, type: karpenter, karpenter: {nodePool: %s}} to spec.nodeGroups to report it", v.sc.Path, name, name, name))
 		}
 	}
+}
+
+// managedScaling refuses what the twin's CreateNodegroup refuses in a
+// group's scaling and update settings (semantics.md §B updateConfig:
+// maxUnavailable 1–100 and at most maxSize, maxUnavailablePercentage 1–100,
+// not both), through the twin's own check.
+func (v *validator) managedScaling(f string, m *ManagedGroup) {
+	spec := mng.Spec{CapacityType: m.CapacityType, Desired: m.Desired, Min: m.Min, Max: m.Max, Zones: m.Zones, UpdateStrategy: m.UpdateStrategy}
+	if uc := m.UpdateConfig; uc != nil {
+		spec.UpdateConfig = mng.UpdateConfig{MaxUnavailable: uc.MaxUnavailable, MaxUnavailablePercentage: uc.MaxUnavailablePercentage}
+	}
+	err := mng.ValidateScaling(spec, v.sc.Spec.Cluster.Zones)
+	if err == nil {
+		return
+	}
+	msg := err.Error()
+	var apiErr *mng.Error
+	if errors.As(err, &apiErr) {
+		msg = apiErr.Message
+	}
+	field := f
+	switch {
+	case strings.HasPrefix(msg, "updateConfig.updateStrategy "):
+		field, msg = f+".updateStrategy", strings.TrimPrefix(msg, "updateConfig.updateStrategy ")
+	case strings.HasPrefix(msg, "updateConfig: "):
+		field, msg = f+".updateConfig", strings.TrimPrefix(msg, "updateConfig: ")
+	case strings.HasPrefix(msg, "updateConfig."):
+		name, rest, _ := strings.Cut(strings.TrimPrefix(msg, "updateConfig."), " ")
+		field, msg = f+".updateConfig."+name, rest
+	case strings.HasPrefix(msg, "capacityType "):
+		field, msg = f+".capacityType", strings.TrimPrefix(msg, "capacityType ")
+	}
+	v.fail(field, "%s (EKS CreateNodegroup refuses it)", msg)
 }
 
 func blockField(typ string) string {
@@ -559,6 +669,7 @@ func (v *validator) someTypes() string {
 func (v *validator) actions() {
 	version, _ := kubeversion.Parse(v.sc.Spec.Cluster.Version)
 	knownVersion := checkVersion(v.sc.Spec.Cluster.Version) == nil
+	v.startScript()
 	for i, a := range v.sc.Spec.Actions {
 		f := fmt.Sprintf("spec.actions[%d]", i)
 		n := 0
@@ -581,11 +692,14 @@ func (v *validator) actions() {
 			}
 			if s.Replicas < 0 {
 				v.fail(f+".scale.replicas", "cannot be negative")
+			} else if s.Replicas > MaxPods {
+				v.fail(f+".scale.replicas", "%d is more than the %d pods a cluster may run (Kubernetes is designed for at most 150,000 pods)", s.Replicas, MaxPods)
 			}
 		case a.Apply != nil:
 			if len(v.sc.ActionObjects[i]) == 0 {
 				v.fail(f+".apply", "holds no object the twin models")
 			}
+			v.scriptApply(v.sc.ActionObjects[i])
 		case a.Patch != nil:
 			p := a.Patch
 			ns := p.Namespace
@@ -602,6 +716,10 @@ func (v *validator) actions() {
 			}
 			if len(p.Patch) == 0 {
 				v.fail(f+".patch.patch", "missing")
+			} else if p.Type == "json" && !isJSONList(p.Patch) {
+				v.fail(f+".patch.patch", "a json patch (RFC 6902) is a list of operations such as [{op: replace, path: /spec/replicas, value: 3}]; to merge a map, use type: merge")
+			} else if p.Type == "" || p.Type == "merge" || p.Type == "strategic" || p.Type == "json" {
+				v.dryRunPatch(f, p, ns)
 			}
 		case a.UpgradeControlPlane != nil:
 			to := a.UpgradeControlPlane.Version

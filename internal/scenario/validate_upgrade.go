@@ -75,6 +75,8 @@ func (v *validator) groupUpgrades() {
 			}
 			if gr.Desired != nil && *gr.Desired < 0 {
 				v.fail(f+".green.desired", "cannot be negative")
+			} else if gr.Desired != nil && *gr.Desired > MaxNodes {
+				v.fail(f+".green.desired", "%d is more than the %d nodes a cluster may have (Kubernetes is designed for at most 5,000 nodes; Considerations for large clusters)", *gr.Desired, MaxNodes)
 			}
 		}
 		if r := u.Refresh; r != nil {

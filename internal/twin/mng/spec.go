@@ -160,6 +160,15 @@ func cloneSpec(spec Spec) Spec {
 	return spec
 }
 
+// ValidateScaling is CreateNodegroup's check of a request's capacity type,
+// scaling config, subnets (zones, out of the cluster's), updateConfig and
+// update strategy, with no Service: a scenario's validation refuses what
+// the twin's CreateNodegroup would, before a rehearsal starts.
+func ValidateScaling(spec Spec, clusterZones []string) error {
+	s := &Service{opts: Options{Zones: clusterZones}}
+	return s.validateScaling(&spec)
+}
+
 // validateScaling checks and defaults capacity type, scaling config, zones,
 // updateConfig and update strategy.
 func (s *Service) validateScaling(spec *Spec) error {

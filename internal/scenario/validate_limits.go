@@ -1,0 +1,92 @@
+package scenario
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
+)
+
+// The caps of limits.go, checked field by field so the error names the
+// field that is too large.
+
+// replicas caps one workload's replicas.
+func (v *validator) replicas(o manifest.Object, r *int32) {
+	if r != nil && *r > MaxPods {
+		v.failObject(o, "spec.replicas", fmt.Sprintf("%d is more than the %d pods a cluster may run", *r, MaxPods),
+			"Kubernetes is designed for at most 150,000 pods, see Considerations for large clusters; lower it")
+	}
+}
+
+// podCount caps the pods of the starting manifests: the replicas of the
+// Deployments and StatefulSets (1 when unset, as the API server defaults
+// them) and the bare Pods.
+func (v *validator) podCount() {
+	total := int64(0)
+	for _, o := range v.sc.Objects {
+		var n int64
+		switch obj := o.Object.(type) {
+		case *appsv1.Deployment:
+			n = replicasOf(obj.Spec.Replicas)
+		case *appsv1.StatefulSet:
+			n = replicasOf(obj.Spec.Replicas)
+		case *corev1.Pod:
+			n = 1
+		}
+		if n > MaxPods {
+			return // the workload's own error says it
+		}
+		total += n
+	}
+	if total > MaxPods {
+		v.fail("spec.manifests", "the manifests ask for %d pods, more than the %d a cluster may run (Kubernetes is designed for at most 150,000; lower the workloads' replicas)", total, MaxPods)
+	}
+}
+
+func replicasOf(r *int32) int64 {
+	if r == nil {
+		return 1
+	}
+	return int64(max(*r, 0))
+}
+
+// nodeCount caps the EC2 nodes the node groups start with, and each
+// count on the way, so a sum of huge counts cannot overflow.
+func (v *validator) nodeCount() {
+	total := 0
+	add := func(field string, n int) {
+		if n > MaxNodes {
+			v.fail(field, "%d is more than the %d nodes a cluster may have (Kubernetes is designed for at most 5,000 nodes; Considerations for large clusters)", n, MaxNodes)
+			return
+		}
+		total += max(n, 0)
+	}
+	for i, g := range v.sc.Spec.NodeGroups {
+		f := fmt.Sprintf("spec.nodeGroups[%d]", i)
+		switch {
+		case g.Type == Karpenter && g.Karpenter != nil:
+			for j, n := range g.Karpenter.Nodes {
+				count := n.Count
+				if count == 0 {
+					count = 1
+				}
+				add(fmt.Sprintf("%s.karpenter.nodes[%d].count", f, j), count)
+			}
+		case g.Type == Managed && g.Managed != nil:
+			add(f+".managed.desired", g.Managed.Desired)
+			if g.Managed.Max > MaxNodes {
+				add(f+".managed.max", g.Managed.Max)
+			}
+		case g.Type == SelfManaged && g.SelfManaged != nil:
+			add(f+".selfManaged.desired", g.SelfManaged.Desired)
+			if g.SelfManaged.Max > MaxNodes {
+				add(f+".selfManaged.max", g.SelfManaged.Max)
+			}
+		}
+	}
+	if total > MaxNodes {
+		v.fail("spec.nodeGroups", "the node groups start with %d nodes, more than the %d a cluster may have (Kubernetes is designed for at most 5,000 nodes; lower the counts and desired sizes)", total, MaxNodes)
+	}
+}
