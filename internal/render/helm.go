@@ -93,6 +93,14 @@ func Helm(dir string, opts HelmOptions) (Result, error) {
 		}
 	}
 
+	if where, ok := recursiveTplSource(ch, vals); ok {
+		out.Problems = []Problem{{File: chartFile, Line: 1,
+			Message: fmt.Sprintf("helm template not run: %s holds text that calls tpl, and Helm does not bound tpl recursion (a loop would crash ladder)", where),
+			Fix:     "call tpl from templates only, on values that do not call tpl themselves"}}
+		out.Literals = tree.literals(nil)
+		return out, nil
+	}
+
 	cfg := action.NewConfiguration()
 	cfg.SetLogger(slog.DiscardHandler)
 	install := action.NewInstall(cfg)
