@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -167,4 +168,36 @@ func equalResults(a, b Result) bool {
 		}
 	}
 	return true
+}
+
+func TestKustomizeRefusesOversizedResource(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "kustomization.yaml"), "resources:\n- big.yaml\n")
+	f, err := os.Create(filepath.Join(dir, "big.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 20); err != nil { // sparse: nothing written
+		t.Fatal(err)
+	}
+	f.Close()
+	res, err := Kustomize(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Message, "limit") {
+		t.Fatalf("problems = %v, want the size limit", res.Problems)
+	}
+}
+
+func TestKustomizationFileIsNotAnObject(t *testing.T) {
+	if k, ok := Kind("testdata/kustomize/hello/overlays/staging"); !ok || k != Kustomization {
+		t.Fatalf("Kind = %v %v", k, ok)
+	}
+	if k, ok := Kind("testdata/helm/legacy"); !ok || k != Chart {
+		t.Fatalf("Kind = %v %v", k, ok)
+	}
+	if _, ok := Kind("testdata"); ok {
+		t.Fatal("testdata is neither")
+	}
 }
