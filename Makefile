@@ -52,13 +52,15 @@ FUZZTIME ?= 5s
 FUZZ_TARGETS = \
 	./internal/scenario:FuzzScenarioFile \
 	./internal/scenario:FuzzScenarioManifests \
-	./internal/cli:FuzzNodePoolBudgets
+	./internal/cli:FuzzNodePoolBudgets \
+	./internal/insights:FuzzReadManifests \
+	./internal/manifest:FuzzFastYAML
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; target=$${t##*:}; \
 		echo "fuzz $$target in $$pkg for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -parallel 1 $$pkg; \
+		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s -parallel 1 $$pkg; \
 	done
 
 vet:

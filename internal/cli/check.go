@@ -27,6 +27,9 @@ func newCheckCommand() *cobra.Command {
 		kubeContext string
 		now         string
 		addVersions string
+		values      []string
+		sets        []string
+		noRender    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "check [-f FILE|DIR|-]... [--scenario S] [--target V] [--fail-on SEVERITY] [-o text|wide|json|sarif]",
@@ -59,7 +62,20 @@ that does not parse is reported (check invalid-manifest) and the scan goes
 on. Files that are not manifests (no apiVersion and kind: Chart.yaml,
 values, CI files, JSON schemas), unrendered Helm templates and pipes or
 devices found in a directory are skipped and counted on the summary line.
-A file or standard input may hold at most 64 MiB. --scenario reads a scenario's manifests, takes the current version
+A file or standard input may hold at most 64 MiB.
+
+Kustomizations and Helm charts are checked as they deploy: a directory with
+a kustomization.yaml is built as "kubectl apply -k" builds it (kustomize's
+Go API, offline), a directory with Chart.yaml is rendered as "helm
+template" renders it (Helm's Go SDK) with its default values, --values and
+--set, and the target as the Kubernetes version its templates see. Each
+rendered object is reported at the source file and line it came from;
+patches, values and templates are not judged as objects, Helm test hooks
+are not workloads, and a chart template that does not render is still
+scanned for literal apiVersion/kind pairs. --no-render reads them as plain
+files instead.
+
+--scenario reads a scenario's manifests, takes the current version
 from it, and builds its starting cluster in the twin for the cluster
 checks. --kubeconfig and --context read a live cluster, as does giving no
 source at all (the current kubeconfig context).
@@ -122,17 +138,23 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 					return err
 				}
 			}
+			// The target first: a chart is rendered for it.
+			if in.Target, err = checkTarget(target, in.Current); err != nil {
+				return err
+			}
+			if (len(values) > 0 || len(sets) > 0) && len(files) == 0 {
+				return errors.New("--values and --set render Helm charts given with -f DIR; give the chart's directory with -f")
+			}
 			var skipped insights.SkippedFiles
 			if len(files) > 0 {
-				m, err := insights.ReadPaths(files, cmd.InOrStdin())
+				opts := insights.ReadOptions{Plain: noRender}
+				opts.Helm.ValuesFiles, opts.Helm.Set, opts.Helm.KubeVersion = values, sets, in.Target.String()
+				m, err := insights.Read(files, cmd.InOrStdin(), opts)
 				if err != nil {
 					return err
 				}
 				in.Add(m.Objects, m.Problems)
 				skipped = m.Skipped
-			}
-			if in.Target, err = checkTarget(target, in.Current); err != nil {
-				return err
 			}
 			if addVersions != "" {
 				if in.APIs, err = additionalVersions(addVersions); err != nil {
@@ -182,6 +204,9 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of a live cluster (default: kubectl's loading rules)")
 	f.StringVar(&kubeContext, "context", "", "kubeconfig context of a live cluster (default: the current context)")
 	f.StringVar(&now, "now", "", "evaluate budget and support windows at this instant (RFC 3339; default: now)")
+	f.StringArrayVar(&values, "values", nil, "values file for the Helm charts found under -f (as helm template --values); repeatable, later files win")
+	f.StringArrayVar(&sets, "set", nil, "value for the Helm charts found under -f, e.g. --set replicaCount=3 (as helm template --set); repeatable")
+	f.BoolVar(&noRender, "no-render", false, "read kustomizations and Helm charts as plain files instead of building them")
 	f.StringVar(&addVersions, "additional-versions", "", "versions file in pluto's format: more API versions (Kubernetes or custom resources), overriding Ladder's rows for the same apiVersion and kind, and in target-versions the component versions the cluster runs")
 	_ = f.MarkHidden("now")
 	return cmd

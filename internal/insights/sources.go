@@ -73,7 +73,19 @@ func (s *SkippedFiles) Add(o SkippedFiles) {
 // goroutine, decoded by GOMAXPROCS workers, and joined in input order, so
 // memory holds the decoded objects and a window of documents in flight,
 // not the tree's bytes.
+//
+// A directory with a kustomization file is built as `kubectl apply -k`
+// builds it, and a directory with Chart.yaml is rendered as `helm template`
+// renders it (internal/render): the rendered objects are checked, each at
+// the source file and line it came from, and the files the render read are
+// not read again as manifests. ReadPaths renders charts with their default
+// values and Helm's default Kubernetes version; Read takes the options.
 func ReadPaths(paths []string, stdin io.Reader) (*Manifests, error) {
+	return Read(paths, stdin, ReadOptions{})
+}
+
+// Read is ReadPaths with the options that build kustomizations and charts.
+func Read(paths []string, stdin io.Reader, opts ReadOptions) (*Manifests, error) {
 	// Named paths are checked before anything is read, so a bad one fails
 	// at once, with nothing else printed.
 	readStdin := false
@@ -95,6 +107,7 @@ func ReadPaths(paths []string, stdin io.Reader) (*Manifests, error) {
 		}
 	}
 	s := newStream()
+	s.opts = opts
 	var failure error
 	go func() {
 		defer s.close()
@@ -115,6 +128,7 @@ func ReadPaths(paths []string, stdin io.Reader) (*Manifests, error) {
 // files and queues their documents in chunks, workers decode the chunks,
 // and collect joins the results in the order they were queued.
 type stream struct {
+	opts  ReadOptions
 	jobs  chan *chunk
 	order chan *chunk
 	// pending is the chunk the producer is filling.
@@ -156,6 +170,8 @@ type fileRead struct {
 	// Set for files that are not decoded.
 	problem *Problem
 	skipped SkippedFiles
+	// literal is an apiVersion/kind pair found in a template source.
+	literal *Object
 }
 
 type docResult struct {
@@ -323,6 +339,13 @@ func (s *stream) readPath(path string, stdin io.Reader) error {
 // An error is returned only for the top directory; below it, a directory
 // that cannot be read is a Problem.
 func (s *stream) readDirectory(dir string, top bool, found *int) error {
+	consumed, chart, rendered, err := s.renderDirectory(dir)
+	if err != nil {
+		return err
+	}
+	if rendered {
+		*found++ // a kustomization or chart is something to check
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if top {
@@ -335,6 +358,9 @@ func (s *stream) readDirectory(dir string, top bool, found *int) error {
 	}
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
+		if rendered && skipRendered(p, e, consumed, chart) {
+			continue
+		}
 		if e.IsDir() {
 			if strings.HasPrefix(e.Name(), ".") {
 				continue
@@ -411,6 +437,8 @@ func (s *stream) collect() *Manifests {
 			switch {
 			case f.problem != nil:
 				m.Problems = append(m.Problems, *f.problem)
+			case f.literal != nil:
+				m.Objects = append(m.Objects, f.literal)
 			case f.skipped.Total() > 0:
 				m.Skipped.Add(f.skipped)
 			default:
