@@ -71,7 +71,9 @@ func TestReadPathsSkipsFilesThatAreNotManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	m, err := ReadPaths([]string{dir}, nil)
+	// Plain: the chart and the kustomization are read as files, not
+	// built (TestReadRendersChartsAndKustomizations builds them).
+	m, err := Read([]string{dir}, nil, ReadOptions{Plain: true})
 	if err != nil {
 		t.Fatal(err)
 	}

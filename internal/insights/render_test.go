@@ -1,0 +1,48 @@
+package insights
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestReadRendersChartsAndKustomizations: the tree of
+// TestReadPathsSkipsFilesThatAreNotManifests, read as it deploys. The
+// chart renders (its ConfigMap, at the template's line); its Deployment
+// template, switched off by values, is an object of its literal apiVersion
+// and kind for the API checks; the kustomization builds its ConfigMap
+// once; the chart's and the kustomization's own files are neither objects
+// nor skipped files.
+func TestReadRendersChartsAndKustomizations(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"chart/Chart.yaml":                "apiVersion: v2\nname: shop\nversion: 1.2.3\n",
+		"chart/values.yaml":               "enabled: false\n",
+		"chart/templates/deployment.yaml": "{{- if .Values.enabled }}\napiVersion: extensions/v1beta1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n",
+		"chart/templates/cm.yaml":         "# the shop's settings\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+		"base/kustomization.yaml":         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamePrefix: prod-\nresources: [cm.yaml]\n",
+		"base/cm.yaml":                    configMapA,
+		"docker-compose.yml":              "services:\n  web:\n    image: nginx\n",
+	})
+	m, err := Read([]string{dir}, nil, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []string
+	for _, o := range m.Objects {
+		rel, _ := filepath.Rel(dir, o.Source.File)
+		objs = append(objs, o.APIVersion+" "+o.Kind+"/"+o.Name+"@"+rel+":"+strconv.Itoa(o.Source.Line))
+	}
+	want := "v1 ConfigMap/prod-a@base/cm.yaml:1 " +
+		"v1 ConfigMap/release-name@chart/templates/cm.yaml:2 " +
+		"extensions/v1beta1 Deployment/@chart/templates/deployment.yaml:2"
+	if got := strings.Join(objs, " "); got != want {
+		t.Errorf("objects\n %s\nwant\n %s", got, want)
+	}
+	if len(m.Problems) != 0 {
+		t.Errorf("problems %v", m.Problems)
+	}
+	if want := (SkippedFiles{NotManifests: 1}); m.Skipped != want {
+		t.Errorf("skipped %+v, want %+v (docker-compose.yml only)", m.Skipped, want)
+	}
+}
