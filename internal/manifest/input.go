@@ -69,6 +69,9 @@ func ReadFile(path string) ([]byte, error) {
 // file without a stat first — one system call less per file of a large
 // tree — and checks its type and size on the open file.
 func ReadRegularFile(path string) ([]byte, error) {
+	if data, ok, err := readRegularFileRaw(path); ok {
+		return data, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
