@@ -185,8 +185,10 @@ const (
 	chunkDocs  = 32
 	chunkBytes = 256 << 10
 	// maxInFlight bounds the bytes of files read ahead of the collector
-	// (give or take the file just read).
-	maxInFlight = 2 * manifest.MaxInputSize
+	// (give or take the file just read: a file larger than this is read
+	// alone). 16 MiB keeps both cores busy; 128 MiB read no faster and
+	// added a third to the peak memory of a 190,000-file tree.
+	maxInFlight = manifest.MaxInputSize / 4
 )
 
 func newStream() *stream {
