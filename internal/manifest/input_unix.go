@@ -48,7 +48,7 @@ func readRegularFileRaw(path string) (data []byte, ok bool, err error) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 		n, err := syscall.Read(fd, buf[len(buf):min(cap(buf), MaxInputSize+1)])
-		if err == syscall.EINTR || err == syscall.EAGAIN {
+		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
