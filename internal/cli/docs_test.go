@@ -1,0 +1,621 @@
+package cli
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The example outputs in README.md and docs/*.md are what the tree prints.
+//
+// A fenced block is checked when the line right before its opening fence is
+// one of these HTML comments (invisible on GitHub):
+//
+//	<!-- ladder ARGS -->               the block is the standard output of `ladder ARGS`
+//	<!-- ladder ARGS 2>&1 -->          ... followed by its standard error
+//	<!-- cd DIR && ladder ARGS -->     ... run in DIR, relative to the repository root
+//	<!-- cat FILE -->                  the block is FILE (relative to the repository root)
+//	<!-- not checked: REASON -->       not compared, with the reason (a real cluster, ...)
+//
+// ARGS are split as a shell splits them (single and double quotes). A block
+// whose first line is `$ ladder ...` shows the command: that line (less a
+// trailing `# comment`) must be the marker's command, less `--now T` — the
+// flag that pins `ladder check`'s clock so support windows stay put — and is
+// not compared with the output.
+//
+// A block is compared line by line with the output, trailing spaces ignored:
+// the block must equal the output, except that
+//   - a line `...` stands for any number of output lines (zero included): a
+//     block may show selected runs of lines, in the order the output has them;
+//   - a line ending in `...` stands for one output line that starts with the
+//     text before the `...`.
+//
+// Every block without a language, or marked `text` or `json`, and every block
+// holding a `$ ladder` line, must carry one of the markers, so no example
+// output escapes the test.
+func TestDocsExamplesMatchOutput(t *testing.T) {
+	root := repositoryRoot(t)
+	files := []string{filepath.Join(root, "README.md")}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, docs...)
+	checked := 0
+	outputs := map[string][]string{} // by directory and command: many blocks show one run
+	for _, path := range files {
+		rel, _ := filepath.Rel(root, path)
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, err := docBlocks(string(text))
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			continue
+		}
+		for _, b := range blocks {
+			where := fmt.Sprintf("%s:%d", rel, b.line)
+			if b.marker == "" {
+				if b.needsMarker() {
+					t.Errorf("%s: example output without a marker: put <!-- ladder ARGS --> (or <!-- not checked: why -->) on the line before the block", where)
+				}
+				continue
+			}
+			if strings.HasPrefix(b.marker, "not checked:") {
+				if strings.TrimSpace(strings.TrimPrefix(b.marker, "not checked:")) == "" {
+					t.Errorf("%s: <!-- not checked: --> needs a reason", where)
+				}
+				continue
+			}
+			checked++
+			t.Run(where, func(t *testing.T) {
+				want, got, err := b.run(t, root, outputs)
+				if err != nil {
+					t.Fatalf("%s: <!-- %s -->: %v", where, b.marker, err)
+				}
+				if n, msg := matchExample(want, got); n >= 0 {
+					// The block's lines start on the line after the fence,
+					// and after the `$ ladder` line when it shows one.
+					line := b.line + 1 + len(b.body) - len(want) + n
+					t.Errorf("%s:%d: the block after <!-- %s --> is not what the tree prints: %s\n"+
+						"Run the command and update the block (TestDocsExamplesMatchOutput has the rules for trimmed blocks).",
+						rel, line, b.marker, msg)
+				}
+			})
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no checked example in README.md or docs/*.md")
+	}
+}
+
+// repositoryRoot is the directory holding go.mod above this package.
+func repositoryRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// docBlock is one fenced block of a Markdown file.
+type docBlock struct {
+	line   int    // the opening fence's line, 1-based
+	lang   string // the fence's info string
+	marker string // the HTML comment on the line before the fence, trimmed; "" if none
+	body   []string
+}
+
+var (
+	fenceLine  = regexp.MustCompile("^(\\s*)```\\s*([A-Za-z0-9_-]*)\\s*$")
+	markerLine = regexp.MustCompile(`^\s*<!--\s*(.*?)\s*-->\s*$`)
+)
+
+// docBlocks returns the fenced blocks of a Markdown text.
+func docBlocks(text string) ([]docBlock, error) {
+	lines := strings.Split(text, "\n")
+	var blocks []docBlock
+	for i := 0; i < len(lines); i++ {
+		m := fenceLine.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		b := docBlock{line: i + 1, lang: m[2]}
+		if i > 0 {
+			if mm := markerLine.FindStringSubmatch(lines[i-1]); mm != nil {
+				b.marker = mm[1]
+			}
+		}
+		indent := m[1]
+		closed := false
+		for i++; i < len(lines); i++ {
+			if strings.TrimSpace(lines[i]) == "```" {
+				closed = true
+				break
+			}
+			b.body = append(b.body, strings.TrimPrefix(lines[i], indent))
+		}
+		if !closed {
+			return nil, fmt.Errorf("line %d: the block is never closed", b.line)
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
+}
+
+// needsMarker reports whether the block shows output: no language, text or
+// json, or a `$ ladder` line.
+func (b docBlock) needsMarker() bool {
+	switch b.lang {
+	case "", "text", "json":
+		return true
+	}
+	for _, l := range b.body {
+		if strings.HasPrefix(l, "$ ladder ") {
+			return true
+		}
+	}
+	return false
+}
+
+// run carries out the block's marker and returns the block's lines to
+// compare and the output's. outputs holds the commands already run, by
+// directory and command line.
+func (b docBlock) run(t *testing.T, root string, outputs map[string][]string) (want, got []string, err error) {
+	cmd := b.marker
+	dir := root
+	if rest, ok := strings.CutPrefix(cmd, "cd "); ok {
+		d, after, ok := strings.Cut(rest, " && ")
+		if !ok {
+			return nil, nil, fmt.Errorf("write `cd DIR && ladder ARGS`")
+		}
+		dir, cmd = filepath.Join(root, d), after
+	}
+	words, err := shellWords(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	want = b.body
+	switch {
+	case len(words) == 2 && words[0] == "cat":
+		data, err := os.ReadFile(filepath.Join(dir, words[1]))
+		if err != nil {
+			return nil, nil, err
+		}
+		return want, outputLines(string(data)), nil
+	case len(words) >= 2 && words[0] == "ladder":
+	default:
+		return nil, nil, fmt.Errorf("a marker is `ladder ARGS`, `cd DIR && ladder ARGS`, `cat FILE` or `not checked: REASON`")
+	}
+	args := words[1:]
+	withStderr := false
+	if args[len(args)-1] == "2>&1" {
+		withStderr, args = true, args[:len(args)-1]
+	}
+	if len(want) > 0 && strings.HasPrefix(want[0], "$ ") {
+		shown := strings.TrimSpace(want[0][2:])
+		if c := strings.Index(shown, " # "); c >= 0 {
+			shown = strings.TrimSpace(shown[:c])
+		}
+		if wantShown := "ladder " + strings.Join(withoutNow(args), " "); shown != wantShown {
+			return nil, nil, fmt.Errorf("the block shows `%s`, the marker runs `%s`", shown, wantShown)
+		}
+		want = want[1:]
+	}
+	key := dir + "\x00" + cmd
+	if out, ok := outputs[key]; ok {
+		return want, out, nil
+	}
+	t.Chdir(dir)
+	code, stdout, stderr := runLadder(args...)
+	if code == 1 && !withStderr {
+		return nil, nil, fmt.Errorf("exit 1: %s", stderr)
+	}
+	out := stdout
+	if withStderr {
+		out += stderr
+	}
+	outputs[key] = outputLines(out)
+	return want, outputs[key], nil
+}
+
+// withoutNow drops `--now T` (and `--now=T`) from args.
+func withoutNow(args []string) []string {
+	var kept []string
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "--now":
+			i++
+		case strings.HasPrefix(args[i], "--now="):
+		default:
+			kept = append(kept, args[i])
+		}
+	}
+	return kept
+}
+
+// outputLines splits text into lines, without the final newline's empty line.
+func outputLines(text string) []string {
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+}
+
+// shellWords splits s as a shell does words: blanks separate, single and
+// double quotes group (no escapes, no expansion).
+func shellWords(s string) ([]string, error) {
+	var words []string
+	var word strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			word.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, word.String())
+				word.Reset()
+				inWord = false
+			}
+		default:
+			word.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unclosed %c in %q", quote, s)
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	return words, nil
+}
+
+// lineMatches reports whether the block's line doc stands for the output's
+// line out: equal, trailing spaces ignored, or `PREFIX...` for a line that
+// starts with PREFIX.
+func lineMatches(doc, out string) bool {
+	doc, out = strings.TrimRight(doc, " "), strings.TrimRight(out, " ")
+	if prefix, ok := strings.CutSuffix(doc, "..."); ok && strings.TrimSpace(prefix) != "" {
+		return strings.HasPrefix(out, prefix)
+	}
+	return doc == out
+}
+
+// isCut reports whether the block's line is a `...` cut.
+func isCut(doc string) bool { return strings.TrimSpace(doc) == "..." }
+
+// matchExample compares a block with the output by the rules of
+// TestDocsExamplesMatchOutput. It returns -1 when they agree, else the index
+// in doc of the first line that differs and a message naming the output's
+// line there.
+func matchExample(doc, out []string) (int, string) {
+	// The runs of lines between cuts, each with its index in doc; each run
+	// must appear whole, in order. The first run starts the output and the
+	// last ends it (either is empty when the block starts or ends with a cut).
+	type run struct {
+		start int
+		lines []string
+	}
+	runs := []run{{start: 0}}
+	for i, l := range doc {
+		if isCut(l) {
+			runs = append(runs, run{start: i + 1})
+			continue
+		}
+		runs[len(runs)-1].lines = append(runs[len(runs)-1].lines, l)
+	}
+	pos := 0
+	for i, r := range runs {
+		first, last := i == 0, i == len(runs)-1
+		at := pos
+		switch {
+		case last:
+			if !first && len(out)-len(r.lines) > at {
+				at = len(out) - len(r.lines)
+			}
+		case !first:
+			at = find(r.lines, out, pos)
+			if at < 0 {
+				// Report against the position that matches the most lines.
+				at, most := pos, -1
+				for p := pos; p < len(out); p++ {
+					n := 0
+					for n < len(r.lines) && p+n < len(out) && lineMatches(r.lines[n], out[p+n]) {
+						n++
+					}
+					if n > most {
+						at, most = p, n
+					}
+				}
+				n, msg := firstDifference(r.lines, out, at)
+				return r.start + n, fmt.Sprintf("not found in order after the output's line %d; nearest: %s", pos, msg)
+			}
+		}
+		if n, msg := firstDifference(r.lines, out, at); n >= 0 {
+			return r.start + n, msg
+		}
+		pos = at + len(r.lines)
+	}
+	if pos < len(out) && (len(doc) == 0 || !isCut(doc[len(doc)-1])) {
+		return len(doc), fmt.Sprintf("the block ends where the output goes on with its line %d %q", pos+1, out[pos])
+	}
+	return -1, ""
+}
+
+// find returns the first position at or after from where run matches out,
+// or -1.
+func find(run, out []string, from int) int {
+	for p := from; p+len(run) <= len(out); p++ {
+		if n, _ := firstDifference(run, out, p); n < 0 {
+			return p
+		}
+	}
+	return -1
+}
+
+// firstDifference compares run with out from position at. It returns -1 when
+// run matches there, else the index in run of the first line that differs
+// and a message naming both lines.
+func firstDifference(run, out []string, at int) (int, string) {
+	for n, l := range run {
+		if at+n >= len(out) {
+			return n, fmt.Sprintf("the block has %q where the output has ended (after %d lines)", l, len(out))
+		}
+		if !lineMatches(l, out[at+n]) {
+			return n, fmt.Sprintf("the block has\n\t%q\nwhere the output's line %d is\n\t%q", l, at+n+1, out[at+n])
+		}
+	}
+	return -1, ""
+}
+
+func TestMatchExample(t *testing.T) {
+	out := []string{"Scenario workshop: succeeded after 36m42s", "  note: 13 Service", "", "HOP  STEP", "1.31 pre-checks   ", "1.31 control-plane", "", "NODES"}
+	for _, tc := range []struct {
+		name string
+		doc  []string
+		line int // the block's first differing line, -1 for none
+	}{
+		{"the whole output", out, -1},
+		{"trailing spaces ignored", append(append([]string{}, out[:4]...), "1.31 pre-checks", "1.31 control-plane   ", "", "NODES"), -1},
+		{"a cut between runs", []string{"Scenario workshop: succeeded after 36m42s", "...", "1.31 pre-checks", "1.31 control-plane", "..."}, -1},
+		{"a cut at the start", []string{"...", "NODES"}, -1},
+		{"a cut standing for nothing", []string{"Scenario workshop: succeeded after 36m42s", "...", "  note: 13 Service", "..."}, -1},
+		{"a line cut short", []string{"Scenario workshop: succeeded after...", "..."}, -1},
+		{"a time that differs", []string{"Scenario workshop: succeeded after 36m40s", "..."}, 0},
+		{"a time that differs after a cut", []string{"Scenario workshop: succeeded after 36m42s", "...", "HOP  STEP", "1.31 control-plane", "..."}, 3},
+		{"runs out of order", []string{"...", "1.31 control-plane", "...", "1.31 pre-checks", "..."}, 3},
+		{"the block stops early", out[:5], 5},
+		{"the output stops early", append(append([]string{}, out...), "ip-10-0-1-1"), 8},
+		{"the last run must end the output", []string{"...", "HOP  STEP"}, 1},
+		{"a cut short line must start the same", []string{"Scenario karpenter-drift...", "..."}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line, msg := matchExample(tc.doc, out)
+			if line != tc.line {
+				t.Errorf("first differing line %d (%s), want %d", line, msg, tc.line)
+			}
+			if line >= 0 && msg == "" {
+				t.Error("a difference without a message")
+			}
+		})
+	}
+}
+
+func TestDocBlocksMarkers(t *testing.T) {
+	blocks, err := docBlocks("text\n<!-- ladder rehearse -->\n```\nScenario\n```\n\n```sh\nmake test\n```\n  <!-- not checked: a lab -->\n  ```text\n  $ ladder lab up\n  ```\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 3 {
+		t.Fatalf("%d blocks, want 3", len(blocks))
+	}
+	for i, want := range []struct {
+		line        int
+		marker      string
+		body        string
+		needsMarker bool
+	}{
+		{3, "ladder rehearse", "Scenario", true},
+		{7, "", "make test", false},
+		{11, "not checked: a lab", "$ ladder lab up", true},
+	} {
+		b := blocks[i]
+		if b.line != want.line || b.marker != want.marker || strings.Join(b.body, "\n") != want.body || b.needsMarker() != want.needsMarker {
+			t.Errorf("block %d: line %d, marker %q, body %q, needs a marker %v; want %+v", i, b.line, b.marker, b.body, b.needsMarker(), want)
+		}
+	}
+	if _, err := docBlocks("```\nopen\n"); err == nil {
+		t.Error("an unclosed block is not reported")
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	got, err := shellWords(`ladder check -f shop.yaml --set 'a=b c' --values "x y.yaml"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ladder", "check", "-f", "shop.yaml", "--set", "a=b c", "--values", "x y.yaml"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if _, err := shellWords(`ladder 'open`); err == nil {
+		t.Error("an unclosed quote is not reported")
+	}
+}
+
+// TestArchitectureMap holds docs/architecture.md to the tree: the packages
+// it lists exist and every package of the tree is listed, and each function
+// of "Where is X decided" is declared in the file named beside it. When it
+// fails, the code moved: update the page.
+func TestArchitectureMap(t *testing.T) {
+	root := repositoryRoot(t)
+	text, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	packages, decisions := architectureTables(string(text))
+	if len(packages) == 0 || len(decisions) == 0 {
+		t.Fatal("docs/architecture.md: no package table or no \"Where is X decided\" table")
+	}
+
+	tree, err := goPackages(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range packages {
+		if !slices.Contains(tree, p) {
+			t.Errorf("docs/architecture.md lists package %s, which the tree does not have: remove or rename it", p)
+		}
+	}
+	for _, p := range tree {
+		if !slices.Contains(packages, p) {
+			t.Errorf("package %s is not in docs/architecture.md's package table: add a row saying what it decides", p)
+		}
+	}
+
+	for _, d := range decisions {
+		decls, err := funcDecls(filepath.Join(root, d.file))
+		if err != nil {
+			t.Errorf("docs/architecture.md, %q: %v", d.question, err)
+			continue
+		}
+		if !slices.Contains(decls, d.function) {
+			t.Errorf("docs/architecture.md, %q: %s declares no %s (it declares %s): update the row to where it is decided now",
+				d.question, d.file, d.function, strings.Join(decls, ", "))
+		}
+	}
+}
+
+// decision is a row of "Where is X decided".
+type decision struct{ question, file, function string }
+
+var (
+	packageRow  = regexp.MustCompile("^\\| `([^`]+)` \\|")
+	decisionRow = regexp.MustCompile("^\\| *(.*?) *\\| *`([^`]+)` *\\| *`([^`]+)` *\\|")
+)
+
+// architectureTables reads the package table (rows `| \`pkg\` | ... |`) and
+// the decision table (rows `| question | \`file\` | \`function\` |`) of
+// docs/architecture.md.
+func architectureTables(text string) (packages []string, decisions []decision) {
+	section := ""
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "## ") {
+			section = strings.TrimPrefix(line, "## ")
+			continue
+		}
+		switch section {
+		case "Packages":
+			if m := packageRow.FindStringSubmatch(line); m != nil {
+				packages = append(packages, m[1])
+			}
+		case "Where is X decided":
+			if m := decisionRow.FindStringSubmatch(line); m != nil {
+				decisions = append(decisions, decision{question: m[1], file: m[2], function: m[3]})
+			}
+		}
+	}
+	return packages, decisions
+}
+
+// goPackages lists the directories under cmd/ and internal/ holding non-test
+// Go files, relative to root, testdata left out.
+func goPackages(root string) ([]string, error) {
+	var pkgs []string
+	for _, top := range []string{"cmd", "internal"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			rel, err := filepath.Rel(root, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			if rel = filepath.ToSlash(rel); !slices.Contains(pkgs, rel) {
+				pkgs = append(pkgs, rel)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return pkgs, nil
+}
+
+// funcDecls parses a Go file and names its functions as the page writes
+// them: `Name`, `Type.Name` for a value receiver, `(*Type).Name` for a
+// pointer receiver.
+func funcDecls(path string) ([]string, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		name := fn.Name.Name
+		if fn.Recv != nil && len(fn.Recv.List) == 1 {
+			typ := fn.Recv.List[0].Type
+			if idx, ok := typ.(*ast.IndexExpr); ok { // a generic receiver, T[K]
+				typ = idx.X
+			}
+			switch r := typ.(type) {
+			case *ast.StarExpr:
+				if id, ok := r.X.(*ast.Ident); ok {
+					name = fmt.Sprintf("(*%s).%s", id.Name, name)
+				}
+			case *ast.Ident:
+				name = r.Name + "." + name
+			}
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+func TestFuncDeclsNamesReceivers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.go")
+	src := "package x\n\ntype T struct{}\n\nfunc F() {}\nfunc (T) V() {}\nfunc (t *T) P() {}\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := funcDecls(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"F", "T.V", "(*T).P"}; !slices.Equal(got, want) {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
