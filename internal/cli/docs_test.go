@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,6 +97,86 @@ func TestDocsExamplesMatchOutput(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no checked example in README.md or docs/*.md")
 	}
+}
+
+// TestDocsCommandLinesParse: every `ladder ...` command line in a `sh` block
+// of README.md and docs/*.md names a command that exists and flags it takes
+// (parsed, not run: they read clusters and files the reader has). A line
+// may pipe into ladder or out of it, and end with a `# comment`.
+func TestDocsCommandLinesParse(t *testing.T) {
+	root := repositoryRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, path := range append([]string{filepath.Join(root, "README.md")}, files...) {
+		rel, _ := filepath.Rel(root, path)
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, err := docBlocks(string(text))
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			continue
+		}
+		for _, b := range blocks {
+			if b.lang != "sh" {
+				continue
+			}
+			for i, line := range b.body {
+				for _, cmd := range ladderCommands(line) {
+					lines++
+					if err := parseCommandLine(cmd); err != nil {
+						t.Errorf("%s:%d: `%s`: %v", rel, b.line+1+i, cmd, err)
+					}
+				}
+			}
+		}
+	}
+	if lines == 0 {
+		t.Fatal("no ladder command line in a sh block")
+	}
+}
+
+// ladderCommands returns the `ladder ...` commands of a shell line: each
+// part of a pipeline that starts with ladder, without its redirections and
+// the line's comment.
+func ladderCommands(line string) []string {
+	if c := strings.Index(line, " #"); c >= 0 {
+		line = line[:c]
+	}
+	var cmds []string
+	for _, part := range strings.Split(line, "|") {
+		part = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(part), "$ "))
+		if !strings.HasPrefix(part, "ladder ") {
+			continue
+		}
+		if r := strings.IndexAny(part, "<>"); r >= 0 {
+			part = strings.TrimSuffix(strings.TrimSpace(part[:r]), " 2")
+		}
+		cmds = append(cmds, part)
+	}
+	return cmds
+}
+
+// parseCommandLine finds cmd's command in the command tree and parses its
+// flags, without running it.
+func parseCommandLine(cmd string) error {
+	words, err := shellWords(cmd)
+	if err != nil {
+		return err
+	}
+	root, _ := newRootCommand(io.Discard, io.Discard)
+	c, args, err := root.Find(words[1:])
+	if err != nil {
+		return err
+	}
+	if c == root {
+		return fmt.Errorf("no command %q", words[1])
+	}
+	return c.ParseFlags(args)
 }
 
 // repositoryRoot is the directory holding go.mod above this package.
@@ -617,5 +698,25 @@ func TestFuncDeclsNamesReceivers(t *testing.T) {
 	}
 	if want := []string{"F", "T.V", "(*T).P"}; !slices.Equal(got, want) {
 		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+func TestLadderCommands(t *testing.T) {
+	for line, want := range map[string][]string{
+		"ladder check -f ./manifests --target 1.32 -o sarif > ladder.sarif   # CI": {"ladder check -f ./manifests --target 1.32 -o sarif"},
+		"helm template shop ./chart | ladder check -f - --target 1.32":             {"ladder check -f - --target 1.32"},
+		"$ ladder inventory 2>/dev/null":                                           {"ladder inventory"},
+		"kubectl get nodes":                                                        nil,
+		"go run ./cmd/ladder rehearse":                                             nil,
+	} {
+		if got := ladderCommands(line); !slices.Equal(got, want) {
+			t.Errorf("ladderCommands(%q) = %q, want %q", line, got, want)
+		}
+	}
+	if err := parseCommandLine("ladder check --no-such-flag"); err == nil {
+		t.Error("an unknown flag parses")
+	}
+	if err := parseCommandLine("ladder nothing"); err == nil {
+		t.Error("an unknown command parses")
 	}
 }
