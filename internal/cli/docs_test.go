@@ -39,31 +39,20 @@ import (
 //   - a line ending in `...` stands for one output line that starts with the
 //     text before the `...`.
 //
+// Exit status 2 (findings, a failed rehearsal) is output like any other; exit
+// status 1 (Ladder could not run) fails the block unless the marker ends
+// with 2>&1, which shows the error.
+//
 // Every block without a language, or marked `text` or `json`, and every block
 // holding a `$ ladder` line, must carry one of the markers, so no example
 // output escapes the test.
 func TestDocsExamplesMatchOutput(t *testing.T) {
 	root := repositoryRoot(t)
-	files := []string{filepath.Join(root, "README.md")}
-	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, docs...)
 	checked := 0
 	outputs := map[string][]string{} // by directory and command: many blocks show one run
-	for _, path := range files {
-		rel, _ := filepath.Rel(root, path)
-		text, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		blocks, err := docBlocks(string(text))
-		if err != nil {
-			t.Errorf("%s: %v", rel, err)
-			continue
-		}
-		for _, b := range blocks {
+	for _, f := range readDocs(t, root) {
+		rel := f.rel
+		for _, b := range f.blocks {
 			where := fmt.Sprintf("%s:%d", rel, b.line)
 			if b.marker == "" {
 				if b.needsMarker() {
@@ -104,24 +93,9 @@ func TestDocsExamplesMatchOutput(t *testing.T) {
 // (parsed, not run: they read clusters and files the reader has). A line
 // may pipe into ladder or out of it, and end with a `# comment`.
 func TestDocsCommandLinesParse(t *testing.T) {
-	root := repositoryRoot(t)
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	lines := 0
-	for _, path := range append([]string{filepath.Join(root, "README.md")}, files...) {
-		rel, _ := filepath.Rel(root, path)
-		text, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		blocks, err := docBlocks(string(text))
-		if err != nil {
-			t.Errorf("%s: %v", rel, err)
-			continue
-		}
-		for _, b := range blocks {
+	for _, f := range readDocs(t, repositoryRoot(t)) {
+		for _, b := range f.blocks {
 			if b.lang != "sh" {
 				continue
 			}
@@ -129,7 +103,7 @@ func TestDocsCommandLinesParse(t *testing.T) {
 				for _, cmd := range ladderCommands(line) {
 					lines++
 					if err := parseCommandLine(cmd); err != nil {
-						t.Errorf("%s:%d: `%s`: %v", rel, b.line+1+i, cmd, err)
+						t.Errorf("%s:%d: `%s`: %v", f.rel, b.line+1+i, cmd, err)
 					}
 				}
 			}
@@ -177,6 +151,36 @@ func parseCommandLine(cmd string) error {
 		return fmt.Errorf("no command %q", words[1])
 	}
 	return c.ParseFlags(args)
+}
+
+// docFile is a Markdown file of the documentation and its fenced blocks.
+type docFile struct {
+	rel    string // the path from the repository root
+	blocks []docBlock
+}
+
+// readDocs reads README.md and docs/*.md.
+func readDocs(t *testing.T, root string) []docFile {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []docFile
+	for _, path := range append([]string{filepath.Join(root, "README.md")}, paths...) {
+		rel, _ := filepath.Rel(root, path)
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, err := docBlocks(string(text))
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			continue
+		}
+		docs = append(docs, docFile{rel: rel, blocks: blocks})
+	}
+	return docs
 }
 
 // repositoryRoot is the directory holding go.mod above this package.
