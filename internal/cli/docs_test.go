@@ -417,25 +417,22 @@ func matchExample(doc, out []string) (int, string) {
 		first, last := i == 0, i == len(runs)-1
 		at := pos
 		switch {
-		case last:
-			if !first && len(out)-len(r.lines) > at {
+		case last && !first:
+			// The last run ends the output.
+			if len(out)-len(r.lines) > at {
 				at = len(out) - len(r.lines)
 			}
-		case !first:
-			at = find(r.lines, out, pos)
-			if at < 0 {
-				// Report against the position that matches the most lines.
-				at, most := pos, -1
-				for p := pos; p < len(out); p++ {
-					n := 0
-					for n < len(r.lines) && p+n < len(out) && lineMatches(r.lines[n], out[p+n]) {
-						n++
-					}
-					if n > most {
-						at, most = p, n
-					}
+			if n, _ := firstDifference(r.lines, out, at); n >= 0 {
+				near := nearest(r.lines, out, pos)
+				n, msg := firstDifference(r.lines, out, near)
+				if n < 0 { // the lines are there, but more output follows them
+					n, msg = len(r.lines)-1, fmt.Sprintf("the output goes on after this line with its line %d %q", near+len(r.lines)+1, out[near+len(r.lines)])
 				}
-				n, msg := firstDifference(r.lines, out, at)
+				return r.start + n, fmt.Sprintf("the block's last lines do not end the output; nearest: %s", msg)
+			}
+		case !first:
+			if at = find(r.lines, out, pos); at < 0 {
+				n, msg := firstDifference(r.lines, out, nearest(r.lines, out, pos))
 				return r.start + n, fmt.Sprintf("not found in order after the output's line %d; nearest: %s", pos, msg)
 			}
 		}
@@ -459,6 +456,22 @@ func find(run, out []string, from int) int {
 		}
 	}
 	return -1
+}
+
+// nearest returns the position at or after from where the most of run's
+// first lines match out, to report a difference against.
+func nearest(run, out []string, from int) int {
+	at, most := from, -1
+	for p := from; p < len(out); p++ {
+		n := 0
+		for n < len(run) && p+n < len(out) && lineMatches(run[n], out[p+n]) {
+			n++
+		}
+		if n > most {
+			at, most = p, n
+		}
+	}
+	return at
 }
 
 // firstDifference compares run with out from position at. It returns -1 when
