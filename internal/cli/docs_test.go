@@ -508,6 +508,7 @@ func TestMatchExample(t *testing.T) {
 		{"the block stops early", out[:5], 5},
 		{"the output stops early", append(append([]string{}, out...), "ip-10-0-1-1"), 8},
 		{"the last run must end the output", []string{"...", "HOP  STEP"}, 1},
+		{"a blank line missing before the last run", []string{"...", "1.31 control-plane", "NODES"}, 2},
 		{"a cut short line must start the same", []string{"Scenario karpenter-drift...", "..."}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
