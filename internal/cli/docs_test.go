@@ -607,6 +607,57 @@ func TestArchitectureMap(t *testing.T) {
 	}
 }
 
+// TestDocsNameTestsThatExist: every Test or Benchmark function README.md
+// and docs/*.md name in backquotes — the performance table's benchmarks, the
+// tests that hold a claim — is declared in a _test.go file of the tree, so
+// renaming one tells you to update the page that cites it.
+func TestDocsNameTestsThatExist(t *testing.T) {
+	root := repositoryRoot(t)
+	declared := map[string]bool{}
+	err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil {
+				declared[fn.Name.Name] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile("`((?:Test|Benchmark|Fuzz)[A-Z0-9][A-Za-z0-9_]*)`")
+	paths, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cited := 0
+	for _, path := range append([]string{filepath.Join(root, "README.md")}, paths...) {
+		rel, _ := filepath.Rel(root, path)
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(text), "\n") {
+			for _, m := range named.FindAllStringSubmatch(line, -1) {
+				cited++
+				if !declared[m[1]] {
+					t.Errorf("%s:%d names %s, which no _test.go file declares: update the page to the test's name now", rel, i+1, m[1])
+				}
+			}
+		}
+	}
+	if cited == 0 {
+		t.Fatal("the docs name no test or benchmark")
+	}
+}
+
 // decision is a row of "Where is X decided".
 type decision struct{ question, file, function string }
 
