@@ -156,6 +156,7 @@ func parseCommandLine(cmd string) error {
 // docFile is a Markdown file of the documentation and its fenced blocks.
 type docFile struct {
 	rel    string // the path from the repository root
+	text   string
 	blocks []docBlock
 }
 
@@ -178,7 +179,7 @@ func readDocs(t *testing.T, root string) []docFile {
 			t.Errorf("%s: %v", rel, err)
 			continue
 		}
-		docs = append(docs, docFile{rel: rel, blocks: blocks})
+		docs = append(docs, docFile{rel: rel, text: string(text), blocks: blocks})
 	}
 	return docs
 }
@@ -633,22 +634,13 @@ func TestDocsNameTestsThatExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	named := regexp.MustCompile("`((?:Test|Benchmark|Fuzz)[A-Z0-9][A-Za-z0-9_]*)`")
-	paths, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cited := 0
-	for _, path := range append([]string{filepath.Join(root, "README.md")}, paths...) {
-		rel, _ := filepath.Rel(root, path)
-		text, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, line := range strings.Split(string(text), "\n") {
+	for _, f := range readDocs(t, root) {
+		for i, line := range strings.Split(f.text, "\n") {
 			for _, m := range named.FindAllStringSubmatch(line, -1) {
 				cited++
 				if !declared[m[1]] {
-					t.Errorf("%s:%d names %s, which no _test.go file declares: update the page to the test's name now", rel, i+1, m[1])
+					t.Errorf("%s:%d names %s, which no _test.go file declares: update the page to the test's name now", f.rel, i+1, m[1])
 				}
 			}
 		}
