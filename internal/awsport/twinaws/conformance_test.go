@@ -2,6 +2,7 @@ package twinaws
 
 import (
 	"context"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"testing"
 	"time"
 
@@ -84,4 +85,34 @@ func (c *twinCluster) Wait(ctx context.Context, timeout time.Duration, cond kube
 // TestEKSConformance runs the EKS port's conformance suite on the twins.
 func TestEKSConformance(t *testing.T) {
 	conformance.RunEKS(t, eksHarness{})
+}
+
+type amiEnv struct{ *AMIs }
+
+func (e amiEnv) Images() awsport.Images         { return e.AMIs }
+func (e amiEnv) Parameters() awsport.Parameters { return e.AMIs }
+func (amiEnv) Minor() string                    { return "1.31" }
+
+// TestAMIConformance runs the AMI suite on the catalog, at t0.
+func TestAMIConformance(t *testing.T) {
+	conformance.RunAMI(t, amiEnv{NewAMIs(func() time.Time { return t0 })})
+}
+
+// The twin publishes an AMI only once it is released: on t0 the
+// recommended 1.31 AMI is the seed's v20260320 release, before it the
+// v20260220 one.
+func TestRecommendedFollowsTheClock(t *testing.T) {
+	name := "/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/standard/recommended/image_id"
+	for _, c := range []struct {
+		at   time.Time
+		want string
+	}{
+		{t0, "ami-0c4dea04571b1b508"},
+		{time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), "ami-9611a9490b074d3c1"},
+	} {
+		out, err := NewAMIs(func() time.Time { return c.at }).GetParameter(context.Background(), &ssm.GetParameterInput{Name: &name})
+		if err != nil || *out.Parameter.Value != c.want {
+			t.Errorf("at %s: %v, %v; want %s", c.at.Format(time.DateOnly), out, err, c.want)
+		}
+	}
 }
