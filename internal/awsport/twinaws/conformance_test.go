@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -115,4 +116,38 @@ func TestRecommendedFollowsTheClock(t *testing.T) {
 			t.Errorf("at %s: %v, %v; want %s", c.at.Format(time.DateOnly), out, err, c.want)
 		}
 	}
+}
+
+// asgCluster is two self-managed node groups of two nodes each, on the
+// 1.30 AMI of the seed.
+type asgCluster struct {
+	api  *AutoScaling
+	port *twinport.Port
+}
+
+type asgHarness struct{}
+
+func (asgHarness) NewAutoScalingEnv(t *testing.T) conformance.AutoScalingEnv {
+	eng := sim.New(t0, 1)
+	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
+	cloud := ec2.New("us-west-2", zones, eng.Rand())
+	a := asg.New(eng, kc, worker.New(eng, kc, cloud, worker.Timings{}), asg.Options{InstanceTypes: catalog.InstanceTypes(), Zones: zones})
+	for _, name := range []string{"workers-b", "workers-a"} {
+		if err := a.Create(asg.Spec{Name: name, InstanceType: "m5.large", Desired: 2, Min: 2, Max: 4,
+			LaunchTemplate: asg.LaunchTemplate{Name: name, Version: "1", ImageID: "ami-0f676a166352f02ab"}}, 24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &asgCluster{api: NewAutoScaling(eng, a), port: twinport.New(kc, twinport.Options{})}
+}
+
+func (c *asgCluster) AutoScaling() awsport.AutoScaling { return c.api }
+func (c *asgCluster) Groups() [2]string                { return [2]string{"workers-b", "workers-a"} }
+func (c *asgCluster) Wait(ctx context.Context, timeout time.Duration, cond kubeport.Condition) error {
+	return c.port.Wait(ctx, timeout, cond)
+}
+
+// TestAutoScalingConformance runs the Auto Scaling suite on the twin.
+func TestAutoScalingConformance(t *testing.T) {
+	conformance.RunAutoScaling(t, asgHarness{})
 }
