@@ -13,7 +13,6 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/ladder-eks/ladder/internal/awsport"
-	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 )
 
@@ -28,7 +27,6 @@ const (
 // self-managed node groups, their instance refreshes (semantics.md §C,
 // aws-apis.md §3.3) and terminating lifecycle hooks (§3.4).
 type AutoScaling struct {
-	eng *sim.Engine
 	asg *asg.ASG
 	// past are the refreshes each group finished before its current one,
 	// newest first: the twin keeps only a group's last refresh.
@@ -38,8 +36,8 @@ type AutoScaling struct {
 var _ awsport.AutoScaling = (*AutoScaling)(nil)
 
 // NewAutoScaling returns the Auto Scaling port of the twin a.
-func NewAutoScaling(eng *sim.Engine, a *asg.ASG) *AutoScaling {
-	return &AutoScaling{eng: eng, asg: a, past: map[string][]asgtypes.InstanceRefresh{}}
+func NewAutoScaling(a *asg.ASG) *AutoScaling {
+	return &AutoScaling{asg: a, past: map[string][]asgtypes.InstanceRefresh{}}
 }
 
 // asgError is an Auto Scaling error as the SDK returns it: a modelled

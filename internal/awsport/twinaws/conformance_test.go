@@ -138,7 +138,7 @@ func (asgHarness) NewAutoScalingEnv(t *testing.T) conformance.AutoScalingEnv {
 			t.Fatal(err)
 		}
 	}
-	return &asgCluster{api: NewAutoScaling(eng, a), port: twinport.New(kc, twinport.Options{})}
+	return &asgCluster{api: NewAutoScaling(a), port: twinport.New(kc, twinport.Options{})}
 }
 
 func (c *asgCluster) AutoScaling() awsport.AutoScaling { return c.api }
