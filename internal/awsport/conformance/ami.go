@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -32,22 +31,11 @@ type AMIEnv interface {
 // RunAMI runs the AMI suite (EC2 DescribeImages, SSM GetParameter(s),
 // aws-apis.md §4, §5) against env.
 func RunAMI(t *testing.T, env AMIEnv) {
-	for _, c := range []struct {
-		name string
-		run  func(ctx context.Context, env AMIEnv) error
-	}{
+	runCases(t, []namedCase[AMIEnv]{
 		{"ami/recommended-parameter-is-an-image", amiRecommended},
 		{"ami/not-found", amiNotFound},
 		{"ami/name-filter-pagination", amiPagination},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-			defer cancel()
-			if err := c.run(ctx, env); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	}, false, func(*testing.T) AMIEnv { return env })
 }
 
 func al2023Parameter(minor string) string {

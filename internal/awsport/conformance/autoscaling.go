@@ -33,24 +33,12 @@ type AutoScalingEnv interface {
 
 // RunAutoScaling runs the Auto Scaling suite against h.
 func RunAutoScaling(t *testing.T, h AutoScalingHarness) {
-	for _, c := range []struct {
-		name string
-		run  func(ctx context.Context, env AutoScalingEnv) error
-	}{
+	runCases(t, []namedCase[AutoScalingEnv]{
 		{"autoscaling/unknown-group", asgUnknown},
 		{"autoscaling/instance-refresh", asgRefresh},
 		{"autoscaling/lifecycle-hooks", asgHooks},
 		{"autoscaling/pagination", asgPagination},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-			defer cancel()
-			if err := c.run(ctx, h.NewAutoScalingEnv(t)); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	}, true, h.NewAutoScalingEnv)
 }
 
 func wantCode(call string, err error, code string) error {
