@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/ladder-eks/ladder/internal/awsport"
@@ -26,7 +28,13 @@ type AutoScalingHarness interface {
 // with instances in service and no lifecycle hook.
 type AutoScalingEnv interface {
 	AutoScaling() awsport.AutoScaling
+	// LaunchTemplates are the account's EC2 launch templates, among them
+	// the groups'.
+	LaunchTemplates() awsport.LaunchTemplates
 	Groups() [2]string
+	// NextImage is an AMI the groups' instances can boot, other than the
+	// one they run.
+	NextImage() string
 	// Wait is kubeport.Port.Wait (see EKSEnv).
 	Wait(ctx context.Context, timeout time.Duration, cond kubeport.Condition) error
 }
@@ -37,6 +45,7 @@ func RunAutoScaling(t *testing.T, h AutoScalingHarness) {
 		{"autoscaling/unknown-group", asgUnknown},
 		{"autoscaling/instance-refresh", asgRefresh},
 		{"autoscaling/lifecycle-hooks", asgHooks},
+		{"autoscaling/new-image-by-launch-template", asgNewImage},
 		{"autoscaling/pagination", asgPagination},
 	}, true, h.NewAutoScalingEnv)
 }
@@ -208,4 +217,69 @@ func asgPagination(ctx context.Context, env AutoScalingEnv) error {
 	}
 	_, err := api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{NextToken: aws.String("not-a-token")})
 	return wantCode("DescribeAutoScalingGroups with a foreign token", err, "InvalidNextToken")
+}
+
+// asgNewImage: how a self-managed group gets a new AMI — a new launch
+// template version with the image (SourceVersion copies the rest; the same
+// ClientToken returns the same version), then an instance refresh to
+// $Latest; afterwards the group and every instance run that version.
+func asgNewImage(ctx context.Context, env AutoScalingEnv) error {
+	api, lts, group := env.AutoScaling(), env.LaunchTemplates(), env.Groups()[0]
+	g, err := api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil || len(g.AutoScalingGroups) != 1 || g.AutoScalingGroups[0].LaunchTemplate == nil {
+		return fmt.Errorf("DescribeAutoScalingGroups %s: %v, %v; want one group with a launch template", group, g, err)
+	}
+	lt := g.AutoScalingGroups[0].LaunchTemplate
+	_, err = lts.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("missing-template")})
+	if err := wantCode("DescribeLaunchTemplateVersions of a missing template", err, "InvalidLaunchTemplateName.NotFoundException"); err != nil {
+		return err
+	}
+	create := &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: lt.LaunchTemplateName, SourceVersion: lt.Version,
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(env.NextImage())}, ClientToken: aws.String("conformance-new-image")}
+	created, err := lts.CreateLaunchTemplateVersion(ctx, create)
+	if err != nil {
+		return fmt.Errorf("CreateLaunchTemplateVersion: %w", err)
+	}
+	v := created.LaunchTemplateVersion
+	if aws.ToString(v.LaunchTemplateData.ImageId) != env.NextImage() || fmt.Sprint(aws.ToInt64(v.VersionNumber)) == aws.ToString(lt.Version) {
+		return fmt.Errorf("created version %d with image %s, want a new version with %s", aws.ToInt64(v.VersionNumber), aws.ToString(v.LaunchTemplateData.ImageId), env.NextImage())
+	}
+	again, err := lts.CreateLaunchTemplateVersion(ctx, create)
+	if err != nil || aws.ToInt64(again.LaunchTemplateVersion.VersionNumber) != aws.ToInt64(v.VersionNumber) {
+		return fmt.Errorf("the same ClientToken again: %v, %v; want version %d", again, err, aws.ToInt64(v.VersionNumber))
+	}
+	latest, err := lts.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: lt.LaunchTemplateName, Versions: []string{"$Latest"}})
+	if err != nil || len(latest.LaunchTemplateVersions) != 1 || aws.ToInt64(latest.LaunchTemplateVersions[0].VersionNumber) != aws.ToInt64(v.VersionNumber) {
+		return fmt.Errorf("$Latest: %v, %v; want version %d", latest, err, aws.ToInt64(v.VersionNumber))
+	}
+	out, err := api.StartInstanceRefresh(ctx, &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: &group,
+		DesiredConfiguration: &asgtypes.DesiredConfiguration{LaunchTemplate: &asgtypes.LaunchTemplateSpecification{LaunchTemplateName: lt.LaunchTemplateName, Version: aws.String("$Latest")}},
+		Preferences:          &asgtypes.RefreshPreferences{MinHealthyPercentage: aws.Int32(50), InstanceWarmup: aws.Int32(60)}})
+	if err != nil {
+		return fmt.Errorf("StartInstanceRefresh to $Latest: %w", err)
+	}
+	err = env.Wait(ctx, updateTimeout, func(ctx context.Context) (bool, error) {
+		d, err := api.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: &group, InstanceRefreshIds: []string{aws.ToString(out.InstanceRefreshId)}})
+		if err != nil || len(d.InstanceRefreshes) != 1 {
+			return false, err
+		}
+		return d.InstanceRefreshes[0].Status == asgtypes.InstanceRefreshStatusSuccessful, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the refresh to $Latest: %w", err)
+	}
+	g, err = api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil {
+		return err
+	}
+	want := fmt.Sprint(aws.ToInt64(v.VersionNumber))
+	if got := aws.ToString(g.AutoScalingGroups[0].LaunchTemplate.Version); got != want {
+		return fmt.Errorf("group's launch template version %s after the refresh, want %s", got, want)
+	}
+	for _, in := range g.AutoScalingGroups[0].Instances {
+		if got, img := aws.ToString(in.LaunchTemplate.Version), aws.ToString(in.ImageId); got != want || img != env.NextImage() {
+			return fmt.Errorf("instance %s runs launch template version %s, image %s after the refresh, want %s and %s", aws.ToString(in.InstanceId), got, img, want, env.NextImage())
+		}
+	}
+	return nil
 }

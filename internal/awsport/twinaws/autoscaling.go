@@ -31,13 +31,18 @@ type AutoScaling struct {
 	// past are the refreshes each group finished before its current one,
 	// newest first: the twin keeps only a group's last refresh.
 	past map[string][]asgtypes.InstanceRefresh
+	// templates are the launch template versions the port knows, by
+	// template name, oldest first; ltTokens the versions ClientTokens made
+	// (launchtemplates.go).
+	templates map[string][]ltVersion
+	ltTokens  map[string]ltVersion
 }
 
 var _ awsport.AutoScaling = (*AutoScaling)(nil)
 
 // NewAutoScaling returns the Auto Scaling port of the twin a.
 func NewAutoScaling(a *asg.ASG) *AutoScaling {
-	return &AutoScaling{asg: a, past: map[string][]asgtypes.InstanceRefresh{}}
+	return &AutoScaling{asg: a, past: map[string][]asgtypes.InstanceRefresh{}, templates: map[string][]ltVersion{}, ltTokens: map[string]ltVersion{}}
 }
 
 // asgError is an Auto Scaling error as the SDK returns it: a modelled
@@ -126,6 +131,7 @@ func describeGroup(st asg.GroupStatus) asgtypes.AutoScalingGroup {
 		g.Instances = append(g.Instances, asgtypes.Instance{
 			InstanceId:           ptr(in.ID),
 			InstanceType:         ptr(st.InstanceType),
+			ImageId:              ptr(in.ImageID),
 			AvailabilityZone:     ptr(in.Zone),
 			LifecycleState:       asgtypes.LifecycleState(in.State),
 			HealthStatus:         ptr("Healthy"),
@@ -138,9 +144,11 @@ func describeGroup(st asg.GroupStatus) asgtypes.AutoScalingGroup {
 
 // StartInstanceRefresh implements awsport.AutoScaling: a Rolling refresh
 // with the request's preferences. DesiredConfiguration's launch template
-// becomes the group's before the refresh starts (the twin rolls out the
-// group's own template, as the API does when the refresh succeeds); a
-// refresh already active is InstanceRefreshInProgressFault.
+// version (by name; $Latest, $Default or a number, with the image
+// CreateLaunchTemplateVersion gave it) becomes the group's before the
+// refresh starts (the twin rolls out the group's own template, as the API
+// does when the refresh succeeds); a refresh already active is
+// InstanceRefreshInProgressFault.
 func (a *AutoScaling) StartInstanceRefresh(_ context.Context, in *autoscaling.StartInstanceRefreshInput, _ ...func(*autoscaling.Options)) (*autoscaling.StartInstanceRefreshOutput, error) {
 	name := aws.ToString(in.AutoScalingGroupName)
 	before, err := a.status(name)
@@ -154,7 +162,10 @@ func (a *AutoScaling) StartInstanceRefresh(_ context.Context, in *autoscaling.St
 		return nil, asgError(fmt.Errorf("InstanceRefreshInProgress: An Instance Refresh is already in progress and blocks the execution of this Instance Refresh (group %s)", name))
 	}
 	if dc := in.DesiredConfiguration; dc != nil && dc.LaunchTemplate != nil {
-		lt := asg.LaunchTemplate{Name: aws.ToString(dc.LaunchTemplate.LaunchTemplateName), Version: aws.ToString(dc.LaunchTemplate.Version)}
+		lt, err := a.desiredLaunchTemplate(aws.ToString(dc.LaunchTemplate.LaunchTemplateName), aws.ToString(dc.LaunchTemplate.Version))
+		if err != nil {
+			return nil, err
+		}
 		if err := a.asg.SetLaunchTemplate(name, lt); err != nil {
 			return nil, asgError(err)
 		}

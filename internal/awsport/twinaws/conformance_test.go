@@ -141,8 +141,10 @@ func (asgHarness) NewAutoScalingEnv(t *testing.T) conformance.AutoScalingEnv {
 	return &asgCluster{api: NewAutoScaling(a), port: twinport.New(kc, twinport.Options{})}
 }
 
-func (c *asgCluster) AutoScaling() awsport.AutoScaling { return c.api }
-func (c *asgCluster) Groups() [2]string                { return [2]string{"workers-b", "workers-a"} }
+func (c *asgCluster) AutoScaling() awsport.AutoScaling         { return c.api }
+func (c *asgCluster) LaunchTemplates() awsport.LaunchTemplates { return c.api }
+func (c *asgCluster) NextImage() string                        { return "ami-0c4dea04571b1b508" }
+func (c *asgCluster) Groups() [2]string                        { return [2]string{"workers-b", "workers-a"} }
 func (c *asgCluster) Wait(ctx context.Context, timeout time.Duration, cond kubeport.Condition) error {
 	return c.port.Wait(ctx, timeout, cond)
 }
