@@ -171,7 +171,8 @@ func eksClusterUpdate(ctx context.Context, env EKSEnv) error {
 // eksNodegroupUpdate: after the control plane, a node group's
 // UpdateNodegroupVersion runs to Successful, read with DescribeUpdate and
 // the group's name; without it the update is not found (aws-apis.md
-// §2.6). A second update meanwhile is ResourceInUseException.
+// §2.6). The same clientRequestToken returns the same update; a second
+// update meanwhile is ResourceInUseException.
 func eksNodegroupUpdate(ctx context.Context, env EKSEnv) error {
 	api, cluster := env.EKS(), env.Cluster()
 	to, err := upgradeControlPlane(ctx, env)
@@ -179,11 +180,16 @@ func eksNodegroupUpdate(ctx context.Context, env EKSEnv) error {
 		return err
 	}
 	ng := env.Nodegroups()[0]
-	out, err := api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: &cluster, NodegroupName: &ng})
+	in := &eks.UpdateNodegroupVersionInput{ClusterName: &cluster, NodegroupName: &ng, ClientRequestToken: aws.String("conformance-ng")}
+	out, err := api.UpdateNodegroupVersion(ctx, in)
 	if err != nil {
 		return fmt.Errorf("UpdateNodegroupVersion %s: %w", ng, err)
 	}
 	u := out.Update
+	again, err := api.UpdateNodegroupVersion(ctx, in)
+	if err != nil || aws.ToString(again.Update.Id) != aws.ToString(u.Id) {
+		return fmt.Errorf("UpdateNodegroupVersion with the same clientRequestToken: %v, %v; want update %s", again, err, aws.ToString(u.Id))
+	}
 	if u.Status != ekstypes.UpdateStatusInProgress || u.Type != ekstypes.UpdateTypeVersionUpdate {
 		return fmt.Errorf("accepted node group update: %+v, want InProgress VersionUpdate", u)
 	}
