@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/kubeport"
@@ -135,4 +137,20 @@ func (p *Port) ListNodeClaims(ctx context.Context) ([]karpv1.NodeClaim, error) {
 // PatchNodeClaim implements kubeport.Port.
 func (p *Port) PatchNodeClaim(ctx context.Context, name string, pt types.PatchType, data []byte) (*karpv1.NodeClaim, error) {
 	return patchCR[karpv1.NodeClaim](ctx, p, kubeport.NodeClaims, name, pt, data)
+}
+
+// NewForConfig returns the port of the cluster cfg reaches: a clientset for
+// the core API and, unless opts already has one, a dynamic client for
+// Karpenter's objects.
+func NewForConfig(cfg *rest.Config, opts Options) (*Port, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Dynamic == nil {
+		if opts.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return New(cs, opts), nil
 }

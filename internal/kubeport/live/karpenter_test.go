@@ -2,6 +2,8 @@ package live
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/kubeport"
@@ -69,5 +72,20 @@ func TestKarpenterThroughDynamicClient(t *testing.T) {
 	}
 	if _, err := New(fake.NewClientset(), Options{}).GetNodePool(ctx, "a"); err != errNoDynamic {
 		t.Fatalf("without a dynamic client: %v, want %v", err, errNoDynamic)
+	}
+}
+
+// NewForConfig gives the port a dynamic client: its Karpenter calls reach
+// the API server (here an httptest server answering 404 for every path, as
+// one without Karpenter's CRDs does).
+func TestNewForConfigReachesKarpenter(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	p, err := NewForConfig(&rest.Config{Host: srv.URL}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ListNodePools(context.Background()); !apierrors.IsNotFound(err) {
+		t.Fatalf("ListNodePools against a server without the CRDs: %v, want NotFound", err)
 	}
 }
