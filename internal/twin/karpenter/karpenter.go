@@ -124,13 +124,15 @@ type Karpenter struct {
 	// drifted counts the NodeClaims with a Drifted condition.
 	drifted int
 	// nodeGone holds NodeClaims whose node left the cluster while they
-	// stayed (maybeEmpty); emptyBuf is maybeEmpty's reused list.
+	// stayed (emptiness.mayDisrupt); emptyBuf is its reused list.
 	nodeGone map[*NodeClaim]bool
 	emptyBuf []*NodeClaim
 
 	version string // the control-plane minor Karpenter last discovered
 
-	batch         batcher
+	batch batcher
+	// methods are the disruption controller's, in the order it tries them.
+	methods       []method
 	queue         []*command
 	disrupting    *sim.Trigger
 	emit          func(Event)
@@ -221,6 +223,7 @@ func New(eng *sim.Engine, kc *kube.Cluster, cloud *ec2.Cloud, opts Options) *Kar
 	}
 	k.version = opts.ControlPlaneVersion()
 	k.batch.k = k
+	k.methods = []method{&emptiness{k: k}, &drift{k: k}}
 	k.disrupting = eng.NewTrigger(k.disrupt)
 	kc.OnUnschedulable(k.batch.trigger)
 	kc.OnNodeChange(func(node string) {

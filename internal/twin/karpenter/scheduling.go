@@ -589,8 +589,8 @@ func (f *firstFit) update(nodes []simNode, i int) {
 	}
 }
 
-// check panics unless every tree holds its nodes' room (checkSimBase).
-func (f *firstFit) check(nodes []simNode) {
+// verify reports a tree that does not hold its nodes' room (simBase.verify).
+func (f *firstFit) verify(nodes []simNode) error {
 	for _, t := range f.order {
 		for k := range t.size {
 			cpu, mem := int64(-1), int64(-1)
@@ -598,15 +598,16 @@ func (f *firstFit) check(nodes []simNode) {
 				cpu, mem = room(&nodes[t.pos[k]])
 			}
 			if t.max[t.size+k] != cpu || t.maxMem[t.size+k] != mem {
-				panic(fmt.Sprintf("fit tree: leaf %d holds %d/%d, its node has %d/%d", k, t.max[t.size+k], t.maxMem[t.size+k], cpu, mem))
+				return fmt.Errorf("fit tree: leaf %d holds %d/%d, its node has %d/%d", k, t.max[t.size+k], t.maxMem[t.size+k], cpu, mem)
 			}
 		}
 		for n := t.size - 1; n >= 1; n-- {
 			if t.max[n] != max(t.max[2*n], t.max[2*n+1]) || t.maxMem[n] != max(t.maxMem[2*n], t.maxMem[2*n+1]) {
-				panic(fmt.Sprintf("fit tree: inner %d is not its children's max", n))
+				return fmt.Errorf("fit tree: inner %d is not its children's max", n)
 			}
 		}
 	}
+	return nil
 }
 
 // first returns the first list index at or after from whose node has at
