@@ -6,6 +6,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/disruption"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 // budgetMapping is BuildDisruptionBudgetMapping (semantics.md §A.1b): per
@@ -27,7 +28,7 @@ func (k *Karpenter) budgetMapping(reason karpv1.DisruptionReason) map[string]int
 			continue
 		}
 		numNodes[c.NodePool]++
-		if !c.handle.Ready() || c.markedForDeletion || c.deleting { // IsNodeReady(node)
+		if !kube.IsNodeReady(node) || c.markedForDeletion || c.deleting {
 			disrupting[c.NodePool]++
 		}
 	}

@@ -1,17 +1,21 @@
 package karpenter
 
 import (
-	"sigs.k8s.io/karpenter/pkg/scheduling"
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/ladder-eks/ladder/internal/disruption"
 )
 
 // Drift reasons, in the order they are checked (semantics.md §A.3):
 // static NodePool hash, requirements, then the AWS provider's NodeClass
-// hash and AMI.
+// hash and AMI (disruption.DriftReason).
 const (
-	DriftNodePool     = "NodePoolDrifted"
-	DriftRequirements = "RequirementsDrifted"
-	DriftNodeClass    = "NodeClassDrift"
-	DriftAMI          = "AMIDrift"
+	DriftNodePool     = disruption.NodePoolDrifted
+	DriftRequirements = disruption.RequirementsDrifted
+	DriftNodeClass    = disruption.NodeClassDrift
+	DriftAMI          = disruption.AMIDrift
 )
 
 // evaluateDrift is the nodeclaim disruption controller's drift reconciler,
@@ -42,36 +46,21 @@ func (k *Karpenter) evaluateDriftOf(c *NodeClaim) {
 }
 
 // driftReason returns why a launched NodeClaim no longer matches its
-// NodePool and EC2NodeClass, or "".
+// NodePool and EC2NodeClass, or "": disruption.DriftReason over the
+// NodeClaim as the API would show it — the hash annotations stamped when it
+// was created and launched, its labels, status.imageID.
 func (k *Karpenter) driftReason(c *NodeClaim) string {
 	p, ok := k.pools[c.NodePool]
 	if !ok {
 		return ""
 	}
-	// Static drift: the NodePool template hash (spec.template minus
-	// requirements) differs from the one stamped at launch.
-	if c.poolHash != "" && c.poolHash != p.hash {
-		return DriftNodePool
+	var nc *awsv1.EC2NodeClass
+	if class, ok := k.classes[c.NodeClass]; ok {
+		nc = class.obj
 	}
-	// Requirements drift: the node's labels no longer satisfy the
-	// NodePool's requirements.
-	if len(c.labels) > 0 {
-		reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(p.obj.Spec.Template.Spec.Requirements...)
-		if scheduling.NewLabelRequirements(c.labels).Compatible(reqs) != nil {
-			return DriftRequirements
-		}
+	claim := karpv1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Annotations: c.annotations, Labels: c.labels},
+		Status:     karpv1.NodeClaimStatus{ImageID: c.AMI.ID},
 	}
-	class, ok := k.classes[c.NodeClass]
-	if !ok {
-		return ""
-	}
-	if c.classHash != "" && c.classHash != class.hash {
-		return DriftNodeClass
-	}
-	// AMI drift: the image the instance runs is not the one the
-	// EC2NodeClass now maps this instance type to.
-	if want, ok := class.amiFor(c.InstanceType.Arch); !ok || want.ID != c.AMI.ID {
-		return DriftAMI
-	}
-	return ""
+	return disruption.DriftReason(p.obj, nc, &claim, nil)
 }

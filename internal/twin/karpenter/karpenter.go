@@ -121,6 +121,7 @@ type Karpenter struct {
 	claims       map[string]*NodeClaim
 	sortedClaims []*NodeClaim // NodeClaims() cache; nil when stale
 	byNode       map[string]*NodeClaim
+	nodes        nodeIndex // what simulations read of every node (nodeindex.go)
 	// drifted counts the NodeClaims with a Drifted condition.
 	drifted int
 	// nodeGone holds NodeClaims whose node left the cluster while they
@@ -220,6 +221,7 @@ func New(eng *sim.Engine, kc *kube.Cluster, cloud *ec2.Cloud, opts Options) *Kar
 		podReqs:       map[any]scheduling.Requirements{},
 		fitRows:       map[string]*fitRow{},
 		nodeGone:      map[*NodeClaim]bool{},
+		nodes:         newNodeIndex(),
 	}
 	k.version = opts.ControlPlaneVersion()
 	k.batch.k = k
@@ -228,6 +230,7 @@ func New(eng *sim.Engine, kc *kube.Cluster, cloud *ec2.Cloud, opts Options) *Kar
 	kc.OnUnschedulable(k.batch.trigger)
 	kc.OnNodeChange(func(node string) {
 		delete(k.fitRows, node)
+		k.nodes.changed(node, kc.Node(node) == nil)
 		if c := k.byNode[node]; c != nil && kc.Node(node) == nil {
 			k.nodeGone[c] = true
 		}
