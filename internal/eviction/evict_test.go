@@ -17,11 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// withStatus runs the disruption controller (ComputeStatus) over pods, as
+// withStatus runs the disruption controller (Sync) over pods, as
 // kube-controller-manager would before the eviction arrives.
 func withStatus(pdb *policyv1.PodDisruptionBudget, ps []*corev1.Pod, scale ScaleFunc) *policyv1.PodDisruptionBudget {
 	pdb = pdb.DeepCopy()
-	pdb.Status = ComputeStatus(pdb, ps, scale, t0.Add(-time.Minute))
+	pdb.Status = Sync(pdb, ps, scale, t0.Add(-time.Minute)).Status
 	return pdb
 }
 
@@ -364,7 +364,7 @@ func TestEvictThenSync(t *testing.T) {
 	if res.Err != nil || res.UpdatedPDB == nil {
 		t.Fatalf("first eviction: %v", res.Err)
 	}
-	st := ComputeStatus(res.UpdatedPDB, ps, nil, t0.Add(time.Second))
+	st := Sync(res.UpdatedPDB, ps, nil, t0.Add(time.Second)).Status
 	if st.CurrentHealthy != 2 || st.DisruptionsAllowed != 0 {
 		t.Fatalf("after eviction current/allowed = %d/%d, want 2/0", st.CurrentHealthy, st.DisruptionsAllowed)
 	}

@@ -52,18 +52,11 @@ type SyncResult struct {
 	RecheckAt *time.Time
 }
 
-// ComputeStatus is the disruption controller's status computation
-// (semantics.md §D.2), as a pure function. pods may be every pod of the
-// namespace: the PDB's namespace and selector are applied here. now replaces
-// the controller's clock.
-func ComputeStatus(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod, scale ScaleFunc, now time.Time) policyv1.PodDisruptionBudgetStatus {
-	return Sync(pdb, pods, scale, now).Status
-}
-
-// Sync is ComputeStatus with the extra information upstream trySync/sync
-// produce (whether a write happens, failSafe, unmanaged pods, recheck time).
-// It follows upstream DisruptionController.sync → trySync → updatePdbStatus,
-// and failSafe on any error other than a write conflict.
+// Sync is the disruption controller's sync of one PDB (semantics.md §D.2,
+// upstream DisruptionController.sync → trySync → updatePdbStatus, and
+// failSafe on any error other than a write conflict), as a pure function.
+// pods may be every pod of the namespace: the PDB's namespace and selector
+// are applied here. now replaces the controller's clock.
 func Sync(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod, scale ScaleFunc, now time.Time) SyncResult {
 	if pdb == nil {
 		return SyncResult{}
@@ -74,28 +67,16 @@ func Sync(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod, scale ScaleFunc
 	if err != nil {
 		return failSafe(pdb, err, now)
 	}
-	var selected []*corev1.Pod
+	var selected []PodFacts
 	for _, p := range pods {
 		if p == nil || p.Namespace != pdb.Namespace {
 			continue
 		}
 		if sel.Matches(labels.Set(p.Labels)) {
-			selected = append(selected, p)
+			selected = append(selected, FactsOf(p))
 		}
 	}
-	return SyncSelected(pdb, selected, scale, now)
-}
-
-// SyncSelected is Sync for pods the caller has already matched to the PDB
-// (same namespace, selector matches), as the disruption controller's pod
-// informer index hands them over. The PDB's selector must be valid: an
-// invalid one is Sync's fail-safe path.
-func SyncSelected(pdb *policyv1.PodDisruptionBudget, selected []*corev1.Pod, scale ScaleFunc, now time.Time) SyncResult {
-	facts := make([]PodFacts, len(selected))
-	for i, p := range selected {
-		facts[i] = FactsOf(p)
-	}
-	return SyncFacts(pdb, facts, scale, now)
+	return SyncFacts(pdb, selected, scale, now)
 }
 
 // PodFacts is what a PDB status sync reads of a pod: its name, controller
@@ -120,28 +101,39 @@ func FactsOf(pod *corev1.Pod) PodFacts {
 	return f
 }
 
-// SyncFacts is SyncSelected over the selected pods' facts.
+// SyncFacts is Sync for pods the caller has already matched to the PDB
+// (same namespace, selector matches), as the disruption controller's pod
+// informer index hands them over, read as facts. The PDB's selector must be
+// valid: an invalid one is Sync's fail-safe path.
 func SyncFacts(pdb *policyv1.PodDisruptionBudget, selected []PodFacts, scale ScaleFunc, now time.Time) SyncResult {
 	var unmanaged []string
-	expectedCount, desiredHealthy, err := expectedPodCount(pdb, int32(len(selected)), func() (sum int32, err error) {
-		sum, unmanaged, err = expectedScale(selected, scale)
-		return sum, err
-	})
-	if err != nil {
-		res := failSafe(pdb, err, now)
-		res.UnmanagedPods = unmanaged
-		return res
+	var healthy int32
+	for i := range selected {
+		if !selected[i].Deleting && selected[i].Ready {
+			healthy++
+		}
 	}
-
-	disrupted, recheck := buildDisruptedPodMap(selected, pdb, now)
-	currentHealthy := countHealthyPods(selected, disrupted, now)
-	status, changed := updatePdbStatus(pdb, currentHealthy, desiredHealthy, expectedCount, disrupted, now)
-	return SyncResult{
-		Status:        status,
-		Changed:       changed,
-		UnmanagedPods: unmanaged,
-		RecheckAt:     recheck,
+	var byName map[string]*PodFacts
+	if len(pdb.Status.DisruptedPods) > 0 {
+		byName = make(map[string]*PodFacts, len(selected))
+		for i := range selected {
+			byName[selected[i].Name] = &selected[i]
+		}
 	}
+	res := syncStatus(pdb, int32(len(selected)), healthy,
+		func() (sum int32, err error) {
+			sum, unmanaged, err = expectedScale(selected, scale)
+			return sum, err
+		},
+		func(name string) (present, ready bool) {
+			f := byName[name]
+			if f == nil || f.Deleting {
+				return false, false
+			}
+			return true, f.Ready
+		}, now)
+	res.UnmanagedPods = unmanaged
+	return res
 }
 
 // PodCounts is what a PDB's status depends on, kept as counters by a
@@ -165,17 +157,26 @@ type PodCounts struct {
 
 // SyncCounts is SyncFacts over counters (PodCounts).
 func SyncCounts(pdb *policyv1.PodDisruptionBudget, counts PodCounts, now time.Time) SyncResult {
-	expectedCount, desiredHealthy, err := expectedPodCount(pdb, counts.Selected, func() (int32, error) { return counts.Scale, nil })
+	return syncStatus(pdb, counts.Selected, counts.Healthy, func() (int32, error) { return counts.Scale, nil }, counts.Lookup, now)
+}
+
+// syncStatus is the one computation of a PDB's status every sync comes
+// down to (trySync): the expected and desired counts (getExpectedPodCount,
+// asking scale only when the budget needs it), status.disruptedPods kept
+// for present pods until DeletionTimeout has passed (buildDisruptedPodMap),
+// currentHealthy as the healthy pods less the Ready ones such an entry
+// still holds back (countHealthyPods), then updatePdbStatus. healthy counts
+// the selected pods that are Ready and not being deleted; lookup answers
+// for the name of a DisruptedPods entry.
+func syncStatus(pdb *policyv1.PodDisruptionBudget, selected, healthy int32, scale func() (int32, error), lookup func(name string) (present, ready bool), now time.Time) SyncResult {
+	expectedCount, desiredHealthy, err := expectedPodCount(pdb, selected, scale)
 	if err != nil {
 		return failSafe(pdb, err, now)
 	}
-	// buildDisruptedPodMap and countHealthyPods, entry by entry: an entry
-	// is kept for a present pod until DeletionTimeout has passed, and keeps
-	// a Ready pod out of currentHealthy while the timeout lies ahead.
 	d := newDisruptedEntries()
-	currentHealthy := counts.Healthy
+	currentHealthy := healthy
 	for name, t := range pdb.Status.DisruptedPods {
-		present, ready := counts.Lookup(name)
+		present, ready := lookup(name)
 		if present && d.keep(name, t, now) && ready && t.Time.Add(DeletionTimeout).After(now) {
 			currentHealthy--
 		}
@@ -294,45 +295,6 @@ func expectedScale(pods []PodFacts, scale ScaleFunc) (expectedCount int32, unman
 		expectedCount += s.replicas
 	}
 	return
-}
-
-// countHealthyPods is upstream countHealthyPods: Ready pods that are not
-// being deleted and not in disruptedPods within DeletionTimeout.
-func countHealthyPods(pods []PodFacts, disruptedPods map[string]metav1.Time, now time.Time) (currentHealthy int32) {
-	for i := range pods {
-		pod := &pods[i]
-		if pod.Deleting {
-			continue
-		}
-		if t, found := disruptedPods[pod.Name]; found && t.Time.Add(DeletionTimeout).After(now) {
-			continue
-		}
-		if pod.Ready {
-			currentHealthy++
-		}
-	}
-	return
-}
-
-// buildDisruptedPodMap is upstream buildDisruptedPodMap: keep only entries
-// for selected pods that still exist, are not being deleted, and whose
-// DeletionTimeout has not passed; the earliest expiry is the recheck time.
-func buildDisruptedPodMap(pods []PodFacts, pdb *policyv1.PodDisruptionBudget, now time.Time) (map[string]metav1.Time, *time.Time) {
-	disruptedPods := pdb.Status.DisruptedPods
-	d := newDisruptedEntries()
-	if len(disruptedPods) == 0 {
-		return d.kept, d.recheck
-	}
-	for i := range pods {
-		pod := &pods[i]
-		if pod.Deleting {
-			continue
-		}
-		if t, found := disruptedPods[pod.Name]; found {
-			d.keep(pod.Name, t, now)
-		}
-	}
-	return d.kept, d.recheck
 }
 
 // disruptedEntries is the new status.disruptedPods being built: an entry

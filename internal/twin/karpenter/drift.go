@@ -1,77 +1,110 @@
 package karpenter
 
 import (
-	"sigs.k8s.io/karpenter/pkg/scheduling"
+	"iter"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 
-// Drift reasons, in the order they are checked (semantics.md §A.3):
-// static NodePool hash, requirements, then the AWS provider's NodeClass
-// hash and AMI.
-const (
-	DriftNodePool     = "NodePoolDrifted"
-	DriftRequirements = "RequirementsDrifted"
-	DriftNodeClass    = "NodeClassDrift"
-	DriftAMI          = "AMIDrift"
-)
-
-// evaluateDrift is the nodeclaim disruption controller's drift reconciler,
-// run for every NodeClaim when a NodePool, an EC2NodeClass or its resolved
-// AMIs change (it watches all three).
-func (k *Karpenter) evaluateDrift() {
-	for _, c := range k.NodeClaims() {
-		k.evaluateDriftOf(c)
-	}
+// drift is the Drift method (disruption/drift.go, semantics.md §A.4):
+// drifted candidates ordered by when they drifted, empty ones first; the
+// first within budget whose pods can be rescheduled becomes a one-candidate
+// command.
+//
+// Upstream returns after one command and requeues the controller at once;
+// the next pass finds the same candidates minus the one just taken, with one
+// more node disrupting. The twin runs those passes in one loop at the same
+// virtual instant: each further command sees the budget lowered by the
+// commands before it and simulates against the cluster they left
+// (simbase.go).
+type drift struct {
+	k *Karpenter
+	// base is the pass's shared simulation state while ComputeCommands
+	// runs, nil otherwise.
+	base *simBase
 }
 
-func (k *Karpenter) evaluateDriftOf(c *NodeClaim) {
-	if c.deleting || c.Launched.IsZero() {
-		return
+func (*drift) Reason() karpv1.DisruptionReason { return karpv1.DisruptionReasonDrifted }
+
+func (*drift) Class() string { return eventualClass }
+
+// mayDisrupt is every NodeClaim, or none while none is drifted: the
+// controller then moves on before it builds the budget mapping.
+func (d *drift) mayDisrupt() []*NodeClaim {
+	if d.k.drifted == 0 {
+		return nil
 	}
-	reason := k.driftReason(c)
-	switch {
-	case reason != "" && c.Drifted == "":
-		c.Drifted, c.DriftedSince = reason, k.eng.Now()
-		k.drifted++
-		k.log(Event{Code: "NodeClaimDrifted", Message: "nodeclaim drifted", Reason: "drifted", NodePool: c.NodePool, NodeClaim: c.Name, Node: c.Node, Fields: []string{"drift=" + reason}})
-	case reason == "" && c.Drifted != "":
-		c.Drifted, c.DriftedSince = "", k.eng.Now()
-		k.drifted--
-	case reason != "" && reason != c.Drifted:
-		c.Drifted = reason // the condition's reason changes; its transition time does not
-	}
+	return d.k.NodeClaims()
 }
 
-// driftReason returns why a launched NodeClaim no longer matches its
-// NodePool and EC2NodeClass, or "".
-func (k *Karpenter) driftReason(c *NodeClaim) string {
-	p, ok := k.pools[c.NodePool]
-	if !ok {
-		return ""
-	}
-	// Static drift: the NodePool template hash (spec.template minus
-	// requirements) differs from the one stamped at launch.
-	if c.poolHash != "" && c.poolHash != p.hash {
-		return DriftNodePool
-	}
-	// Requirements drift: the node's labels no longer satisfy the
-	// NodePool's requirements.
-	if len(c.labels) > 0 {
-		reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(p.obj.Spec.Template.Spec.Requirements...)
-		if scheduling.NewLabelRequirements(c.labels).Compatible(reqs) != nil {
-			return DriftRequirements
+// ShouldDisrupt is true for a NodeClaim with the Drifted condition.
+func (*drift) ShouldDisrupt(c *NodeClaim) bool { return c.Drifted != "" }
+
+func (d *drift) ComputeCommands(budgets map[string]int, claims ...*NodeClaim) iter.Seq[*command] {
+	return func(yield func(*command) bool) {
+		if !anyAllowed(budgets) {
+			return
+		}
+		k := d.k
+		claims = d.order(claims)
+		defer func() {
+			if d.base != nil {
+				d.base.dropFit(k)
+				d.base = nil
+			}
+		}()
+		for _, claim := range claims {
+			if budgets[claim.NodePool] == 0 {
+				continue
+			}
+			// The pod-level checks (PDBs, do-not-disrupt) come first, as in
+			// Karpenter, where GetCandidates drops such nodes before any
+			// command is computed; only then the scheduling simulation.
+			c := k.candidate(claim, d.Class())
+			if c == nil {
+				continue
+			}
+			if d.base == nil {
+				d.base = k.newSimBase()
+			}
+			res := k.simulate(d.base, c)
+			if !res.allScheduled() {
+				var blocked []*corev1.Pod
+				for p := range res.failed {
+					if !res.pending[p] {
+						blocked = append(blocked, p)
+					}
+				}
+				sortPods(blocked)
+				k.noteCandidateBlocked(c.claim, blocked[0].Namespace+"/"+blocked[0].Name, "", "pod cannot be rescheduled: "+res.failed[blocked[0]])
+				continue
+			}
+			cmd := &command{reason: "drifted", candidates: []*candidate{c}, replacements: res.claims, plan: res}
+			if !yield(cmd) {
+				return
+			}
+			budgets[claim.NodePool]-- // the candidate is now marked for deletion: one more disrupting
+			if !k.updateSimBase(d.base, cmd) {
+				d.base.dropFit(k)
+				d.base = nil // rebuilt for the next candidate
+			}
 		}
 	}
-	class, ok := k.classes[c.NodeClass]
-	if !ok {
-		return ""
+}
+
+// order sorts drifted NodeClaims by when they drifted, those whose node
+// runs no pod to move first.
+func (d *drift) order(claims []*NodeClaim) []*NodeClaim {
+	sort.SliceStable(claims, func(i, j int) bool { return claims[i].DriftedSince.Before(claims[j].DriftedSince) })
+	var empty, nonEmpty []*NodeClaim
+	for _, c := range claims {
+		if d.k.kube.ActivePods(c.Node) == 0 {
+			empty = append(empty, c)
+		} else {
+			nonEmpty = append(nonEmpty, c)
+		}
 	}
-	if c.classHash != "" && c.classHash != class.hash {
-		return DriftNodeClass
-	}
-	// AMI drift: the image the instance runs is not the one the
-	// EC2NodeClass now maps this instance type to.
-	if want, ok := class.amiFor(c.InstanceType.Arch); !ok || want.ID != c.AMI.ID {
-		return DriftAMI
-	}
-	return ""
+	return append(empty, nonEmpty...)
 }

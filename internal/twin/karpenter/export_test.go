@@ -1,6 +1,10 @@
 package karpenter
 
-import "slices"
+import (
+	"fmt"
+	"iter"
+	"slices"
+)
 
 // SimulateEveryCandidate builds a drift pass's base and simulates every
 // drifted candidate against it, as drift does before it starts a command,
@@ -9,8 +13,9 @@ import "slices"
 // in place and must put it back).
 func (k *Karpenter) SimulateEveryCandidate() (sims int, restored bool) {
 	var b *simBase
-	for _, claim := range k.eligible(func(c *NodeClaim) bool { return c.Drifted != "" }) {
-		c := k.candidate(claim, eventualClass)
+	d := &drift{k: k}
+	for _, claim := range k.eligibleAmong(k.NodeClaims(), d.ShouldDisrupt) {
+		c := k.candidate(claim, d.Class())
 		if c == nil {
 			continue
 		}
@@ -38,8 +43,60 @@ func (k *Karpenter) DriftedCount() (kept, counted int) {
 	return k.drifted, counted
 }
 
-// The package's tests check, on every Emptiness pass, that the NodeClaims
-// it reads hold every one whose node has no active pod; on every update of
-// a drift pass's base, that its static lists are a new base's; and after
-// every simulation, that the pass's shared fit trees hold the base's room.
-func init() { checkMaybeEmpty, checkSimBase = true, true }
+// VerifyDisruption makes every later disruption pass check what its speed
+// indexes must hold, and report what does not: that Emptiness reads every
+// NodeClaim whose node has no active pod, and that a drift pass's shared
+// simulation state, at each command, is what a new one would be. It wraps
+// the controller's methods, as a new reason would be added.
+func VerifyDisruption(k *Karpenter, report func(error)) {
+	for i, m := range k.methods {
+		c := checkedMethod{method: m, k: k, report: report}
+		if _, ok := m.(validatingMethod); ok {
+			k.methods[i] = checkedValidatingMethod{c}
+		} else {
+			k.methods[i] = c
+		}
+	}
+}
+
+type checkedMethod struct {
+	method
+	k      *Karpenter
+	report func(error)
+}
+
+func (m checkedMethod) mayDisrupt() []*NodeClaim {
+	got := m.method.mayDisrupt()
+	if _, ok := m.method.(*emptiness); !ok {
+		return got
+	}
+	for _, c := range m.k.NodeClaims() {
+		if active, _ := m.k.nodeActivity(c); active == 0 && !c.Initialized.IsZero() && !slices.Contains(got, c) {
+			m.report(fmt.Errorf("emptiness left out NodeClaim %s (node %s) with no active pod", c.Name, c.Node))
+		}
+	}
+	return got
+}
+
+func (m checkedMethod) ComputeCommands(budgets map[string]int, claims ...*NodeClaim) iter.Seq[*command] {
+	inner := m.method.ComputeCommands(budgets, claims...)
+	d, _ := m.method.(*drift)
+	return func(yield func(*command) bool) {
+		for cmd := range inner {
+			if d != nil && d.base != nil {
+				if err := d.base.verify(); err != nil {
+					m.report(err)
+				}
+			}
+			if !yield(cmd) {
+				return
+			}
+		}
+	}
+}
+
+type checkedValidatingMethod struct{ checkedMethod }
+
+func (m checkedValidatingMethod) Validate(cmd *command) *command {
+	return m.method.(validatingMethod).Validate(cmd)
+}

@@ -112,6 +112,7 @@ func newTwin(t *testing.T, opts ...twinOption) *twin {
 		InstanceTypes:       catalog.InstanceTypes(),
 		ControlPlaneVersion: func() string { return tw.cp },
 	})
+	karpenter.VerifyDisruption(tw.karp, func(err error) { t.Fatal(err) })
 	tw.karp.OnEvent(func(e karpenter.Event) {
 		l := logLine{At: eng.Now(), Event: e}
 		tw.log = append(tw.log, l)

@@ -121,16 +121,19 @@ type Karpenter struct {
 	claims       map[string]*NodeClaim
 	sortedClaims []*NodeClaim // NodeClaims() cache; nil when stale
 	byNode       map[string]*NodeClaim
+	nodes        nodeIndex // what simulations read of every node (nodeindex.go)
 	// drifted counts the NodeClaims with a Drifted condition.
 	drifted int
 	// nodeGone holds NodeClaims whose node left the cluster while they
-	// stayed (maybeEmpty); emptyBuf is maybeEmpty's reused list.
+	// stayed (emptiness.mayDisrupt); emptyBuf is its reused list.
 	nodeGone map[*NodeClaim]bool
 	emptyBuf []*NodeClaim
 
 	version string // the control-plane minor Karpenter last discovered
 
-	batch         batcher
+	batch batcher
+	// methods are the disruption controller's, in the order it tries them.
+	methods       []method
 	queue         []*command
 	disrupting    *sim.Trigger
 	emit          func(Event)
@@ -218,13 +221,16 @@ func New(eng *sim.Engine, kc *kube.Cluster, cloud *ec2.Cloud, opts Options) *Kar
 		podReqs:       map[any]scheduling.Requirements{},
 		fitRows:       map[string]*fitRow{},
 		nodeGone:      map[*NodeClaim]bool{},
+		nodes:         newNodeIndex(),
 	}
 	k.version = opts.ControlPlaneVersion()
 	k.batch.k = k
+	k.methods = []method{&emptiness{k: k}, &drift{k: k}}
 	k.disrupting = eng.NewTrigger(k.disrupt)
 	kc.OnUnschedulable(k.batch.trigger)
 	kc.OnNodeChange(func(node string) {
 		delete(k.fitRows, node)
+		k.nodes.changed(node, kc.Node(node) == nil)
 		if c := k.byNode[node]; c != nil && kc.Node(node) == nil {
 			k.nodeGone[c] = true
 		}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -25,7 +26,6 @@ type pool struct {
 	requirements scheduling.Requirements // spec.template requirements + labels + nodepool label
 	taints       []corev1.Taint
 	startup      []corev1.Taint
-	hash         string // NodePool.Hash(), stamped on NodeClaims (semantics.md §A.3)
 	// overhead caches the DaemonSets' requests on a node of this pool.
 	overhead    kube.Resources
 	overheadGen uint64
@@ -46,6 +46,7 @@ func newPool(np *karpv1.NodePool) (*pool, error) {
 			return nil, fmt.Errorf("NodePool %s: spec.template.spec.requirements[%d]: operator In needs at least one value", np.Name, i)
 		}
 	}
+	disruption.StampNodePoolHash(np) // the nodepool hash controller (semantics.md §A.3)
 	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
 	reqs.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
 	reqs.Add(scheduling.NewRequirement(karpv1.NodePoolLabelKey, corev1.NodeSelectorOpIn, np.Name))
@@ -54,18 +55,34 @@ func newPool(np *karpv1.NodePool) (*pool, error) {
 		requirements: reqs,
 		taints:       np.Spec.Template.Spec.Taints,
 		startup:      np.Spec.Template.Spec.StartupTaints,
-		hash:         np.Hash(),
 	}, nil
+}
+
+// stampedHashes are a NodeClaim's hash annotations: the NodePool's hash
+// and version from pool, the EC2NodeClass's from class, each when given.
+func stampedHashes(pool, class map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, key := range []string{karpv1.NodePoolHashAnnotationKey, karpv1.NodePoolHashVersionAnnotationKey} {
+		if v, ok := pool[key]; ok {
+			out[key] = v
+		}
+	}
+	for _, key := range []string{awsv1.AnnotationEC2NodeClassHash, awsv1.AnnotationEC2NodeClassHashVersion} {
+		if v, ok := class[key]; ok {
+			out[key] = v
+		}
+	}
+	return out
 }
 
 // NodeClaim is the twin's NodeClaim: a request for one instance, then the
 // instance and its node.
 type NodeClaim struct {
 	// What the disruption loop reads of every NodeClaim on every pass
-	// (eligible, budgetMapping, the methods' tests) comes first, side by
+	// (eligibleAmong, budgetMapping, the methods' tests) comes first, side by
 	// side, so a pass over thousands of claims reads a line or two of each.
 	command           *command
-	handle            kube.NodeHandle // the cluster's handle on the Node once registered (see nodeOf)
+	node              *corev1.Node // the Node object once registered (see nodeOf)
 	Initialized       time.Time
 	NodePool          string
 	Node              string
@@ -97,7 +114,10 @@ type NodeClaim struct {
 	// Copied from the NodePool at creation (changing the pool drifts them).
 	ExpireAfter            *time.Duration
 	TerminationGracePeriod *time.Duration
-	poolHash, classHash    string
+	// annotations are the hash annotations Karpenter stamps: the
+	// NodePool's at creation, the EC2NodeClass's at launch (drift compares
+	// them, driftReason).
+	annotations map[string]string
 
 	deletionStarted  time.Time
 	terminationTime  *time.Time // deletionTimestamp + terminationGracePeriod
@@ -120,17 +140,15 @@ func (c *NodeClaim) simName() string {
 	return c.sim
 }
 
-// nodeOf returns a NodeClaim's Node, or nil before registration and after
-// removal.
-func (k *Karpenter) nodeOf(c *NodeClaim) *corev1.Node { return c.handle.Node() }
+// nodeOf returns a NodeClaim's Node: nil before registration and once
+// Karpenter deleted it; the object registered until then, as Karpenter's
+// cluster state keeps a node until its NodeClaim is gone.
+func (k *Karpenter) nodeOf(c *NodeClaim) *corev1.Node { return c.node }
 
 // nodeActivity is the cluster's ActivePods and LastPodEvent for the
-// NodeClaim's node, read through its handle.
+// NodeClaim's node.
 func (k *Karpenter) nodeActivity(c *NodeClaim) (int, time.Time) {
-	if c.handle.Name() != c.Node {
-		return k.kube.ActivePods(c.Node), k.kube.LastPodEvent(c.Node)
-	}
-	return k.kube.NodeActivity(c.handle)
+	return k.kube.ActivePods(c.Node), k.kube.LastPodEvent(c.Node)
 }
 
 func (c *NodeClaim) String() string { return c.Name }
@@ -259,7 +277,7 @@ func (k *Karpenter) createNodeClaim(sc *simClaim) *NodeClaim {
 		Created:      k.eng.Now(),
 		options:      sc.options,
 		requirements: sc.requirements,
-		poolHash:     p.hash,
+		annotations:  stampedHashes(np.Annotations, nil),
 		evictions:    map[string]*evictionState{},
 	}
 	if d := np.Spec.Template.Spec.ExpireAfter.Duration; d != nil {
@@ -312,7 +330,7 @@ func (k *Karpenter) launch(claim *NodeClaim) {
 	}
 	claim.InstanceType, claim.Zone, claim.CapacityType, claim.AMI = o.it, o.zone, o.capacityType, ami
 	claim.Node, claim.ProviderID, claim.instanceID = inst.Hostname, inst.ProviderID, inst.ID
-	claim.classHash = class.hash
+	claim.annotations = stampedHashes(claim.annotations, class.obj.Annotations)
 	claim.Launched = k.eng.Now()
 	k.linkNode(claim)
 	claim.labels = k.nodeLabels(claim)
@@ -355,7 +373,7 @@ func (k *Karpenter) register(claim *NodeClaim) {
 		return
 	}
 	claim.Registered = k.eng.Now()
-	claim.handle = k.kube.Handle(claim.Node)
+	claim.node = k.kube.Node(claim.Node)
 	k.log(Event{Code: "NodeClaimRegistered", Message: "registered nodeclaim", NodePool: claim.NodePool, NodeClaim: claim.Name, Node: claim.Node})
 	k.eng.After(k.opts.Timings.Initialize, func() { k.initialize(claim) })
 }
@@ -476,7 +494,7 @@ func (k *Karpenter) Adopt(poolName, instanceType, zone, capacityType, amiID stri
 		Created: created, InstanceType: it, CapacityType: capacityType, Zone: zone, AMI: ami,
 		Node: inst.Hostname, ProviderID: inst.ProviderID, instanceID: inst.ID,
 		Launched: created, Registered: created, Initialized: created,
-		options: []catalog.InstanceType{it}, poolHash: p.hash, classHash: class.hash,
+		options: []catalog.InstanceType{it}, annotations: stampedHashes(p.obj.Annotations, class.obj.Annotations),
 		evictions: map[string]*evictionState{},
 	}
 	claim.requirements = scheduling.NewLabelRequirements(map[string]string{})
@@ -498,7 +516,7 @@ func (k *Karpenter) Adopt(poolName, instanceType, zone, capacityType, amiID stri
 	if err := k.kube.AddNode(node, true); err != nil {
 		return nil, err
 	}
-	claim.handle = k.kube.Handle(claim.Node)
+	claim.node = k.kube.Node(claim.Node)
 	k.claims[claim.Name] = claim
 	k.sortedClaims = nil
 	k.linkNode(claim)

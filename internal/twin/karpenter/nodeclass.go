@@ -2,19 +2,20 @@ package karpenter
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/disruption"
 )
 
 // nodeClass is an EC2NodeClass and its resolved status.
 type nodeClass struct {
 	obj  *awsv1.EC2NodeClass
-	amis []catalog.AMI // status.amis: what amiSelectorTerms resolve to now
-	hash string        // EC2NodeClass.Hash, stamped on NodeClaims at launch
+	amis []catalog.AMI // what amiSelectorTerms resolve to now
 }
 
 // resolveAMIs is the nodeclass AMI reconciler (AWS provider
@@ -72,12 +73,31 @@ func (k *Karpenter) resolveAMIs(c *nodeClass) error {
 		return fmt.Errorf("EC2NodeClass %s: spec.amiSelectorTerms: AMISelector did not match any AMIs", c.obj.Name)
 	}
 	c.amis = out
-	c.hash = c.obj.Hash(nil)
+	disruption.StampNodeClassHash(c.obj) // the nodeclass hash controller (aws-apis.md §6.4)
+	// status.amis newest first, each with the architecture it serves, so
+	// the first one an instance type meets is the one amiFor launches
+	// (amifamily.MapToInstanceTypes, which drift checks against).
+	sorted := slices.Clone(out)
+	slices.SortStableFunc(sorted, func(a, b catalog.AMI) int {
+		if newer(a, b) {
+			return -1
+		}
+		if newer(b, a) {
+			return 1
+		}
+		return 0
+	})
 	c.obj.Status.AMIs = nil
-	for _, a := range out {
-		c.obj.Status.AMIs = append(c.obj.Status.AMIs, awsv1.AMI{ID: a.ID, Name: a.Name})
+	for _, a := range sorted {
+		c.obj.Status.AMIs = append(c.obj.Status.AMIs, awsv1.AMI{ID: a.ID, Name: a.Name, Requirements: disruption.AMIRequirements(a.KubeArch())})
 	}
 	return nil
+}
+
+// newer reports whether a launches before b: released later, or the same
+// day with a greater name.
+func newer(a, b catalog.AMI) bool {
+	return a.ReleaseDate.After(b.ReleaseDate) || (a.ReleaseDate.Equal(b.ReleaseDate) && a.Name > b.Name)
 }
 
 func (k *Karpenter) lookupAMI(id string) (catalog.AMI, bool) {
@@ -109,7 +129,7 @@ func (c *nodeClass) amiFor(kubeArch string) (catalog.AMI, bool) {
 		if a.KubeArch() != kubeArch {
 			continue
 		}
-		if !found || a.ReleaseDate.After(best.ReleaseDate) || (a.ReleaseDate.Equal(best.ReleaseDate) && a.Name > best.Name) {
+		if !found || newer(a, best) {
 			best, found = a, true
 		}
 	}

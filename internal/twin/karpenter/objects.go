@@ -108,13 +108,8 @@ func (c *NodeClaim) object(p *pool) *karpv1.NodeClaim {
 	for key, v := range c.labels {
 		obj.Labels[key] = v
 	}
-	if c.poolHash != "" {
-		obj.Annotations[karpv1.NodePoolHashAnnotationKey] = c.poolHash
-		obj.Annotations[karpv1.NodePoolHashVersionAnnotationKey] = karpv1.NodePoolHashVersion
-	}
-	if c.classHash != "" {
-		obj.Annotations[awsv1.AnnotationEC2NodeClassHash] = c.classHash
-		obj.Annotations[awsv1.AnnotationEC2NodeClassHashVersion] = awsv1.EC2NodeClassHashVersion
+	for k, v := range c.annotations {
+		obj.Annotations[k] = v
 	}
 	if p != nil {
 		obj.OwnerReferences = []metav1.OwnerReference{{APIVersion: karpenterAPIVersion, Kind: "NodePool", Name: c.NodePool}}

@@ -42,33 +42,13 @@ type simNode struct {
 // node changes (Karpenter.fitRows).
 type fitRow struct{ v []uint8 }
 
-// nodeMemo is what existingCapacity reads of a node on every pass, noted on
-// the node object (kube.NodeHandle.Memo): its NodeClaim (byNode), its fit
-// row and whether it has the disrupted taint. kube drops it when the node
-// changes; linking a NodeClaim to the node drops it too (linkNode).
-type nodeMemo struct {
-	claim     *NodeClaim
-	fit       *fitRow
-	disrupted bool
-}
-
-func (k *Karpenter) memoOf(h kube.NodeHandle) *nodeMemo {
-	if m, ok := h.Memo().(*nodeMemo); ok {
-		return m
-	}
-	m := &nodeMemo{claim: k.byNode[h.Name()], fit: k.fitRowFor(h.Name()), disrupted: kube.HasTaint(h.Node(), DisruptedTaintKey)}
-	h.SetMemo(m)
-	return m
-}
-
-// linkNode records the node a NodeClaim launched, dropping what was noted
-// on a node of that name before.
+// linkNode records the node a NodeClaim launched.
 func (k *Karpenter) linkNode(claim *NodeClaim) {
 	if old := k.byNode[claim.Node]; old != nil && old != claim {
 		k.nodeGone[old] = true // its node's name now leads to claim
 	}
 	k.byNode[claim.Node] = claim
-	k.kube.Handle(claim.Node).SetMemo(nil)
+	k.nodes.changed(claim.Node, false)
 }
 
 // fitRowFor returns the cached row of a node ("nodeclaim/NAME" for an
@@ -145,15 +125,15 @@ func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
 	// disruption wave simulates once per command.
 	k.simNodes = k.simNodes[:0]
 	add := func(n simNode) { k.simNodes = append(k.simNodes, n) }
-	for h, free := range k.kube.NodesFree() {
-		m := k.memoOf(h)
-		if m.disrupted || (len(exclude) > 0 && exclude[h.Name()]) {
+	for e, free := range k.eachNode {
+		node := e.node
+		if e.disrupted || (len(exclude) > 0 && exclude[node.Name]) {
 			continue
 		}
 		// A node is initialized capacity unless its NodeClaim is still
 		// initializing; in-flight NodeClaims (below) never are.
-		key, initialized := h.Name(), true
-		if c := m.claim; c != nil {
+		key, initialized := node.Name, true
+		if c := e.claim; c != nil {
 			if c.deleting || c.markedForDeletion {
 				continue
 			}
@@ -164,7 +144,7 @@ func (k *Karpenter) existingCapacity(exclude map[string]bool) []*simNode {
 				free = free.Sub(r)
 			}
 		}
-		add(simNode{name: h.Name(), labels: h.Node(), free: free, initialized: initialized, fit: m.fit})
+		add(simNode{name: node.Name, labels: node, free: free, initialized: initialized, fit: e.fit})
 	}
 	// In-flight NodeClaims: launched or not, not yet a node.
 	for _, c := range k.NodeClaims() {
@@ -589,8 +569,8 @@ func (f *firstFit) update(nodes []simNode, i int) {
 	}
 }
 
-// check panics unless every tree holds its nodes' room (checkSimBase).
-func (f *firstFit) check(nodes []simNode) {
+// verify reports a tree that does not hold its nodes' room (simBase.verify).
+func (f *firstFit) verify(nodes []simNode) error {
 	for _, t := range f.order {
 		for k := range t.size {
 			cpu, mem := int64(-1), int64(-1)
@@ -598,15 +578,16 @@ func (f *firstFit) check(nodes []simNode) {
 				cpu, mem = room(&nodes[t.pos[k]])
 			}
 			if t.max[t.size+k] != cpu || t.maxMem[t.size+k] != mem {
-				panic(fmt.Sprintf("fit tree: leaf %d holds %d/%d, its node has %d/%d", k, t.max[t.size+k], t.maxMem[t.size+k], cpu, mem))
+				return fmt.Errorf("fit tree: leaf %d holds %d/%d, its node has %d/%d", k, t.max[t.size+k], t.maxMem[t.size+k], cpu, mem)
 			}
 		}
 		for n := t.size - 1; n >= 1; n-- {
 			if t.max[n] != max(t.max[2*n], t.max[2*n+1]) || t.maxMem[n] != max(t.maxMem[2*n], t.maxMem[2*n+1]) {
-				panic(fmt.Sprintf("fit tree: inner %d is not its children's max", n))
+				return fmt.Errorf("fit tree: inner %d is not its children's max", n)
 			}
 		}
 	}
+	return nil
 }
 
 // first returns the first list index at or after from whose node has at

@@ -109,7 +109,7 @@ func (k *Karpenter) terminate(c *NodeClaim, first bool) {
 		return
 	}
 	_ = k.kube.RemoveNode(c.Node, "node deleted by Karpenter")
-	c.handle = kube.NodeHandle{}
+	c.node = nil
 	k.log(Event{Code: "NodeDeleted", Message: "deleted node", Reason: c.disruptionReason, NodePool: c.NodePool, NodeClaim: c.Name, Node: c.Node})
 	k.removeNodeClaim(c)
 }

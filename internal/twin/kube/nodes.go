@@ -11,16 +11,12 @@ import (
 )
 
 type nodeState struct {
-	// The fields Karpenter's disruption loop reads of every node on every
-	// pass (through a NodeHandle) come first, on one cache line.
 	// pos is the node's index in Cluster.nodeList (-1 once removed).
 	pos int
 	// active counts bound pods that are not DaemonSet pods and not
 	// terminating: what would have to move if the node went away.
 	active       int
 	lastPodEvent time.Time
-	// ready mirrors the node's Ready condition, which only setReady writes.
-	ready bool
 	// idleAt is the node's index in Cluster.idle plus one, 0 when it is
 	// not there: it is while the node is in the cluster with active 0.
 	idleAt int
@@ -39,7 +35,6 @@ type nodeState struct {
 	// its template generation shifted left, plus 1 when the daemon runs
 	// here; 0 unknown.
 	daemonRun []int64
-	memo      any // NodeHandle.Memo
 }
 
 func (n *nodeState) free() Resources { return n.alloc.Sub(n.used) }
@@ -85,7 +80,6 @@ func (c *Cluster) setReady(ns *nodeState, ready bool) {
 		status = corev1.ConditionTrue
 	}
 	setNodeCondition(ns.node, corev1.NodeReady, status, c.now())
-	ns.ready = ready
 	if ready {
 		removeTaint(ns.node, corev1.TaintNodeNotReady)
 	} else {
@@ -235,7 +229,6 @@ func (c *Cluster) nodeChanged(name string) {
 	c.capacityGen++
 	c.nodeGen++
 	if ns, ok := c.nodes[name]; ok {
-		ns.memo = nil
 		ns.daemonRun = ns.daemonRun[:0]
 		ns.zoneName = ns.node.Labels[corev1.LabelTopologyZone]
 		ns.zoneIdx = c.zoneIndex(ns.zoneName)
@@ -267,25 +260,16 @@ func (c *Cluster) Nodes() []*corev1.Node {
 	return out
 }
 
-// NodesFree yields a handle on every node, sorted by name, with NodeFree's
-// answer for it.
-func (c *Cluster) NodesFree() iter.Seq2[NodeHandle, Resources] {
-	return func(yield func(NodeHandle, Resources) bool) {
+// NodesFree yields every node, sorted by name, with its allocatable minus
+// what its pods (terminating ones included) request.
+func (c *Cluster) NodesFree() iter.Seq2[*corev1.Node, Resources] {
+	return func(yield func(*corev1.Node, Resources) bool) {
 		for i, ns := range c.nodeList {
-			if !yield(NodeHandle{name: ns.node.Name, ns: ns}, c.hot[i].free) {
+			if !yield(ns.node, c.hot[i].free) {
 				return
 			}
 		}
 	}
-}
-
-// NodeFree is a node's allocatable minus what its pods (terminating ones
-// included) request.
-func (c *Cluster) NodeFree(name string) Resources {
-	if ns, ok := c.nodes[name]; ok {
-		return ns.free()
-	}
-	return Resources{}
 }
 
 // ActivePods counts the pods bound to a node that would need a new home if
@@ -305,68 +289,6 @@ func (c *Cluster) LastPodEvent(name string) time.Time {
 	}
 	return time.Time{}
 }
-
-// NodeHandle stands for one node object, for a controller that reads its
-// bookkeeping on every pass (Karpenter's disruption loop over thousands of
-// NodeClaims) without a lookup by name.
-type NodeHandle struct {
-	name string
-	ns   *nodeState // nil when no node had the name
-}
-
-// Handle returns a handle on the node now called name.
-func (c *Cluster) Handle(name string) NodeHandle {
-	return NodeHandle{name: name, ns: c.nodes[name]}
-}
-
-// Node is the node object the handle was taken for (nil when no node had
-// the name), kept after the node's removal.
-func (h NodeHandle) Node() *corev1.Node {
-	if h.ns == nil {
-		return nil
-	}
-	return h.ns.node
-}
-
-// Name is the node name the handle was taken for.
-func (h NodeHandle) Name() string { return h.name }
-
-// Memo is what another controller noted on the node object (SetMemo), or
-// nil: a pass over every node reads its own per-node facts there instead of
-// looking them up by name. The memo is dropped whenever the node changes
-// (OnNodeChange), so it may only hold what a node change can invalidate or
-// what the controller drops itself when it changes.
-func (h NodeHandle) Memo() any {
-	if h.ns == nil {
-		return nil
-	}
-	return h.ns.memo
-}
-
-// SetMemo notes v on the node object (nothing when no node had the name).
-func (h NodeHandle) SetMemo(v any) {
-	if h.ns != nil {
-		h.ns.memo = v
-	}
-}
-
-// NodeActivity is ActivePods and LastPodEvent of the node the handle names:
-// once that node object is gone, whatever node now has the name (none: 0
-// and the zero time), as the lookups by name answer.
-func (c *Cluster) NodeActivity(h NodeHandle) (active int, last time.Time) {
-	ns := h.ns
-	if ns == nil || ns.pos < 0 {
-		if ns = c.nodes[h.name]; ns == nil {
-			return 0, time.Time{}
-		}
-	}
-	return ns.active, ns.lastPodEvent
-}
-
-// Ready is IsNodeReady of the node object the handle was taken for,
-// still answered after its removal as the object itself would (false when
-// no node had the name).
-func (h NodeHandle) Ready() bool { return h.ns != nil && h.ns.ready }
 
 // IsNodeReady reports the node's Ready condition.
 func IsNodeReady(n *corev1.Node) bool {
