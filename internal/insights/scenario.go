@@ -10,9 +10,9 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/drainpredict"
 	"github.com/ladder-eks/ladder/internal/inventory"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
@@ -23,7 +23,7 @@ import (
 // completed from the scenario's spec where only the cloud knows (a group's
 // amiType, launch template, subnets, blue/green replacement, the add-ons)
 // and with each EC2 node's drain predicted in the twin
-// (rehearse.PredictDrains). A live cluster fills the same facts from the
+// (drainpredict.Scenario). A live cluster fills the same facts from the
 // Kubernetes API (internal/insights/live), the EKS and EC2 ones later.
 func ScenarioCluster(sc *scenario.Scenario) (*Cluster, error) {
 	snap, err := twinbuild.Start(sc)
@@ -85,7 +85,7 @@ func ScenarioCluster(sc *scenario.Scenario) (*Cluster, error) {
 
 	c.Volumes = scenarioVolumes(snap)
 
-	drains, err := rehearse.PredictDrains(sc)
+	drains, err := drainpredict.Scenario(sc)
 	if err != nil {
 		return nil, fmt.Errorf("drain prediction: %w", err)
 	}

@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/ladder-eks/ladder/internal/drainpredict"
 	"github.com/ladder-eks/ladder/internal/insights"
 	"github.com/ladder-eks/ladder/internal/inventory"
-	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
@@ -260,8 +260,8 @@ func usesClaim(p *corev1.Pod, claim string) bool {
 // nodes, claims and volumes again (the twin needs each node's allocatable
 // and taints, and each claim's volume), loads them with in's pods,
 // workloads and PodDisruptionBudgets into a twin with each pod on its
-// node, and drains up to rehearse.DrainsPerGroup nodes of each group,
-// each on its own (rehearse.PredictLiveDrains). The twin has no node group,
+// node, and drains up to drainpredict.PerGroup nodes of each group,
+// each on its own (drainpredict.Live). The twin has no node group,
 // Karpenter or Fargate of its own: without the node group's surge or
 // Karpenter's new nodes, a pod that fits on no other existing node is
 // reported Pending. On success in.Cluster.Drains and DrainsPredicted are
@@ -295,7 +295,7 @@ func predictDrains(in *insights.Input, nodes []corev1.Node, claims []corev1.Pers
 	if cl == nil {
 		return fmt.Errorf("drain prediction: no cluster facts")
 	}
-	lc := &rehearse.LiveCluster{Start: start, Region: cl.Region, Zones: cl.Zones}
+	lc := &drainpredict.LiveCluster{Start: start, Region: cl.Region, Zones: cl.Zones}
 	groupOf := map[string]string{}
 	for _, n := range cl.Nodes {
 		groupOf[n.Name] = n.Group
@@ -306,7 +306,7 @@ func predictDrains(in *insights.Input, nodes []corev1.Node, claims []corev1.Pers
 		if g := cl.Group(ref.Name); g != nil {
 			ref.Type = string(g.Type)
 		}
-		lc.Nodes = append(lc.Nodes, rehearse.LiveNode{Node: n, Group: ref})
+		lc.Nodes = append(lc.Nodes, drainpredict.LiveNode{Node: n, Group: ref})
 	}
 	for _, o := range in.Objects {
 		if !strings.HasPrefix(o.Source.Origin, "live:") {
@@ -322,7 +322,7 @@ func predictDrains(in *insights.Input, nodes []corev1.Node, claims []corev1.Pers
 	for i := range claims {
 		lc.Objects = append(lc.Objects, &claims[i])
 	}
-	drains, refused, err := rehearse.PredictLiveDrains(lc, rehearse.DrainsPerGroup)
+	drains, refused, err := drainpredict.Live(lc, drainpredict.PerGroup)
 	if err != nil {
 		return fmt.Errorf("drain prediction: %w", err)
 	}

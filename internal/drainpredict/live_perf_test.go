@@ -1,4 +1,4 @@
-package rehearse
+package drainpredict
 
 import (
 	"fmt"
@@ -52,14 +52,14 @@ func bigLiveCluster(nodes, deployments int) *LiveCluster {
 	return lc
 }
 
-// TestPredictLiveDrainsLarge: a cluster of 1,000 nodes in 10 groups is
-// predicted with DrainsPerGroup nodes per group (30 drains), not 1,000;
-// BenchmarkPredictLiveDrains1000Nodes times it.
-func TestPredictLiveDrainsLarge(t *testing.T) {
+// TestLiveLarge: a cluster of 1,000 nodes in 10 groups is
+// predicted with PerGroup nodes per group (30 drains), not 1,000;
+// BenchmarkLive1000Nodes times it.
+func TestLiveLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 31 twins of 1,000 nodes")
 	}
-	ps, refused, err := PredictLiveDrains(bigLiveCluster(1000, 300), DrainsPerGroup)
+	ps, refused, err := Live(bigLiveCluster(1000, 300), PerGroup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,13 +73,13 @@ func TestPredictLiveDrainsLarge(t *testing.T) {
 	}
 }
 
-// BenchmarkPredictLiveDrains1000Nodes: 1,000 nodes, 3,000 pods, 30 drains
+// BenchmarkLive1000Nodes: 1,000 nodes, 3,000 pods, 30 drains
 // (about 2 s on this 2-core VM; 10,000 pods about 6 s).
-func BenchmarkPredictLiveDrains1000Nodes(b *testing.B) {
+func BenchmarkLive1000Nodes(b *testing.B) {
 	lc := bigLiveCluster(1000, 300)
 	b.ResetTimer()
 	for range b.N {
-		if _, _, err := PredictLiveDrains(lc, DrainsPerGroup); err != nil {
+		if _, _, err := Live(lc, PerGroup); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package rehearse
+package drainpredict
 
 import (
 	"strings"
@@ -122,11 +122,11 @@ func sameSet(a, b string) bool {
 	return true
 }
 
-// TestPredictLiveDrains: draining the node with orders is refused until
+// TestLive: draining the node with orders is refused until
 // EKS's 15 minutes; the other node drains (web's pod and the bare pod go);
 // with one node per group, the node orders holds up is the one drained.
-func TestPredictLiveDrains(t *testing.T) {
-	ps, _, err := PredictLiveDrains(liveTestCluster(), DrainsPerGroup)
+func TestLive(t *testing.T) {
+	ps, _, err := Live(liveTestCluster(), PerGroup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestPredictLiveDrains(t *testing.T) {
 	if bl := b.Blocks[0]; bl.PDB != "shop/orders-pdb" || bl.Outcome != "blocked" || bl.Workload.Name != "orders" || bl.For != 15*time.Minute {
 		t.Errorf("block %+v, want orders held by shop/orders-pdb for 15m", bl)
 	}
-	again, _, err := PredictLiveDrains(liveTestCluster(), 1)
+	again, _, err := Live(liveTestCluster(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestLiveTwinKinds(t *testing.T) {
 	if agents["ip-10-0-1-1"] != 1 || agents["ip-10-0-2-1"] != 1 || len(agents) != 2 {
 		t.Errorf("DaemonSet pods by node: %v, want one on each EC2 node", agents)
 	}
-	ps, refused, err := PredictLiveDrains(lc, 0)
+	ps, refused, err := Live(lc, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
