@@ -15,22 +15,14 @@ import (
 	"github.com/ladder-eks/ladder/internal/drainpredict"
 	"github.com/ladder-eks/ladder/internal/insights"
 	"github.com/ladder-eks/ladder/internal/inventory"
+	"github.com/ladder-eks/ladder/internal/kubelist"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // listNodes lists the cluster's nodes.
 func listNodes(ctx context.Context, c *clients, chunk int64) ([]corev1.Node, error) {
-	var out []corev1.Node
-	err := pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
-		l, err := c.cs.CoreV1().Nodes().List(ctx, opts)
-		if err != nil {
-			return "", err
-		}
-		out = append(out, l.Items...)
-		return l.Continue, nil
-	}, func() { out = out[:0] })
-	return out, err
+	return kubelist.All[corev1.Node](ctx, chunk, metav1.ListOptions{}, kubelist.Page(c.cs.CoreV1().Nodes().List))
 }
 
 // fillCluster completes the cluster facts from the nodes and the pods:
@@ -122,27 +114,11 @@ var zoneKeys = []string{"topology.ebs.csi.aws.com/zone", corev1.LabelTopologyZon
 // listVolumes lists the claims and volumes (cluster facts only: core/v1
 // claims and volumes are not deprecated, so they are not objects).
 func listVolumes(ctx context.Context, c *clients, chunk int64) ([]corev1.PersistentVolumeClaim, []corev1.PersistentVolume, error) {
-	var claims []corev1.PersistentVolumeClaim
-	err := pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
-		l, err := c.cs.CoreV1().PersistentVolumeClaims("").List(ctx, opts)
-		if err != nil {
-			return "", err
-		}
-		claims = append(claims, l.Items...)
-		return l.Continue, nil
-	}, func() { claims = claims[:0] })
+	claims, err := kubelist.All[corev1.PersistentVolumeClaim](ctx, chunk, metav1.ListOptions{}, kubelist.Page(c.cs.CoreV1().PersistentVolumeClaims("").List))
 	if err != nil || len(claims) == 0 {
 		return nil, nil, err
 	}
-	var vols []corev1.PersistentVolume
-	err = pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
-		l, err := c.cs.CoreV1().PersistentVolumes().List(ctx, opts)
-		if err != nil {
-			return "", err
-		}
-		vols = append(vols, l.Items...)
-		return l.Continue, nil
-	}, func() { vols = vols[:0] })
+	vols, err := kubelist.All[corev1.PersistentVolume](ctx, chunk, metav1.ListOptions{}, kubelist.Page(c.cs.CoreV1().PersistentVolumes().List))
 	return claims, vols, err
 }
 
