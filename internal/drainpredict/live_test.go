@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
@@ -88,7 +88,7 @@ func TestLiveTwinPlacesPods(t *testing.T) {
 	}
 	got := map[string][]string{}
 	for _, p := range k.Pods() {
-		if !kube.IsPodReady(p) {
+		if !eviction.IsPodReady(p) {
 			t.Errorf("%s/%s not Ready", p.Namespace, p.Name)
 		}
 		name := p.Name

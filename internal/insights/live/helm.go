@@ -76,24 +76,6 @@ func DecodeRelease(data []byte) (*Release, error) {
 	return &r, nil
 }
 
-// EncodeRelease is DecodeRelease's inverse, as Helm writes the value: JSON,
-// gzip, base64. Tests use it to craft release secrets.
-func EncodeRelease(r any) ([]byte, error) {
-	js, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write(js); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return []byte(base64.StdEncoding.EncodeToString(b.Bytes())), nil
-}
-
 // Origin is "helm:NAMESPACE/RELEASE (revision N)".
 func (r *Release) Origin() string {
 	return fmt.Sprintf("helm:%s/%s (revision %d)", r.Namespace, r.Name, r.Version)

@@ -336,9 +336,6 @@ func (f *Fargate) Bootstrap(created time.Time) error {
 	return nil
 }
 
-// Profiles lists the profiles.
-func (f *Fargate) Profiles() []Profile { return append([]Profile(nil), f.profiles...) }
-
 // ProfileOf returns the profile of a Fargate node.
 func (f *Fargate) ProfileOf(node string) (string, bool) {
 	p, ok := f.profileOfNode[node]

@@ -279,15 +279,6 @@ func (c *Cluster) NodesFree() iter.Seq2[NodeHandle, Resources] {
 	}
 }
 
-// NodeFree is a node's allocatable minus what its pods (terminating ones
-// included) request.
-func (c *Cluster) NodeFree(name string) Resources {
-	if ns, ok := c.nodes[name]; ok {
-		return ns.free()
-	}
-	return Resources{}
-}
-
 // ActivePods counts the pods bound to a node that would need a new home if
 // it went away: not DaemonSet pods, not terminating.
 func (c *Cluster) ActivePods(name string) int {
