@@ -101,11 +101,3 @@ func Checks() []Check {
 	}
 	return out
 }
-
-// Lookup returns the registered check with an id.
-func Lookup(id string) (Check, bool) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	c, ok := registry[id]
-	return c, ok
-}

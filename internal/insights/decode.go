@@ -90,16 +90,6 @@ var typedKinds = map[typedKey]func() any{
 	{"karpenter.k8s.aws/v1", "EC2NodeClass"}:      func() any { return &awsv1.EC2NodeClass{} },
 }
 
-// TypedKinds lists "apiVersion kind" for every kind decoded into its Go type.
-func TypedKinds() []string {
-	out := make([]string, 0, len(typedKinds))
-	for k := range typedKinds {
-		out = append(out, k.apiVersion+" "+k.kind)
-	}
-	sortStrings(out)
-	return out
-}
-
 // Decode reads a stream of manifests — multi-document YAML, JSON, and List
 // kinds — of any kind. Every document that decodes becomes an Object; every
 // one that does not becomes a Problem naming file:line, and the others are

@@ -10,7 +10,7 @@ func init() { Register(drainBlocked{}) }
 
 // drainBlocked is the drain prediction: every EC2 node of the cluster is
 // drained on its own from the starting state in the twin
-// (internal/rehearse.PredictDrains: kubectl drain --ignore-daemonsets
+// (internal/drainpredict.Scenario: kubectl drain --ignore-daemonsets
 // --delete-emptydir-data --force through the Eviction API, a 429 retried
 // every 5 s, semantics.md §D.3), and each pod that held a drain up is
 // reported with the PodDisruptionBudget and for how long, as are the pods

@@ -65,7 +65,7 @@ type Cluster struct {
 	// one zone (EBS), with the pods using them.
 	Volumes []Volume
 	// Drains are the predicted drains of each EC2 node (a scenario's twin,
-	// internal/rehearse.PredictDrains), sorted by node; DrainsPredicted
+	// internal/drainpredict.Scenario), sorted by node; DrainsPredicted
 	// says whether a prediction was made at all.
 	Drains          []NodeDrain
 	DrainsPredicted bool

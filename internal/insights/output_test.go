@@ -27,10 +27,7 @@ provisioner: kubernetes.io/aws-ebs
 func outputReport(t *testing.T) *Report {
 	t.Helper()
 	in := input(t, "", "1.25", outputManifests)
-	c1, _ := Lookup("removed-api")
-	c2, _ := Lookup("volume-binding-mode")
-	c3, _ := Lookup("pdb-multiple")
-	return Run(in, []Check{c1, c2, c3})
+	return Run(in, []Check{checkNamed(t, "removed-api"), checkNamed(t, "volume-binding-mode"), checkNamed(t, "pdb-multiple")})
 }
 
 func TestWriteText(t *testing.T) {

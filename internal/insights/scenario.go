@@ -10,22 +10,23 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/drainpredict"
 	"github.com/ladder-eks/ladder/internal/inventory"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // ScenarioCluster builds the cluster facts of a validated scenario's
-// starting cluster as the twins build it (rehearse.Start, read by
+// starting cluster as the twins build it (twinbuild.Start, read by
 // internal/inventory's rules, as `ladder inventory --scenario` reports it),
 // completed from the scenario's spec where only the cloud knows (a group's
 // amiType, launch template, subnets, blue/green replacement, the add-ons)
 // and with each EC2 node's drain predicted in the twin
-// (rehearse.PredictDrains). A live cluster fills the same facts from the
+// (drainpredict.Scenario). A live cluster fills the same facts from the
 // Kubernetes API (internal/insights/live), the EKS and EC2 ones later.
 func ScenarioCluster(sc *scenario.Scenario) (*Cluster, error) {
-	snap, err := rehearse.Start(sc)
+	snap, err := twinbuild.Start(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func ScenarioCluster(sc *scenario.Scenario) (*Cluster, error) {
 
 	c.Volumes = scenarioVolumes(snap)
 
-	drains, err := rehearse.PredictDrains(sc)
+	drains, err := drainpredict.Scenario(sc)
 	if err != nil {
 		return nil, fmt.Errorf("drain prediction: %w", err)
 	}
@@ -237,7 +238,7 @@ func nodePoolZones(sc *scenario.Scenario, name string) []string {
 }
 
 // scenarioVolumes are the bound claims with a zone, and who uses them.
-func scenarioVolumes(snap *rehearse.Snapshot) []Volume {
+func scenarioVolumes(snap *twinbuild.Snapshot) []Volume {
 	var out []Volume
 	for _, v := range snap.Volumes {
 		if v.Zone == "" || v.Claim.Spec.VolumeName == "" {

@@ -12,14 +12,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-)
+	"k8s.io/client-go/tools/pager"
 
-// pageSize is how many objects one List call returns: large clusters are
-// read in pages, as kubectl get does (its --chunk-size default is 500).
-const pageSize = 500
+	"github.com/ladder-eks/ladder/internal/kubelist"
+)
 
 var nodeClaims = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 
@@ -31,15 +31,8 @@ var nodeClaims = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1
 // which resource).
 func FromCluster(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, src Source) (*Inventory, error) {
 	var in Input
-	err := listPages(ctx, "nodes", "", func(opts metav1.ListOptions) (string, error) {
-		l, err := cs.CoreV1().Nodes().List(ctx, opts)
-		if err != nil {
-			return "", err
-		}
-		for i := range l.Items {
-			in.Nodes = append(in.Nodes, &l.Items[i])
-		}
-		return l.Continue, nil
+	err := listAll(ctx, "nodes", "", kubelist.Page(cs.CoreV1().Nodes().List), func(n *corev1.Node) {
+		in.Nodes = append(in.Nodes, n)
 	})
 	if err != nil {
 		return nil, err
@@ -57,15 +50,8 @@ func FromCluster(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Inter
 // ListPods lists every pod of the cluster with the workload it belongs to.
 func ListPods(ctx context.Context, cs kubernetes.Interface) ([]Pod, error) {
 	var pods []*corev1.Pod
-	err := listPages(ctx, "pods", "", func(opts metav1.ListOptions) (string, error) {
-		l, err := cs.CoreV1().Pods("").List(ctx, opts)
-		if err != nil {
-			return "", err
-		}
-		for i := range l.Items {
-			pods = append(pods, &l.Items[i])
-		}
-		return l.Continue, nil
+	err := listAll(ctx, "pods", "", kubelist.Page(cs.CoreV1().Pods("").List), func(p *corev1.Pod) {
+		pods = append(pods, p)
 	})
 	if err != nil {
 		return nil, err
@@ -98,30 +84,16 @@ func listOwners(ctx context.Context, cs kubernetes.Interface, pods []*corev1.Pod
 		}
 	}
 	if needRS {
-		err := listPages(ctx, "replicasets", "apps", func(opts metav1.ListOptions) (string, error) {
-			l, err := cs.AppsV1().ReplicaSets("").List(ctx, opts)
-			if err != nil {
-				return "", err
-			}
-			for i := range l.Items {
-				addOwner(o.replicaSets, &l.Items[i].ObjectMeta)
-			}
-			return l.Continue, nil
+		err := listAll(ctx, "replicasets", "apps", kubelist.Page(cs.AppsV1().ReplicaSets("").List), func(rs *appsv1.ReplicaSet) {
+			addOwner(o.replicaSets, &rs.ObjectMeta)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
 	if needJobs {
-		err := listPages(ctx, "jobs", "batch", func(opts metav1.ListOptions) (string, error) {
-			l, err := cs.BatchV1().Jobs("").List(ctx, opts)
-			if err != nil {
-				return "", err
-			}
-			for i := range l.Items {
-				addOwner(o.jobs, &l.Items[i].ObjectMeta)
-			}
-			return l.Continue, nil
+		err := listAll(ctx, "jobs", "batch", kubelist.Page(cs.BatchV1().Jobs("").List), func(j *batchv1.Job) {
+			addOwner(o.jobs, &j.ObjectMeta)
 		})
 		if err != nil {
 			return nil, err
@@ -162,37 +134,33 @@ func (o *owners) workloadOf(p *corev1.Pod) Workload {
 // NodeClaims, simply get none: the AMI column then says what the labels say.
 func nodeClaimImages(ctx context.Context, dyn dynamic.Interface) map[string]string {
 	out := map[string]string{}
-	l, err := dyn.Resource(nodeClaims).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return out
-	}
-	for _, item := range l.Items {
+	err := kubelist.Each(ctx, kubelist.ChunkSize, metav1.ListOptions{}, kubelist.Page(dyn.Resource(nodeClaims).List), func(item *unstructured.Unstructured) error {
 		node, _, _ := unstructured.NestedString(item.Object, "status", "nodeName")
 		image, _, _ := unstructured.NestedString(item.Object, "status", "imageID")
 		if node != "" && image != "" {
 			out[node] = image
 		}
+		return nil
+	})
+	if err != nil {
+		return map[string]string{}
 	}
 	return out
 }
 
-// listPages calls list with a page size and the continue token until the
-// server says there is no more.
-func listPages(ctx context.Context, resource, group string, list func(metav1.ListOptions) (string, error)) error {
-	opts := metav1.ListOptions{Limit: pageSize}
-	for {
-		next, err := list(opts)
-		if err != nil {
-			return ListError(resource, group, err)
-		}
-		if next == "" {
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		opts.Continue = next
+// listAll lists a resource of group in pages (kubelist: client-go's pager,
+// which lists everything in one request when a continue token has
+// expired) and calls fn with each item; an error says what could not be
+// listed and why (ListError).
+func listAll[PT runtime.Object](ctx context.Context, resource, group string, page pager.ListPageFunc, fn func(PT)) error {
+	err := kubelist.Each(ctx, kubelist.ChunkSize, metav1.ListOptions{}, page, func(item PT) error {
+		fn(item)
+		return nil
+	})
+	if err != nil {
+		return ListError(resource, group, err)
 	}
+	return nil
 }
 
 // ListError turns a failed List into a one-line error that says what could

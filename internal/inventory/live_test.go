@@ -16,10 +16,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // apiServer is a minimal Kubernetes API on 127.0.0.1: it answers List
@@ -216,5 +220,47 @@ func TestFromClusterUnreachable(t *testing.T) {
 	want := fmt.Sprintf("cannot reach the API server at http://%s: ", addr)
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "(is the cluster up? check --kubeconfig and --context)") {
 		t.Fatalf("error %v, want %q…", err, want)
+	}
+}
+
+// A continue token that expired between two pages (410 Expired: etcd
+// compacted the revision of the first page) does not fail the inventory:
+// the pods are listed again in one request, as client-go's pager does, and
+// each is counted once.
+func TestListPodsContinueExpired(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e"}
+	var sent []string
+	cs := fake.NewClientset()
+	cs.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		opts := a.(k8stesting.ListActionImpl).GetListOptions()
+		sent = append(sent, fmt.Sprintf("limit=%d continue=%q", opts.Limit, opts.Continue))
+		if opts.Continue != "" {
+			return true, nil, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result.")
+		}
+		// Two pods a page however large the limit, everything without one.
+		l := &corev1.PodList{}
+		to := len(names)
+		if opts.Limit > 0 {
+			to, l.Continue = 2, "2"
+		}
+		for _, n := range names[:to] {
+			l.Items = append(l.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: n}})
+		}
+		return true, l, nil
+	})
+	pods, err := ListPods(context.Background(), cs)
+	if err != nil {
+		t.Fatalf("ListPods with an expired continue token: %v", err)
+	}
+	var got []string
+	for _, p := range pods {
+		got = append(got, p.Pod.Name)
+	}
+	if !reflect.DeepEqual(got, names) {
+		t.Errorf("pods %v, want %v, each once", got, names)
+	}
+	want := []string{`limit=500 continue=""`, `limit=500 continue="2"`, `limit=0 continue=""`}
+	if !reflect.DeepEqual(sent, want) {
+		t.Errorf("requests %v, want %v: the first page, the expired token, one full list", sent, want)
 	}
 }

@@ -152,8 +152,8 @@ var clusterScoped = map[string]bool{
 	"NodePool": true, "NodeClaim": true, "EC2NodeClass": true,
 }
 
-// ModelledKinds lists "apiVersion kind" for every kind the twin understands, sorted.
-func ModelledKinds() []string {
+// modelledKinds lists "apiVersion kind" for every kind the twin understands, sorted.
+func modelledKinds() []string {
 	out := make([]string, 0, len(modelled))
 	for gvk := range modelled {
 		out = append(out, gvk.GroupVersion().String()+" "+gvk.Kind)
@@ -430,7 +430,7 @@ func DescribeGoType(t string) string {
 func unknownKindFix(gvk schema.GroupVersionKind) string {
 	// Sorted, so a kind read in two versions names the same one every run
 	// (policy/v1 before policy/v1beta1).
-	for _, known := range ModelledKinds() {
+	for _, known := range modelledKinds() {
 		if av, kind, _ := strings.Cut(known, " "); kind == gvk.Kind {
 			return fmt.Sprintf("%s is read as apiVersion %s", gvk.Kind, av)
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 )
@@ -231,14 +230,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// LatestAddonVersion is the version an add-on updates to for a minor: the
-// scenario's pin, else the embedded table's latest.
-func (a Addon) LatestAddonVersion(minor string) (string, bool) {
-	if v, ok := a.Versions[minor]; ok {
-		return v, true
-	}
-	row, ok := catalog.LatestAddon(a.Name, minor)
-	return row.Version, ok
 }

@@ -12,24 +12,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/ladder-eks/ladder/internal/drainpredict"
 	"github.com/ladder-eks/ladder/internal/insights"
 	"github.com/ladder-eks/ladder/internal/inventory"
-	"github.com/ladder-eks/ladder/internal/rehearse"
+	"github.com/ladder-eks/ladder/internal/kubelist"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // listNodes lists the cluster's nodes.
 func listNodes(ctx context.Context, c *clients, chunk int64) ([]corev1.Node, error) {
-	var out []corev1.Node
-	err := pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
-		l, err := c.cs.CoreV1().Nodes().List(ctx, opts)
-		if err != nil {
-			return "", err
-		}
-		out = append(out, l.Items...)
-		return l.Continue, nil
-	}, func() { out = out[:0] })
-	return out, err
+	return kubelist.All[corev1.Node](ctx, chunk, metav1.ListOptions{}, kubelist.Page(c.cs.CoreV1().Nodes().List))
 }
 
 // fillCluster completes the cluster facts from the nodes and the pods:
@@ -121,27 +114,11 @@ var zoneKeys = []string{"topology.ebs.csi.aws.com/zone", corev1.LabelTopologyZon
 // listVolumes lists the claims and volumes (cluster facts only: core/v1
 // claims and volumes are not deprecated, so they are not objects).
 func listVolumes(ctx context.Context, c *clients, chunk int64) ([]corev1.PersistentVolumeClaim, []corev1.PersistentVolume, error) {
-	var claims []corev1.PersistentVolumeClaim
-	err := pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
-		l, err := c.cs.CoreV1().PersistentVolumeClaims("").List(ctx, opts)
-		if err != nil {
-			return "", err
-		}
-		claims = append(claims, l.Items...)
-		return l.Continue, nil
-	}, func() { claims = claims[:0] })
+	claims, err := kubelist.All[corev1.PersistentVolumeClaim](ctx, chunk, metav1.ListOptions{}, kubelist.Page(c.cs.CoreV1().PersistentVolumeClaims("").List))
 	if err != nil || len(claims) == 0 {
 		return nil, nil, err
 	}
-	var vols []corev1.PersistentVolume
-	err = pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
-		l, err := c.cs.CoreV1().PersistentVolumes().List(ctx, opts)
-		if err != nil {
-			return "", err
-		}
-		vols = append(vols, l.Items...)
-		return l.Continue, nil
-	}, func() { vols = vols[:0] })
+	vols, err := kubelist.All[corev1.PersistentVolume](ctx, chunk, metav1.ListOptions{}, kubelist.Page(c.cs.CoreV1().PersistentVolumes().List))
 	return claims, vols, err
 }
 
@@ -259,8 +236,8 @@ func usesClaim(p *corev1.Pod, claim string) bool {
 // nodes, claims and volumes again (the twin needs each node's allocatable
 // and taints, and each claim's volume), loads them with in's pods,
 // workloads and PodDisruptionBudgets into a twin with each pod on its
-// node, and drains up to rehearse.DrainsPerGroup nodes of each group,
-// each on its own (rehearse.PredictLiveDrains). The twin has no node group,
+// node, and drains up to drainpredict.PerGroup nodes of each group,
+// each on its own (drainpredict.Live). The twin has no node group,
 // Karpenter or Fargate of its own: without the node group's surge or
 // Karpenter's new nodes, a pod that fits on no other existing node is
 // reported Pending. On success in.Cluster.Drains and DrainsPredicted are
@@ -294,18 +271,18 @@ func predictDrains(in *insights.Input, nodes []corev1.Node, claims []corev1.Pers
 	if cl == nil {
 		return fmt.Errorf("drain prediction: no cluster facts")
 	}
-	lc := &rehearse.LiveCluster{Start: start, Region: cl.Region, Zones: cl.Zones}
+	lc := &drainpredict.LiveCluster{Start: start, Region: cl.Region, Zones: cl.Zones}
 	groupOf := map[string]string{}
 	for _, n := range cl.Nodes {
 		groupOf[n.Name] = n.Group
 	}
 	for i := range nodes {
 		n := &nodes[i]
-		ref := rehearse.GroupRef{Name: groupOf[n.Name]}
+		ref := twinbuild.GroupRef{Name: groupOf[n.Name]}
 		if g := cl.Group(ref.Name); g != nil {
 			ref.Type = string(g.Type)
 		}
-		lc.Nodes = append(lc.Nodes, rehearse.LiveNode{Node: n, Group: ref})
+		lc.Nodes = append(lc.Nodes, drainpredict.LiveNode{Node: n, Group: ref})
 	}
 	for _, o := range in.Objects {
 		if !strings.HasPrefix(o.Source.Origin, "live:") {
@@ -321,7 +298,7 @@ func predictDrains(in *insights.Input, nodes []corev1.Node, claims []corev1.Pers
 	for i := range claims {
 		lc.Objects = append(lc.Objects, &claims[i])
 	}
-	drains, refused, err := rehearse.PredictLiveDrains(lc, rehearse.DrainsPerGroup)
+	drains, refused, err := drainpredict.Live(lc, drainpredict.PerGroup)
 	if err != nil {
 		return fmt.Errorf("drain prediction: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ladder-eks/ladder/internal/insights"
+	"github.com/ladder-eks/ladder/internal/kubelist"
 )
 
 // helmReleaseType is the type of the Secrets Helm 3 stores releases in
@@ -73,24 +74,6 @@ func DecodeRelease(data []byte) (*Release, error) {
 		return nil, fmt.Errorf("not a Helm release: %v", err)
 	}
 	return &r, nil
-}
-
-// EncodeRelease is DecodeRelease's inverse, as Helm writes the value: JSON,
-// gzip, base64. Tests use it to craft release secrets.
-func EncodeRelease(r any) ([]byte, error) {
-	js, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write(js); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return []byte(base64.StdEncoding.EncodeToString(b.Bytes())), nil
 }
 
 // Origin is "helm:NAMESPACE/RELEASE (revision N)".
@@ -190,26 +173,21 @@ func readHelm(ctx context.Context, c *clients, chunk int64, workers int) ([]*ins
 	}
 	latest := map[string]pick{} // namespace/release
 	ri := c.meta.Resource(secrets)
-	err := pages(ctx, chunk, metav1.ListOptions{LabelSelector: "owner=helm", FieldSelector: "type=" + helmReleaseType}, func(opts metav1.ListOptions) (string, error) {
-		l, err := ri.List(ctx, opts)
-		if err != nil {
-			return "", err
+	opts := metav1.ListOptions{LabelSelector: "owner=helm", FieldSelector: "type=" + helmReleaseType}
+	err := kubelist.Each(ctx, chunk, opts, kubelist.Page(ri.List), func(s *metav1.PartialObjectMetadata) error {
+		name := s.Labels["name"]
+		v, err := strconv.Atoi(s.Labels["version"])
+		if name == "" || err != nil {
+			return nil
 		}
-		for _, s := range l.Items {
-			name := s.Labels["name"]
-			v, err := strconv.Atoi(s.Labels["version"])
-			if name == "" || err != nil {
-				continue
-			}
-			p := pick{s.Namespace, s.Name, v, s.Labels["status"] == "deployed"}
-			key := s.Namespace + "/" + name
-			old, ok := latest[key]
-			if !ok || (p.deployed && !old.deployed) || (p.deployed == old.deployed && p.version > old.version) {
-				latest[key] = p
-			}
+		p := pick{s.Namespace, s.Name, v, s.Labels["status"] == "deployed"}
+		key := s.Namespace + "/" + name
+		old, ok := latest[key]
+		if !ok || (p.deployed && !old.deployed) || (p.deployed == old.deployed && p.version > old.version) {
+			latest[key] = p
 		}
-		return l.GetContinue(), nil
-	}, func() { clear(latest) })
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -206,7 +206,7 @@ spec:
 	if karpenter {
 		wants = append(wants, want{"karpenter-budget-blocks", "ERROR", "NodePool frozen-" + ns, "live:nodepools.karpenter.sh/frozen-" + ns, "never allows"})
 	}
-	if _, ok := insights.Lookup("kubelet-skew"); ok {
+	if slices.ContainsFunc(insights.Checks(), func(c insights.Check) bool { return c.Info().ID == "kubelet-skew" }) {
 		wants = append(wants, want{"kubelet-skew", "ERROR", "NodeGroup " + group, "live:cluster lab", "v1.33.5"})
 	} else {
 		t.Log("no kubelet-skew check registered: the skewed nodes are only asserted in Cluster.Nodes")

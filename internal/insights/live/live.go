@@ -6,8 +6,8 @@
 //   - GET /metrics, when permitted: the apiserver_requested_deprecated_apis
 //     gauge, read before anything else so Ladder's own requests never show
 //     in it (and Ladder never requests a deprecated version itself);
-//   - discovery, then paginated lists (Limit 500 + Continue, kubectl's
-//     chunk) of the kinds the checks read in depth, decoded into their Go
+//   - discovery, then paginated lists (client-go's pager, Limit 500 +
+//     Continue, kubectl's chunk) of the kinds the checks read in depth, decoded into their Go
 //     types (Deployments, StatefulSets, ReplicaSets, DaemonSets, Pods,
 //     PodDisruptionBudgets, HorizontalPodAutoscalers, StorageClasses,
 //     Karpenter NodePools and EC2NodeClasses), and of every served kind the
@@ -52,6 +52,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -59,15 +60,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/pager"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/insights"
 	"github.com/ladder-eks/ladder/internal/insights/deprecations"
+	"github.com/ladder-eks/ladder/internal/kubelist"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 )
 
 // DefaultChunkSize is the page size of every list: kubectl's --chunk-size.
-const DefaultChunkSize = 500
+const DefaultChunkSize = kubelist.ChunkSize
 
 // Options tune the read.
 type Options struct {
@@ -377,37 +380,21 @@ var typedListers = map[typedKey]struct {
 	required bool
 	list     func(ctx context.Context, c *clients, t target, chunk int64) ([]*insights.Object, []insights.Problem, error)
 }{
-	{"v1", "Pod"}: {true, typed(func(c *clients) func(context.Context, metav1.ListOptions) (*corev1.PodList, error) {
-		return c.cs.CoreV1().Pods("").List
-	}, func(l *corev1.PodList) []corev1.Pod { return l.Items })},
-	{"apps/v1", "Deployment"}: {true, typed(func(c *clients) func(context.Context, metav1.ListOptions) (*appsv1.DeploymentList, error) {
-		return c.cs.AppsV1().Deployments("").List
-	}, func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items })},
-	{"apps/v1", "StatefulSet"}: {true, typed(func(c *clients) func(context.Context, metav1.ListOptions) (*appsv1.StatefulSetList, error) {
-		return c.cs.AppsV1().StatefulSets("").List
-	}, func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items })},
-	{"apps/v1", "ReplicaSet"}: {true, typed(func(c *clients) func(context.Context, metav1.ListOptions) (*appsv1.ReplicaSetList, error) {
-		return c.cs.AppsV1().ReplicaSets("").List
-	}, func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items })},
-	{"apps/v1", "DaemonSet"}: {true, typed(func(c *clients) func(context.Context, metav1.ListOptions) (*appsv1.DaemonSetList, error) {
-		return c.cs.AppsV1().DaemonSets("").List
-	}, func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items })},
-	{"policy/v1", "PodDisruptionBudget"}: {true, typed(func(c *clients) func(context.Context, metav1.ListOptions) (*policyv1.PodDisruptionBudgetList, error) {
-		return c.cs.PolicyV1().PodDisruptionBudgets("").List
-	}, func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items })},
-	{"autoscaling/v2", "HorizontalPodAutoscaler"}: {true, typed(func(c *clients) func(context.Context, metav1.ListOptions) (*autoscalingv2.HorizontalPodAutoscalerList, error) {
-		return c.cs.AutoscalingV2().HorizontalPodAutoscalers("").List
-	}, func(l *autoscalingv2.HorizontalPodAutoscalerList) []autoscalingv2.HorizontalPodAutoscaler {
-		return l.Items
+	{"v1", "Pod"}:              {true, typed[*corev1.Pod](func(c *clients) pager.ListPageFunc { return kubelist.Page(c.cs.CoreV1().Pods("").List) })},
+	{"apps/v1", "Deployment"}:  {true, typed[*appsv1.Deployment](func(c *clients) pager.ListPageFunc { return kubelist.Page(c.cs.AppsV1().Deployments("").List) })},
+	{"apps/v1", "StatefulSet"}: {true, typed[*appsv1.StatefulSet](func(c *clients) pager.ListPageFunc { return kubelist.Page(c.cs.AppsV1().StatefulSets("").List) })},
+	{"apps/v1", "ReplicaSet"}:  {true, typed[*appsv1.ReplicaSet](func(c *clients) pager.ListPageFunc { return kubelist.Page(c.cs.AppsV1().ReplicaSets("").List) })},
+	{"apps/v1", "DaemonSet"}:   {true, typed[*appsv1.DaemonSet](func(c *clients) pager.ListPageFunc { return kubelist.Page(c.cs.AppsV1().DaemonSets("").List) })},
+	{"policy/v1", "PodDisruptionBudget"}: {true, typed[*policyv1.PodDisruptionBudget](func(c *clients) pager.ListPageFunc {
+		return kubelist.Page(c.cs.PolicyV1().PodDisruptionBudgets("").List)
 	})},
-	{"autoscaling/v1", "HorizontalPodAutoscaler"}: {true, typed(func(c *clients) func(context.Context, metav1.ListOptions) (*autoscalingv1.HorizontalPodAutoscalerList, error) {
-		return c.cs.AutoscalingV1().HorizontalPodAutoscalers("").List
-	}, func(l *autoscalingv1.HorizontalPodAutoscalerList) []autoscalingv1.HorizontalPodAutoscaler {
-		return l.Items
+	{"autoscaling/v2", "HorizontalPodAutoscaler"}: {true, typed[*autoscalingv2.HorizontalPodAutoscaler](func(c *clients) pager.ListPageFunc {
+		return kubelist.Page(c.cs.AutoscalingV2().HorizontalPodAutoscalers("").List)
 	})},
-	{"storage.k8s.io/v1", "StorageClass"}: {true, typed(func(c *clients) func(context.Context, metav1.ListOptions) (*storagev1.StorageClassList, error) {
-		return c.cs.StorageV1().StorageClasses().List
-	}, func(l *storagev1.StorageClassList) []storagev1.StorageClass { return l.Items })},
+	{"autoscaling/v1", "HorizontalPodAutoscaler"}: {true, typed[*autoscalingv1.HorizontalPodAutoscaler](func(c *clients) pager.ListPageFunc {
+		return kubelist.Page(c.cs.AutoscalingV1().HorizontalPodAutoscalers("").List)
+	})},
+	{"storage.k8s.io/v1", "StorageClass"}:    {true, typed[*storagev1.StorageClass](func(c *clients) pager.ListPageFunc { return kubelist.Page(c.cs.StorageV1().StorageClasses().List) })},
 	{"karpenter.sh/v1", "NodePool"}:          {false, unstructuredTyped(func() any { return &karpv1.NodePool{} })},
 	{"karpenter.k8s.aws/v1", "EC2NodeClass"}: {false, unstructuredTyped(func() any { return &awsv1.EC2NodeClass{} })},
 }
@@ -537,52 +524,17 @@ func WrittenAs(apiVersion string, m metav1.Object) []string {
 	return out
 }
 
-// pages lists in pages of chunk, following the continue token. When the
-// token has expired (410: etcd compacted the revision of the first page)
-// it starts over in one request, as client-go's pager does.
-func pages(ctx context.Context, chunk int64, opts metav1.ListOptions, list func(metav1.ListOptions) (next string, err error), reset func()) error {
-	opts.Limit = chunk
-	for {
-		next, err := list(opts)
-		if err != nil && opts.Continue != "" && apierrors.IsResourceExpired(err) {
-			reset()
-			opts.Limit, opts.Continue = 0, ""
-			next, err = list(opts)
-		}
-		if err != nil {
-			return err
-		}
-		if next == "" {
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		opts.Continue = next
-	}
-}
-
 // typed makes a lister of a built-in kind through the clientset.
-func typed[L interface{ GetContinue() string }, T any, PT interface {
-	*T
+func typed[PT interface {
 	metav1.Object
-}](listFn func(c *clients) func(context.Context, metav1.ListOptions) (L, error), items func(L) []T,
-) func(ctx context.Context, c *clients, t target, chunk int64) ([]*insights.Object, []insights.Problem, error) {
+	runtime.Object
+}](page func(c *clients) pager.ListPageFunc) func(ctx context.Context, c *clients, t target, chunk int64) ([]*insights.Object, []insights.Problem, error) {
 	return func(ctx context.Context, c *clients, t target, chunk int64) ([]*insights.Object, []insights.Problem, error) {
-		list := listFn(c)
 		var out []*insights.Object
-		err := pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
-			l, err := list(ctx, opts)
-			if err != nil {
-				return "", err
-			}
-			its := items(l)
-			for i := range its {
-				p := PT(&its[i])
-				out = append(out, newObject(t, p, p))
-			}
-			return l.GetContinue(), nil
-		}, func() { out = out[:0] })
+		err := kubelist.Each(ctx, chunk, metav1.ListOptions{}, page(c), func(p PT) error {
+			out = append(out, newObject(t, p, p))
+			return nil
+		})
 		return out, nil, err
 	}
 }
@@ -595,29 +547,22 @@ func unstructuredTyped(newTyped func() any) func(ctx context.Context, c *clients
 		var out []*insights.Object
 		var problems []insights.Problem
 		ri := c.dyn.Resource(t.gvr)
-		err := pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
-			l, err := ri.List(ctx, opts)
-			if err != nil {
-				return "", err
+		err := kubelist.Each(ctx, chunk, metav1.ListOptions{}, kubelist.Page(ri.List), func(u *unstructured.Unstructured) error {
+			typed := newTyped()
+			var tv any = typed
+			convErr := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed)
+			if convErr != nil {
+				tv = nil
 			}
-			for i := range l.Items {
-				u := &l.Items[i]
-				typed := newTyped()
-				var tv any = typed
-				convErr := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed)
-				if convErr != nil {
-					tv = nil
-				}
-				o := newObject(t, u, tv)
-				if convErr != nil {
-					problems = append(problems, insights.Problem{Source: o.Source, Object: o.Ref(), Severity: insights.Error,
-						Message: fmt.Sprintf("could not be read as %s %s: %v; only its apiVersion was checked", t.apiVersion(), t.kind, convErr),
-						Fix:     "check the object with kubectl get -o yaml; Ladder's Karpenter types may be older than the cluster's CRD"})
-				}
-				out = append(out, o)
+			o := newObject(t, u, tv)
+			if convErr != nil {
+				problems = append(problems, insights.Problem{Source: o.Source, Object: o.Ref(), Severity: insights.Error,
+					Message: fmt.Sprintf("could not be read as %s %s: %v; only its apiVersion was checked", t.apiVersion(), t.kind, convErr),
+					Fix:     "check the object with kubectl get -o yaml; Ladder's Karpenter types may be older than the cluster's CRD"})
 			}
-			return l.GetContinue(), nil
-		}, func() { out, problems = out[:0], problems[:0] })
+			out = append(out, o)
+			return nil
+		})
 		return out, problems, err
 	}
 }
@@ -627,15 +572,9 @@ func unstructuredTyped(newTyped func() any) func(ctx context.Context, c *clients
 func listMetadata(ctx context.Context, c *clients, t target, chunk int64) ([]*insights.Object, []insights.Problem, error) {
 	var out []*insights.Object
 	ri := c.meta.Resource(t.gvr)
-	err := pages(ctx, chunk, metav1.ListOptions{}, func(opts metav1.ListOptions) (string, error) {
-		l, err := ri.List(ctx, opts)
-		if err != nil {
-			return "", err
-		}
-		for i := range l.Items {
-			out = append(out, newObject(t, &l.Items[i], nil))
-		}
-		return l.GetContinue(), nil
-	}, func() { out = out[:0] })
+	err := kubelist.Each(ctx, chunk, metav1.ListOptions{}, kubelist.Page(ri.List), func(m *metav1.PartialObjectMetadata) error {
+		out = append(out, newObject(t, m, nil))
+		return nil
+	})
 	return out, nil, err
 }

@@ -57,8 +57,7 @@ func listCRs[T any, PT interface {
 	if err != nil {
 		return nil, err
 	}
-	us, err := listAll(ctx, p.opts.ChunkSize, metav1.ListOptions{}, r.List,
-		func(l *unstructured.UnstructuredList) []unstructured.Unstructured { return l.Items })
+	us, err := listAll[unstructured.Unstructured](ctx, p.opts.ChunkSize, metav1.ListOptions{}, r.List)
 	if err != nil {
 		return nil, err
 	}

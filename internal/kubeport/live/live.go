@@ -5,8 +5,9 @@
 // k8s.io/kubectl/pkg/drain (RunCordonOrUncordon, RunNodeDrain on a Helper
 // configured as kubectl drain configures it), not a re-implementation, so a
 // live drain behaves exactly as `kubectl drain` does. Everything else is
-// one client-go call, or one paginated list (Limit/Continue, kubectl's
-// default chunk of 500), so the lists work on clusters of any size.
+// one client-go call, or one paginated list (client-go's pager through
+// internal/kubelist: Limit/Continue, kubectl's default chunk of 500), so the
+// lists work on clusters of any size.
 //
 // Errors are client-go's *apierrors.StatusError, returned as they come: a
 // missing RBAC permission is the API server's 403 Forbidden itself, not an
@@ -27,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -34,6 +36,7 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	kdrain "k8s.io/kubectl/pkg/drain"
 
+	"github.com/ladder-eks/ladder/internal/kubelist"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 )
 
@@ -100,8 +103,7 @@ func (p *Port) GetNode(ctx context.Context, name string) (*corev1.Node, error) {
 
 // ListNodes implements kubeport.Port.
 func (p *Port) ListNodes(ctx context.Context) ([]corev1.Node, error) {
-	return listAll(ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.CoreV1().Nodes().List,
-		func(l *corev1.NodeList) []corev1.Node { return l.Items })
+	return listAll[corev1.Node](ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.CoreV1().Nodes().List)
 }
 
 // GetPod implements kubeport.Port.
@@ -119,63 +121,41 @@ func (p *Port) ListPods(ctx context.Context, q kubeport.PodQuery) ([]corev1.Pod,
 	if q.Node != "" {
 		opts.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", q.Node).String()
 	}
-	return listAll(ctx, p.opts.ChunkSize, opts, p.cs.CoreV1().Pods(q.Namespace).List,
-		func(l *corev1.PodList) []corev1.Pod { return l.Items })
+	return listAll[corev1.Pod](ctx, p.opts.ChunkSize, opts, p.cs.CoreV1().Pods(q.Namespace).List)
 }
 
 // ListPDBs implements kubeport.Port.
 func (p *Port) ListPDBs(ctx context.Context, namespace string) ([]policyv1.PodDisruptionBudget, error) {
-	return listAll(ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.PolicyV1().PodDisruptionBudgets(namespace).List,
-		func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items })
+	return listAll[policyv1.PodDisruptionBudget](ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.PolicyV1().PodDisruptionBudgets(namespace).List)
 }
 
 // ListDeployments implements kubeport.Port.
 func (p *Port) ListDeployments(ctx context.Context, namespace string) ([]appsv1.Deployment, error) {
-	return listAll(ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.AppsV1().Deployments(namespace).List,
-		func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items })
+	return listAll[appsv1.Deployment](ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.AppsV1().Deployments(namespace).List)
 }
 
 // ListStatefulSets implements kubeport.Port.
 func (p *Port) ListStatefulSets(ctx context.Context, namespace string) ([]appsv1.StatefulSet, error) {
-	return listAll(ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.AppsV1().StatefulSets(namespace).List,
-		func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items })
+	return listAll[appsv1.StatefulSet](ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.AppsV1().StatefulSets(namespace).List)
 }
 
 // ListDaemonSets implements kubeport.Port.
 func (p *Port) ListDaemonSets(ctx context.Context, namespace string) ([]appsv1.DaemonSet, error) {
-	return listAll(ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.AppsV1().DaemonSets(namespace).List,
-		func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items })
+	return listAll[appsv1.DaemonSet](ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.AppsV1().DaemonSets(namespace).List)
 }
 
-// listAll lists in pages of chunk items (0: one request), following the
-// continue token, and sorts the result as the port promises. When a
-// continue token has expired (410 Expired: etcd compacted the revision
-// the first page was read at) it lists everything in one request instead,
-// as client-go's pager does. Errors are returned as the API sent them.
+// listAll lists in pages of chunk items (0: one request) with client-go's
+// pager (internal/kubelist: an expired continue token lists everything in
+// one request) and sorts the result as the port promises. Errors are
+// returned as the API sent them.
 func listAll[T any, PT interface {
 	*T
 	metav1.Object
-}, L interface{ GetContinue() string }](
-	ctx context.Context, chunk int64, opts metav1.ListOptions,
-	list func(context.Context, metav1.ListOptions) (L, error), items func(L) []T,
-) ([]T, error) {
-	opts.Limit = chunk
-	var out []T
-	for {
-		l, err := list(ctx, opts)
-		if err != nil && opts.Continue != "" && apierrors.IsResourceExpired(err) {
-			opts.Limit, opts.Continue = 0, ""
-			out = out[:0]
-			l, err = list(ctx, opts)
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, items(l)...)
-		if l.GetContinue() == "" {
-			break
-		}
-		opts.Continue = l.GetContinue()
+	runtime.Object
+}, L runtime.Object](ctx context.Context, chunk int64, opts metav1.ListOptions, list func(context.Context, metav1.ListOptions) (L, error)) ([]T, error) {
+	out, err := kubelist.All[T, PT](ctx, chunk, opts, kubelist.Page(list))
+	if err != nil {
+		return nil, err
 	}
 	if out == nil {
 		out = []T{}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -46,7 +47,7 @@ func blockedWeb(t *testing.T, opts Options) (*Port, string) {
 	var pod string
 	must(t, p.Wait(context.Background(), time.Minute, func(ctx context.Context) (bool, error) {
 		pods, err := p.ListPods(ctx, kubeport.PodQuery{Namespace: "default"})
-		if err != nil || len(pods) != 1 || !kube.IsPodReady(&pods[0]) {
+		if err != nil || len(pods) != 1 || !eviction.IsPodReady(&pods[0]) {
 			return false, err
 		}
 		pod = pods[0].Name

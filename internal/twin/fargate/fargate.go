@@ -336,7 +336,7 @@ func (f *Fargate) Bootstrap(created time.Time) error {
 	return nil
 }
 
-// Profiles lists the profiles.
+// Profiles lists the profiles (EKS ListFargateProfiles reads them).
 func (f *Fargate) Profiles() []Profile { return append([]Profile(nil), f.profiles...) }
 
 // ProfileOf returns the profile of a Fargate node.

@@ -66,7 +66,7 @@ func run(eng *sim.Engine, d time.Duration) { eng.Run(eng.Now().Add(d), nil) }
 func readyPods(c *Cluster, ns string) int {
 	n := 0
 	for _, p := range c.Pods() {
-		if p.Namespace == ns && IsPodReady(p) && p.DeletionTimestamp == nil {
+		if p.Namespace == ns && eviction.IsPodReady(p) && p.DeletionTimestamp == nil {
 			n++
 		}
 	}
@@ -246,11 +246,11 @@ func TestVolumeZonePinsPodAndWaitsForDetach(t *testing.T) {
 	// Old pod exits at +5s, the volume detaches at +15s and attaches at +25s,
 	// then the container starts (+5s): Ready 30s after the eviction.
 	run(eng, 27*time.Second)
-	if IsPodReady(c.Pod(replacement.Namespace, replacement.Name)) {
+	if eviction.IsPodReady(c.Pod(replacement.Namespace, replacement.Name)) {
 		t.Fatal("replacement Ready before the volume could move")
 	}
 	run(eng, 2*time.Second)
-	if !IsPodReady(c.Pod(replacement.Namespace, replacement.Name)) {
+	if !eviction.IsPodReady(c.Pod(replacement.Namespace, replacement.Name)) {
 		t.Fatal("replacement not Ready 30s after the eviction")
 	}
 	w := c.Workloads()

@@ -547,16 +547,6 @@ func podPriority(p *corev1.Pod) int32 {
 	return 0
 }
 
-// IsPodReady reports the pod's Ready condition.
-func IsPodReady(p *corev1.Pod) bool {
-	for _, cond := range p.Status.Conditions {
-		if cond.Type == corev1.PodReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, s corev1.ConditionStatus, reason, msg string, now metav1.Time) {
 	for i := range p.Status.Conditions {
 		if p.Status.Conditions[i].Type == t {

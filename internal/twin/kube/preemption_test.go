@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ladder-eks/ladder/internal/eviction"
 )
 
 // A DaemonSet's pod is scheduled by the default scheduler to its node;
@@ -50,8 +52,8 @@ func TestDaemonPodPreemptsAppPodsOnAFullNode(t *testing.T) {
 
 	run(eng, time.Minute)
 	p := c.Pod("kube-system", daemon[0].Name)
-	if p.Spec.NodeName != "n1" || !IsPodReady(p) || p.Status.NominatedNodeName != "" {
-		t.Fatalf("daemon pod on %q ready %v nominated %q, want Ready on n1 and no nomination", p.Spec.NodeName, IsPodReady(p), p.Status.NominatedNodeName)
+	if p.Spec.NodeName != "n1" || !eviction.IsPodReady(p) || p.Status.NominatedNodeName != "" {
+		t.Fatalf("daemon pod on %q ready %v nominated %q, want Ready on n1 and no nomination", p.Spec.NodeName, eviction.IsPodReady(p), p.Status.NominatedNodeName)
 	}
 	if got := readyPods(c, "default"); got != 1 {
 		t.Fatalf("%d web pods ready, want 1 (its replacement has no room)", got)
@@ -247,7 +249,7 @@ func TestNominatedPodsReserveTheirRoom(t *testing.T) {
 	run(eng, time.Minute)
 	ready := 0
 	for _, p := range podsOf(c, "default") {
-		if strings.HasPrefix(p.Name, "api-") && IsPodReady(p) {
+		if strings.HasPrefix(p.Name, "api-") && eviction.IsPodReady(p) {
 			ready++
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -42,7 +43,7 @@ func take(c *Cluster, ns string) census {
 		s.stored[img]++
 		if p.DeletionTimestamp == nil {
 			s.live[img]++
-			if IsPodReady(p) {
+			if eviction.IsPodReady(p) {
 				s.ready[img]++
 			}
 		}

@@ -308,18 +308,6 @@ func (c *Cluster) staticFilter(ps *podState, ns *nodeState, affinity nodeaffinit
 	return ""
 }
 
-// Feasible reports whether a pod could run on a node right now and, if not,
-// why — the same filters the scheduler runs.
-func (c *Cluster) Feasible(pod *corev1.Pod, node string) (bool, []string) {
-	ns, ok := c.nodes[node]
-	if !ok {
-		return false, []string{"node not found"}
-	}
-	ps := &podState{pod: pod, req: PodRequests(pod)}
-	rs := c.filter(ps, ns, nodeaffinity.GetRequiredNodeAffinity(pod))
-	return len(rs) == 0, rs
-}
-
 // filter runs kube-scheduler's filters in plugin order and returns the
 // first failing plugin's reasons (NodeResourcesFit may name several).
 func (c *Cluster) filter(ps *podState, ns *nodeState, affinity nodeaffinity.RequiredNodeAffinity) []string {

@@ -1,4 +1,4 @@
-package rehearse
+package drainpredict
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // bigLiveCluster: nodes nodes in 10 managed groups, deployments
@@ -22,7 +24,7 @@ func bigLiveCluster(nodes, deployments int) *LiveCluster {
 	for i := range nodes {
 		n := liveTestNode(fmt.Sprintf("ip-10-1-%d-%d", i/250, i%250), zones[i%3])
 		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("58")}
-		lc.Nodes = append(lc.Nodes, LiveNode{Node: n, Group: GroupRef{Name: fmt.Sprintf("ng-%d", i%10), Type: "managed"}})
+		lc.Nodes = append(lc.Nodes, LiveNode{Node: n, Group: twinbuild.GroupRef{Name: fmt.Sprintf("ng-%d", i%10), Type: "managed"}})
 	}
 	ctl := true
 	ten := int32(10)
@@ -50,14 +52,14 @@ func bigLiveCluster(nodes, deployments int) *LiveCluster {
 	return lc
 }
 
-// TestPredictLiveDrainsLarge: a cluster of 1,000 nodes in 10 groups is
-// predicted with DrainsPerGroup nodes per group (30 drains), not 1,000;
-// BenchmarkPredictLiveDrains1000Nodes times it.
-func TestPredictLiveDrainsLarge(t *testing.T) {
+// TestLiveLarge: a cluster of 1,000 nodes in 10 groups is
+// predicted with PerGroup nodes per group (30 drains), not 1,000;
+// BenchmarkLive1000Nodes times it.
+func TestLiveLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 31 twins of 1,000 nodes")
 	}
-	ps, refused, err := PredictLiveDrains(bigLiveCluster(1000, 300), DrainsPerGroup)
+	ps, refused, err := Live(bigLiveCluster(1000, 300), PerGroup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,13 +73,13 @@ func TestPredictLiveDrainsLarge(t *testing.T) {
 	}
 }
 
-// BenchmarkPredictLiveDrains1000Nodes: 1,000 nodes, 3,000 pods, 30 drains
+// BenchmarkLive1000Nodes: 1,000 nodes, 3,000 pods, 30 drains
 // (about 2 s on this 2-core VM; 10,000 pods about 6 s).
-func BenchmarkPredictLiveDrains1000Nodes(b *testing.B) {
+func BenchmarkLive1000Nodes(b *testing.B) {
 	lc := bigLiveCluster(1000, 300)
 	b.ResetTimer()
 	for range b.N {
-		if _, _, err := PredictLiveDrains(lc, DrainsPerGroup); err != nil {
+		if _, _, err := Live(lc, PerGroup); err != nil {
 			b.Fatal(err)
 		}
 	}

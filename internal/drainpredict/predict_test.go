@@ -1,4 +1,4 @@
-package rehearse
+package drainpredict
 
 import (
 	"fmt"
@@ -9,7 +9,16 @@ import (
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
-func describePredictions(ps []DrainPrediction) string {
+func loadBuiltin(t *testing.T, name string) *scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.LoadBuiltin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func describePredictions(ps []Prediction) string {
 	var b strings.Builder
 	for _, p := range ps {
 		fmt.Fprintf(&b, "%s %s/%s %s finished=%v %s evicted=%d err=%q\n", p.Node, p.Group.Type, p.Group.Name, p.Zone, p.Finished, p.Duration, p.Evicted, p.Error)
@@ -23,11 +32,11 @@ func describePredictions(ps []DrainPrediction) string {
 	return b.String()
 }
 
-// TestPredictDrainsPDBDeadlock: orders has one replica and a PDB of
+// TestScenarioPDBDeadlock: orders has one replica and a PDB of
 // minAvailable 1 (builtin pdb-deadlock); draining its blue-mng node is
 // refused until EKS's 15 minutes, every other node drains.
-func TestPredictDrainsPDBDeadlock(t *testing.T) {
-	ps, err := PredictDrains(loadBuiltin(t, "pdb-deadlock"))
+func TestScenarioPDBDeadlock(t *testing.T) {
+	ps, err := Scenario(loadBuiltin(t, "pdb-deadlock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +62,14 @@ func TestPredictDrainsPDBDeadlock(t *testing.T) {
 	}
 }
 
-// TestPredictDrainsWorkshop: every workshop node drains; draining the
+// TestScenarioWorkshop: every workshop node drains; draining the
 // blue-mng node with orders-mysql leaves it Pending (its EBS volume's zone
 // has no other node tolerating dedicated=OrdersApp), and the run is fast
 // and deterministic.
-func TestPredictDrainsWorkshop(t *testing.T) {
+func TestScenarioWorkshop(t *testing.T) {
 	sc := loadBuiltin(t, "workshop")
 	start := time.Now()
-	ps, err := PredictDrains(sc)
+	ps, err := Scenario(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +77,7 @@ func TestPredictDrainsWorkshop(t *testing.T) {
 	if len(ps) != 10 {
 		t.Errorf("%d predictions, want 10 (11 nodes, one of them Fargate)", len(ps))
 	}
-	again, err := PredictDrains(sc)
+	again, err := Scenario(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +86,10 @@ func TestPredictDrainsWorkshop(t *testing.T) {
 	}
 }
 
-// TestPredictDrainsCapsEachGroup: a generated 60-node cluster drains at
-// most DrainsPerGroup nodes of each group, not all 60 — each drain sets up
+// TestScenarioCapsEachGroup: a generated 60-node cluster drains at
+// most PerGroup nodes of each group, not all 60 — each drain sets up
 // a fresh twin of the whole cluster.
-func TestPredictDrainsCapsEachGroup(t *testing.T) {
+func TestScenarioCapsEachGroup(t *testing.T) {
 	data, err := scenario.Generate(scenario.GenerateOptions{Nodes: 60, PodsPerNode: 5, Seed: 1, Mix: true})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +98,7 @@ func TestPredictDrainsCapsEachGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := PredictDrains(sc)
+	ps, err := Scenario(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +110,8 @@ func TestPredictDrainsCapsEachGroup(t *testing.T) {
 		t.Fatalf("drains in groups %v, want every EC2 group", perGroup)
 	}
 	for g, n := range perGroup {
-		if n > DrainsPerGroup {
-			t.Errorf("group %s: %d drains, want at most %d", g, n, DrainsPerGroup)
+		if n > PerGroup {
+			t.Errorf("group %s: %d drains, want at most %d", g, n, PerGroup)
 		}
 	}
 }

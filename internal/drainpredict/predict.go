@@ -1,4 +1,13 @@
-package rehearse
+// Package drainpredict predicts what draining each node of a cluster does
+// (ladder check's drain-blocked and drain-timeout-risk): each node of the
+// starting cluster is drained on its own, in a fresh twin, the way kubectl
+// drain --ignore-daemonsets --delete-emptydir-data --force does it
+// (semantics.md §D.3: the Eviction API, a 429 retried every 5 s), and the
+// pods that held the drain up, and those whose replacements fit nowhere,
+// are recorded. Scenario predicts a scenario's drains in the twin
+// internal/twinbuild builds; Live a running cluster's, in a twin loaded
+// with what its API server lists.
+package drainpredict
 
 import (
 	"sort"
@@ -13,35 +22,29 @@ import (
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
-// Drain prediction (ladder check's drain-blocked and drain-timeout-risk):
-// each node of a scenario's starting cluster is drained on its own, in a
-// fresh twin, the way kubectl drain --ignore-daemonsets
-// --delete-emptydir-data --force does it (semantics.md §D.3: the Eviction
-// API, a 429 retried every 5 s), and the pods that held the drain up, and
-// those whose replacements fit nowhere, are recorded.
-
-// DrainProbeLimit bounds a predicted drain of a node that is not in a
+// ProbeLimit bounds a predicted drain of a node that is not in a
 // managed node group: Karpenter and a self-managed group's drain wait for
 // as long as a PodDisruptionBudget refuses, so a drain still blocked after
 // an hour is reported as one that never finishes.
-const DrainProbeLimit = time.Hour
+const ProbeLimit = time.Hour
 
 // drainProbeSettle is how long the probe keeps the twin running after a
 // drain ends, for the evicted pods' replacements to be scheduled — time
 // enough for Karpenter to launch a node for them.
 const drainProbeSettle = 10 * time.Minute
 
-// DrainPrediction is what draining one node of the starting cluster does.
-type DrainPrediction struct {
+// Prediction is what draining one node of the starting cluster does.
+type Prediction struct {
 	Node string
 	// Group is the node's group in the scenario; Type as report.Group*
 	// spells it (managed, self-managed, karpenter).
-	Group GroupRef
+	Group twinbuild.GroupRef
 	Zone  string
 	// Limit is how long the drain may take: EKS's 15 minutes for a managed
-	// node group (semantics.md §B, PodEvictionFailure), DrainProbeLimit
+	// node group (semantics.md §B, PodEvictionFailure), ProbeLimit
 	// for the others.
 	Limit time.Duration
 	// Finished reports whether every pod left the node within Limit;
@@ -55,15 +58,15 @@ type DrainPrediction struct {
 	// Evicted counts the pods the drain evicted (DaemonSet pods stay).
 	Evicted int
 	// Blocks are the pods whose eviction was refused, in pod order.
-	Blocks []PredictedBlock
+	Blocks []Block
 	// Pending are the pods that fit no node once the drain is over, in pod
 	// order.
-	Pending []PredictedPending
+	Pending []PendingPod
 }
 
-// PredictedBlock is a pod whose eviction a PodDisruptionBudget (or an
+// Block is a pod whose eviction a PodDisruptionBudget (or an
 // error) held up.
-type PredictedBlock struct {
+type Block struct {
 	// Pod is namespace/name; Workload owns it (zero for a bare pod).
 	Pod      string
 	Workload scenario.WorkloadRef
@@ -79,8 +82,8 @@ type PredictedBlock struct {
 	Message string
 }
 
-// PredictedPending is a pod left Pending by the drain.
-type PredictedPending struct {
+// PendingPod is a pod left Pending by the drain.
+type PendingPod struct {
 	Pod      string
 	Workload scenario.WorkloadRef
 	// Reason is the scheduler's ("0/11 nodes are available: ...").
@@ -89,62 +92,54 @@ type PredictedPending struct {
 	VolumeZones []string
 }
 
-// PredictDrains drains EC2 nodes of a validated scenario's starting cluster
+// Scenario drains EC2 nodes of a validated scenario's starting cluster
 // (Fargate nodes are pods, restarted rather than drained) — every node of a
-// group of up to DrainsPerGroup, else the DrainsPerGroup most telling —
-// each in a fresh twin, in node-name order, and reports what each drain
-// does. It is
+// group of up to PerGroup, else the PerGroup most telling — each in a
+// fresh twin, in node-name order, and reports what each drain does. It is
 // deterministic: the same scenario gives the same predictions.
-func PredictDrains(sc *scenario.Scenario) ([]DrainPrediction, error) {
-	quiet := *sc
-	quiet.Spec.Probe = nil // the probe samples every second; nothing reads it here
-	base, err := setup(&quiet, Options{})
+func Scenario(sc *scenario.Scenario) ([]Prediction, error) {
+	base, err := twinbuild.Build(sc, twinbuild.Options{})
 	if err != nil {
 		return nil, err
 	}
 	byGroup := map[string][]string{}
-	for _, n := range base.kube.Nodes() {
-		if group, typ := base.nodeGroup(n); typ != report.GroupFargate {
+	for _, n := range base.Kube.Nodes() {
+		if group, typ := base.NodeGroup(n); typ != report.GroupFargate {
 			byGroup[group] = append(byGroup[group], n.Name)
 		}
 	}
 	var nodes []string
 	for _, names := range byGroup {
-		if len(names) > DrainsPerGroup {
-			names = mostTelling(base.kube, names)[:DrainsPerGroup]
+		if len(names) > PerGroup {
+			names = mostTelling(base.Kube, names)[:PerGroup]
 		}
 		nodes = append(nodes, names...)
 	}
 	sort.Strings(nodes)
-	out := make([]DrainPrediction, 0, len(nodes))
+	out := make([]Prediction, 0, len(nodes))
 	for i, node := range nodes {
-		r := base
+		tw := base
 		if i > 0 {
 			// A fresh twin: the previous drain changed the cluster. The
 			// same scenario and seed build the same starting cluster.
-			if r, err = setup(&quiet, Options{}); err != nil {
+			if tw, err = twinbuild.Build(sc, twinbuild.Options{}); err != nil {
 				return nil, err
 			}
 		}
-		out = append(out, r.predictDrain(node))
+		name, typ := tw.NodeGroup(tw.Kube.Node(node))
+		out = append(out, predictNodeDrain(tw.Engine, tw.Kube, node, twinbuild.GroupRef{Name: name, Type: typ}))
 	}
 	return out, nil
 }
 
-// predictDrain drains one node of a freshly set-up twin.
-func (r *run) predictDrain(node string) DrainPrediction {
-	name, typ := r.nodeGroup(r.kube.Node(node))
-	return predictNodeDrain(r.eng, r.kube, node, GroupRef{Name: name, Type: typ})
-}
-
 // drainLimit is how long a drain of a node of a group of type typ may
 // take: EKS's 15 minutes for a managed node group (with or without a
-// custom AMI), DrainProbeLimit for the others.
+// custom AMI), ProbeLimit for the others.
 func drainLimit(typ string) time.Duration {
 	if typ == report.GroupManaged || typ == groupManagedCustomAMI {
 		return mng.UpgradeDrainLimit
 	}
-	return DrainProbeLimit
+	return ProbeLimit
 }
 
 // groupManagedCustomAMI is internal/inventory's type of a managed node
@@ -156,10 +151,10 @@ const groupManagedCustomAMI = "managed-custom-ami"
 // starting state is in place: kubectl drain --ignore-daemonsets
 // --delete-emptydir-data --force within the group's limit, then
 // drainProbeSettle for the replacements to be scheduled. Both the
-// scenario's prediction and the live cluster's (drainlive.go) use it.
-func predictNodeDrain(eng *sim.Engine, k *kube.Cluster, node string, group GroupRef) DrainPrediction {
+// scenario's prediction and the live cluster's (live.go) use it.
+func predictNodeDrain(eng *sim.Engine, k *kube.Cluster, node string, group twinbuild.GroupRef) Prediction {
 	n := k.Node(node)
-	p := DrainPrediction{Node: node, Group: group, Zone: n.Labels[corev1.LabelTopologyZone], Limit: drainLimit(group.Type)}
+	p := Prediction{Node: node, Group: group, Zone: n.Labels[corev1.LabelTopologyZone], Limit: drainLimit(group.Type)}
 	pendingBefore := map[string]bool{}
 	for _, pod := range k.PendingPods() {
 		pendingBefore[pod.Namespace+"/"+pod.Name] = true
@@ -199,7 +194,7 @@ func predictNodeDrain(eng *sim.Engine, k *kube.Cluster, node string, group Group
 		if until.IsZero() {
 			until = eng.Now()
 		}
-		pb := PredictedBlock{Pod: b.Pod, PDB: b.PDB, For: until.Sub(b.Since), Outcome: b.Outcome, Message: b.Message}
+		pb := Block{Pod: b.Pod, PDB: b.PDB, For: until.Sub(b.Since), Outcome: b.Outcome, Message: b.Message}
 		if b.Outcome == "blocked" || b.Outcome == "failed" {
 			p.Evicted--
 		}
@@ -221,7 +216,7 @@ func predictNodeDrain(eng *sim.Engine, k *kube.Cluster, node string, group Group
 		if pendingBefore[pk] {
 			continue
 		}
-		pp := PredictedPending{Pod: pk, Reason: k.Unschedulable(pod.Namespace, pod.Name), VolumeZones: k.VolumeZones(pod)}
+		pp := PendingPod{Pod: pk, Reason: k.Unschedulable(pod.Namespace, pod.Name), VolumeZones: k.VolumeZones(pod)}
 		if kind, owner := k.PodOwner(pod.Namespace, pod.Name); kind != "" {
 			pp.Workload = scenario.WorkloadRef{Kind: kind, Namespace: pod.Namespace, Name: owner}
 		}

@@ -1,4 +1,4 @@
-package rehearse
+package drainpredict
 
 import (
 	"strings"
@@ -12,7 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/eviction"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 func liveTestNode(name, zone string) *corev1.Node {
@@ -55,8 +56,8 @@ func liveTestCluster() *LiveCluster {
 	return &LiveCluster{
 		Start: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), Region: "us-west-2", Zones: []string{"us-west-2a", "us-west-2b"},
 		Nodes: []LiveNode{
-			{Node: liveTestNode("ip-10-0-1-1", "us-west-2a"), Group: GroupRef{Name: "blue", Type: "managed"}},
-			{Node: liveTestNode("ip-10-0-2-1", "us-west-2b"), Group: GroupRef{Name: "blue", Type: "managed"}},
+			{Node: liveTestNode("ip-10-0-1-1", "us-west-2a"), Group: twinbuild.GroupRef{Name: "blue", Type: "managed"}},
+			{Node: liveTestNode("ip-10-0-2-1", "us-west-2b"), Group: twinbuild.GroupRef{Name: "blue", Type: "managed"}},
 		},
 		Objects: []metav1.Object{
 			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "orders"},
@@ -87,7 +88,7 @@ func TestLiveTwinPlacesPods(t *testing.T) {
 	}
 	got := map[string][]string{}
 	for _, p := range k.Pods() {
-		if !kube.IsPodReady(p) {
+		if !eviction.IsPodReady(p) {
 			t.Errorf("%s/%s not Ready", p.Namespace, p.Name)
 		}
 		name := p.Name
@@ -121,11 +122,11 @@ func sameSet(a, b string) bool {
 	return true
 }
 
-// TestPredictLiveDrains: draining the node with orders is refused until
+// TestLive: draining the node with orders is refused until
 // EKS's 15 minutes; the other node drains (web's pod and the bare pod go);
 // with one node per group, the node orders holds up is the one drained.
-func TestPredictLiveDrains(t *testing.T) {
-	ps, _, err := PredictLiveDrains(liveTestCluster(), DrainsPerGroup)
+func TestLive(t *testing.T) {
+	ps, _, err := Live(liveTestCluster(), PerGroup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestPredictLiveDrains(t *testing.T) {
 	if bl := b.Blocks[0]; bl.PDB != "shop/orders-pdb" || bl.Outcome != "blocked" || bl.Workload.Name != "orders" || bl.For != 15*time.Minute {
 		t.Errorf("block %+v, want orders held by shop/orders-pdb for 15m", bl)
 	}
-	again, _, err := PredictLiveDrains(liveTestCluster(), 1)
+	again, _, err := Live(liveTestCluster(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestLiveTwinKinds(t *testing.T) {
 	fargate := liveTestNode("fargate-ip-10-0-9-9", "us-west-2a")
 	fargate.Labels["eks.amazonaws.com/compute-type"] = "fargate"
 	fargate.Spec.Taints = []corev1.Taint{{Key: "eks.amazonaws.com/compute-type", Value: "fargate", Effect: corev1.TaintEffectNoSchedule}}
-	lc.Nodes = append(lc.Nodes, LiveNode{Node: fargate, Group: GroupRef{Name: "fp-default", Type: "fargate"}})
+	lc.Nodes = append(lc.Nodes, LiveNode{Node: fargate, Group: twinbuild.GroupRef{Name: "fp-default", Type: "fargate"}})
 	lc.Objects = append(lc.Objects,
 		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"},
 			Spec: appsv1.StatefulSetSpec{Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: db},
@@ -216,7 +217,7 @@ func TestLiveTwinKinds(t *testing.T) {
 	if agents["ip-10-0-1-1"] != 1 || agents["ip-10-0-2-1"] != 1 || len(agents) != 2 {
 		t.Errorf("DaemonSet pods by node: %v, want one on each EC2 node", agents)
 	}
-	ps, refused, err := PredictLiveDrains(lc, 0)
+	ps, refused, err := Live(lc, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

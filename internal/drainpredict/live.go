@@ -1,4 +1,4 @@
-package rehearse
+package drainpredict
 
 import (
 	"fmt"
@@ -16,23 +16,24 @@ import (
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // Drain prediction of a live cluster (ladder check against a kubeconfig):
 // the cluster's nodes, workloads, PodDisruptionBudgets and volumes as its
 // API server lists them are loaded into a twin with no node group, Karpenter
 // or Fargate twin, each running pod on the node it runs on; then, as for a
-// scenario (drainprobe.go), nodes are drained one at a time, each in a fresh
+// scenario (predict.go), nodes are drained one at a time, each in a fresh
 // twin. Without the node group's surge or Karpenter's new nodes, a pod that
 // fits on no other existing node is reported Pending.
 
-// DrainsPerGroup is how many nodes of each node group a prediction drains
-// (PredictDrains, PredictLiveDrains): a node group's nodes run the same kind
-// of pods, each drain sets up a fresh twin of the whole cluster, and a
-// cluster of a thousand nodes must not take minutes. The nodes whose drain
+// PerGroup is how many nodes of each node group a prediction drains
+// (Scenario, Live): a node group's nodes run the same kind of pods, each
+// drain sets up a fresh twin of the whole cluster, and a cluster of a
+// thousand nodes must not take minutes. The nodes whose drain
 // a PodDisruptionBudget refuses now come first, then those with pods a
 // budget covers, then the others, by name within each rank (mostTelling).
-const DrainsPerGroup = 3
+const PerGroup = 3
 
 // LiveCluster is a running cluster's state, as its API server lists it.
 type LiveCluster struct {
@@ -56,21 +57,21 @@ type LiveCluster struct {
 // LiveNode is a node of a live cluster and its group.
 type LiveNode struct {
 	Node  *corev1.Node
-	Group GroupRef
+	Group twinbuild.GroupRef
 }
 
-// PredictLiveDrains drains, each in a fresh twin of the live cluster, at
+// Live drains, each in a fresh twin of the live cluster, at
 // most perGroup EC2 nodes of each node group (all of them when perGroup
-// <= 0; see DrainsPerGroup for which; Fargate nodes are not drained),
+// <= 0; see PerGroup for which; Fargate nodes are not drained),
 // and reports what each drain does, in node-name order, with the objects
 // the twin refused and left out ("Deployment shop/web: ...").
-func PredictLiveDrains(lc *LiveCluster, perGroup int) ([]DrainPrediction, []string, error) {
+func Live(lc *LiveCluster, perGroup int) ([]Prediction, []string, error) {
 	tw, err := liveTwin(lc)
 	if err != nil {
 		return nil, nil, err
 	}
 	refused := tw.refused
-	groups := map[string]GroupRef{}
+	groups := map[string]twinbuild.GroupRef{}
 	byGroup := map[string][]string{}
 	for _, n := range lc.Nodes {
 		if n.Group.Type == report.GroupFargate || n.Node.Labels["eks.amazonaws.com/compute-type"] == "fargate" {
@@ -87,7 +88,7 @@ func PredictLiveDrains(lc *LiveCluster, perGroup int) ([]DrainPrediction, []stri
 		nodes = append(nodes, names...)
 	}
 	sort.Strings(nodes)
-	out := make([]DrainPrediction, 0, len(nodes))
+	out := make([]Prediction, 0, len(nodes))
 	for i, node := range nodes {
 		if i > 0 {
 			// A fresh twin for each drain: the previous one changed the
@@ -141,7 +142,7 @@ var liveApplyOrder = map[string]int{
 // liveNames renames, in a prediction, the twin's pods of a Deployment to
 // the live pods they stand for, and its replacements after the live
 // ReplicaSet (names maps namespace/name in the twin to the live one's).
-func liveNames(p DrainPrediction, names map[string]string) DrainPrediction {
+func liveNames(p Prediction, names map[string]string) Prediction {
 	var renames []string // old, new: kubectl quotes the pods it names
 	for i := range p.Blocks {
 		b := &p.Blocks[i]
