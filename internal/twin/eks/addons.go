@@ -2,7 +2,9 @@ package eks
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -121,7 +123,7 @@ func CheckAddonUpdate(addon, from, to string, cluster kubeversion.Minor, kubelet
 	}
 	if addon == "kube-proxy" {
 		proxy := kubeversion.Minor{Major: t.Major, Minor: t.Minor}
-		for _, node := range sortedKeys(kubelets) {
+		for _, node := range slices.Sorted(maps.Keys(kubelets)) {
 			k, err := kubeversion.Parse(kubelets[node])
 			if err != nil {
 				continue
