@@ -13,6 +13,7 @@ import (
 	podutil "sigs.k8s.io/karpenter/pkg/utils/pod"
 
 	"github.com/ladder-eks/ladder/internal/disruption"
+	"github.com/ladder-eks/ladder/internal/drain"
 )
 
 // The disruption controller (semantics.md §A.4): every 10 s, and again at
@@ -143,22 +144,9 @@ func (k *Karpenter) candidate(c *NodeClaim, class string) *candidate {
 }
 
 // reschedulablePods are the pods that would need a new home: not
-// terminal, not terminating, not DaemonSet or mirror pods.
+// terminating, not DaemonSet or mirror pods, not terminal.
 func (k *Karpenter) reschedulablePods(node string) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range k.kube.PodsOnNode(node) {
-		if p.DeletionTimestamp != nil || isDaemonSetPod(p) || isMirrorPod(p) ||
-			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func isMirrorPod(p *corev1.Pod) bool {
-	_, ok := p.Annotations[corev1.MirrorPodAnnotationKey]
-	return ok
+	return drain.Select(k.kube.PodsOnNode(node), drain.SkipTerminating, drain.SkipDaemonSet, drain.SkipMirror, drain.SkipTerminal)
 }
 
 // drift is the Drift method (drift.go): drifted candidates ordered by when

@@ -669,7 +669,7 @@ func TestHeldPodStartsEndAsUnheld(t *testing.T) {
 			t.Fatal("no pod on n2: the test needs one left to the kubelet")
 		}
 		for _, p := range c.PodsOnNode("n2") {
-			if eviction.IsPodReady(p) {
+			if IsPodReady(p) {
 				t.Fatalf("hold %v: %s Ready before its startup time", hold, p.Name)
 			}
 		}
@@ -681,7 +681,7 @@ func TestHeldPodStartsEndAsUnheld(t *testing.T) {
 		t.Fatalf("held starts end differently:\nheld   %+v\nunheld %+v", held, unheld)
 	}
 	for _, p := range held {
-		if !eviction.IsPodReady(p) {
+		if !IsPodReady(p) {
 			t.Fatalf("%s on %s is not Ready a minute on", p.Name, p.Spec.NodeName)
 		}
 	}

@@ -10,7 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubectl/pkg/util/podutils"
 
+	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
@@ -547,15 +549,9 @@ func podPriority(p *corev1.Pod) int32 {
 	return 0
 }
 
-// IsPodReady reports the pod's Ready condition.
-func IsPodReady(p *corev1.Pod) bool {
-	for _, cond := range p.Status.Conditions {
-		if cond.Type == corev1.PodReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+// IsPodReady reports the pod's Ready condition: upstream's
+// podutils.IsPodReady, which every Ready check in Ladder uses.
+func IsPodReady(p *corev1.Pod) bool { return podutils.IsPodReady(p) }
 
 func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, s corev1.ConditionStatus, reason, msg string, now metav1.Time) {
 	for i := range p.Status.Conditions {
@@ -610,10 +606,7 @@ func ValidateStartupAnnotation(annotations map[string]string) error {
 	return nil
 }
 
-func isDaemonSetPod(p *corev1.Pod) bool {
-	ref := eviction.ControllerOf(p)
-	return ref != nil && ref.Kind == "DaemonSet"
-}
+func isDaemonSetPod(p *corev1.Pod) bool { return drain.IsDaemonSetPod(p) }
 
 // Pod categories for the settled counters.
 const (
@@ -718,5 +711,8 @@ func (c *Cluster) StartPodsNow(node string, since time.Time) {
 	}
 }
 
-// movable reports whether a pod counts in its node's active pods.
+// movable reports whether a pod counts in its node's active pods: the pods
+// a drain would have to move, drain.Select with SkipTerminating and
+// SkipDaemonSet, read from the pod's state here because it runs per pod on
+// every placement.
 func movable(ps *podState) bool { return !ps.deleting && !isDaemonSetPod(ps.pod) }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
@@ -116,25 +117,12 @@ func (s *Service) drain(g *group, node string, limit time.Duration, timeout onTi
 }
 
 // drainablePods are the pods EKS must move off a node: every pod except
-// DaemonSet pods (the DaemonSet controller ignores cordons and would put
-// them back; kubectl's --ignore-daemonsets, §D.3), mirror pods (the API
-// cannot delete them) and pods that have already finished. Pods already
+// those that have already finished, mirror pods (the API cannot delete
+// them) and DaemonSet pods (the DaemonSet controller ignores cordons and
+// would put them back; kubectl's --ignore-daemonsets, §D.3). Pods already
 // terminating count until they are gone.
 func (s *Service) drainablePods(node string) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range s.kube.PodsOnNode(node) {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-			continue
-		}
-		if ref := eviction.ControllerOf(p); ref != nil && ref.Kind == "DaemonSet" {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
+	return drain.Select(s.kube.PodsOnNode(node), drain.SkipTerminal, drain.SkipMirror, drain.SkipDaemonSet)
 }
 
 // step looks at the node: done when it is empty, otherwise evict (or, once
