@@ -69,6 +69,8 @@ type group struct {
 	status string
 	// sorted is members by name, nil after a change (sortedMembers).
 	sorted []*member
+	// view is instances' buffer.
+	view []nodegroup.Instance
 	// version and ami are what DescribeNodegroup reports: they change when
 	// an update succeeds.
 	version kubeversion.Minor

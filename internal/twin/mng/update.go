@@ -440,14 +440,19 @@ func (g *group) scaleInVictim(s *Service) *member {
 
 // instances is the Auto Scaling group as the selection rules see it, in
 // name order (sortedMembers' order); selected are the instances an update
-// has taken.
+// has taken. The slice is the group's own buffer, valid until the next
+// call: the upgrade phase asks once per node it selects.
 func (g *group) instances(selected map[string]bool) []nodegroup.Instance {
 	ms := g.sortedMembers()
-	out := make([]nodegroup.Instance, len(ms))
-	for i, m := range ms {
-		out[i] = nodegroup.Instance{Name: m.name, Zone: m.zone, LaunchTemplateVersion: m.lt, Leaving: m.leaving, Selected: selected[m.name]}
+	g.view = g.view[:0]
+	for _, m := range ms {
+		in := nodegroup.Instance{Name: m.name, Zone: m.zone, LaunchTemplateVersion: m.lt, Leaving: m.leaving}
+		if len(selected) > 0 {
+			in.Selected = selected[m.name]
+		}
+		g.view = append(g.view, in)
 	}
-	return out
+	return g.view
 }
 
 // ---- the end ----------------------------------------------------------------
