@@ -60,22 +60,16 @@ type DaemonSetLookup func(namespace, name string) (exists bool)
 // before anything is evicted.
 func PodsForDeletion(pods []corev1.Pod, opts Options, daemonSetExists DaemonSetLookup, now time.Time) (*List, []error) {
 	f := filters{opts: opts, dsExists: daemonSetExists, now: now}
-	chain := []kdrain.PodFilter{
+	chain := []Filter{
 		f.skipDeletedFilter,
 		f.daemonSetFilter,
-		f.mirrorPodFilter,
+		SkipMirror, // upstream mirrorPodFilter
 		f.localStorageFilter,
 		f.unreplicatedFilter,
 	}
 	items := make([]kdrain.PodDelete, 0, len(pods))
 	for _, pod := range pods {
-		var status kdrain.PodDeleteStatus
-		for _, filter := range chain {
-			status = filter(pod)
-			if !status.Delete {
-				break
-			}
-		}
+		status := Decide(&pod, chain)
 		pod.Kind = "Pod"
 		pod.APIVersion = "v1"
 		items = append(items, kdrain.PodDelete{Pod: pod, Status: status})
@@ -93,11 +87,7 @@ type filters struct {
 	now      time.Time
 }
 
-func isTerminal(pod corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
-
-func hasLocalStorage(pod corev1.Pod) bool {
+func hasLocalStorage(pod *corev1.Pod) bool {
 	for _, v := range pod.Spec.Volumes {
 		if v.EmptyDir != nil {
 			return true
@@ -106,33 +96,27 @@ func hasLocalStorage(pod corev1.Pod) bool {
 	return false
 }
 
-// isControllerRefDaemonSet: Kind DaemonSet and APIVersion exactly apps/v1.
-func isControllerRefDaemonSet(ref *metav1.OwnerReference) bool {
-	apiVersion, kind := appsv1.SchemeGroupVersion.WithKind("DaemonSet").ToAPIVersionAndKind()
-	return ref.Kind == kind && ref.APIVersion == apiVersion
-}
-
 // shouldSkipPod is upstream shouldSkipPod with time.Now replaced by now.
 // Note the truncation to whole seconds before the strict comparison.
-func shouldSkipPod(pod corev1.Pod, skipDeletedTimeoutSeconds int, now time.Time) bool {
+func shouldSkipPod(pod *corev1.Pod, skipDeletedTimeoutSeconds int, now time.Time) bool {
 	return skipDeletedTimeoutSeconds > 0 &&
 		!pod.DeletionTimestamp.IsZero() &&
 		int(now.Sub(pod.GetDeletionTimestamp().Time).Seconds()) > skipDeletedTimeoutSeconds
 }
 
-func (f filters) skipDeletedFilter(pod corev1.Pod) kdrain.PodDeleteStatus {
+func (f filters) skipDeletedFilter(pod *corev1.Pod) kdrain.PodDeleteStatus {
 	if shouldSkipPod(pod, f.opts.SkipWaitForDeleteTimeoutSeconds, f.now) {
 		return kdrain.MakePodDeleteStatusSkip()
 	}
 	return kdrain.MakePodDeleteStatusOkay()
 }
 
-func (f filters) daemonSetFilter(pod corev1.Pod) kdrain.PodDeleteStatus {
-	ref := metav1.GetControllerOf(&pod)
-	if ref == nil || !isControllerRefDaemonSet(ref) {
+func (f filters) daemonSetFilter(pod *corev1.Pod) kdrain.PodDeleteStatus {
+	if !IsDaemonSetPod(pod) {
 		return kdrain.MakePodDeleteStatusOkay()
 	}
-	if isTerminal(pod) {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if IsTerminal(pod) {
 		return kdrain.MakePodDeleteStatusOkay()
 	}
 	if f.dsExists == nil || !f.dsExists(pod.Namespace, ref.Name) {
@@ -149,18 +133,11 @@ func (f filters) daemonSetFilter(pod corev1.Pod) kdrain.PodDeleteStatus {
 	return kdrain.MakePodDeleteStatusWithWarning(false, DaemonSetWarning)
 }
 
-func (f filters) mirrorPodFilter(pod corev1.Pod) kdrain.PodDeleteStatus {
-	if _, found := pod.Annotations[corev1.MirrorPodAnnotationKey]; found {
-		return kdrain.MakePodDeleteStatusSkip()
-	}
-	return kdrain.MakePodDeleteStatusOkay()
-}
-
-func (f filters) localStorageFilter(pod corev1.Pod) kdrain.PodDeleteStatus {
+func (f filters) localStorageFilter(pod *corev1.Pod) kdrain.PodDeleteStatus {
 	if !hasLocalStorage(pod) {
 		return kdrain.MakePodDeleteStatusOkay()
 	}
-	if isTerminal(pod) {
+	if IsTerminal(pod) {
 		return kdrain.MakePodDeleteStatusOkay()
 	}
 	if !f.opts.DeleteEmptyDirData {
@@ -170,11 +147,11 @@ func (f filters) localStorageFilter(pod corev1.Pod) kdrain.PodDeleteStatus {
 	return kdrain.MakePodDeleteStatusWithWarning(true, LocalStorageWarning)
 }
 
-func (f filters) unreplicatedFilter(pod corev1.Pod) kdrain.PodDeleteStatus {
-	if isTerminal(pod) {
+func (f filters) unreplicatedFilter(pod *corev1.Pod) kdrain.PodDeleteStatus {
+	if IsTerminal(pod) {
 		return kdrain.MakePodDeleteStatusOkay()
 	}
-	if metav1.GetControllerOf(&pod) != nil {
+	if metav1.GetControllerOfNoCopy(pod) != nil {
 		return kdrain.MakePodDeleteStatusOkay()
 	}
 	if f.opts.Force {

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/kubectl/pkg/util/podutils"
 
-	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
@@ -88,7 +88,7 @@ func TestLiveTwinPlacesPods(t *testing.T) {
 	}
 	got := map[string][]string{}
 	for _, p := range k.Pods() {
-		if !eviction.IsPodReady(p) {
+		if !podutils.IsPodReady(p) {
 			t.Errorf("%s/%s not Ready", p.Namespace, p.Name)
 		}
 		name := p.Name

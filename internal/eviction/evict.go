@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 const (
@@ -113,7 +114,7 @@ func Evict(req Request) Result {
 	pdb := pdbs[0]
 
 	// semantics.md §D.1, §F pitfall 8: unready pods.
-	if !IsPodReady(pod) {
+	if !podutils.IsPodReady(pod) {
 		if pdb.Spec.UnhealthyPodEvictionPolicy != nil && *pdb.Spec.UnhealthyPodEvictionPolicy == policyv1.AlwaysAllow {
 			return Result{PDB: pdb, SkippedBudget: true, ResourceVersionPrecondition: true}
 		}

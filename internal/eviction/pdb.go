@@ -57,19 +57,3 @@ func pdbSelector(pdb *policyv1.PodDisruptionBudget) (labels.Selector, bool) {
 	}
 	return sel, true
 }
-
-// IsPodReady reports whether the pod has the Ready condition with status
-// True, like upstream podutil.IsPodReady. "Healthy" in PDB terms means
-// exactly this (semantics.md §D.1, api reference for
-// unhealthyPodEvictionPolicy).
-func IsPodReady(pod *corev1.Pod) bool {
-	if pod == nil {
-		return false
-	}
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == corev1.PodReady {
-			return pod.Status.Conditions[i].Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}

@@ -43,26 +43,3 @@ func TestMatchingPDBs(t *testing.T) {
 		})
 	}
 }
-
-func TestIsPodReady(t *testing.T) {
-	cases := []struct {
-		name string
-		pod  *corev1.Pod
-		want bool
-	}{
-		{"Ready=True", newPod("a"), true},
-		{"Ready=False", newPod("a", unready), false},
-		{"no conditions", newPod("a", func(p *corev1.Pod) { p.Status.Conditions = nil }), false},
-		{"Ready=Unknown", newPod("a", func(p *corev1.Pod) {
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionUnknown}}
-		}), false},
-		{"nil", nil, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := IsPodReady(tc.pod); got != tc.want {
-				t.Fatalf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 // DeletionTimeout is how long an entry of status.disruptedPods keeps a pod
@@ -89,12 +90,12 @@ type PodFacts struct {
 	ControllerUID types.UID // the controllerRef's UID, when HasController
 	HasController bool
 	Deleting      bool // metadata.deletionTimestamp is set
-	Ready         bool // IsPodReady
+	Ready         bool // podutils.IsPodReady
 }
 
 // FactsOf reads a pod's PodFacts.
 func FactsOf(pod *corev1.Pod) PodFacts {
-	f := PodFacts{Pod: pod, Name: pod.Name, Deleting: pod.DeletionTimestamp != nil, Ready: IsPodReady(pod)}
+	f := PodFacts{Pod: pod, Name: pod.Name, Deleting: pod.DeletionTimestamp != nil, Ready: podutils.IsPodReady(pod)}
 	if ref := ControllerOf(pod); ref != nil {
 		f.ControllerUID, f.HasController = ref.UID, true
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/twin/eks"
+	"github.com/ladder-eks/ladder/internal/rules/addon"
 )
 
 func init() { Register(addonCompatibility{}) }
@@ -15,7 +15,7 @@ func init() { Register(addonCompatibility{}) }
 // build the embedded, dated table (internal/catalog/addons.csv, eks-data.md
 // §1c) knows for each hop. EKS does not update add-ons with the control
 // plane, and updates them one minor version at a time (semantics.md §E;
-// the twin's eks.CheckAddonUpdate): an add-on several minors behind takes
+// addon.CheckUpdate): an add-on several minors behind takes
 // several updates. WARNING; ERROR for a kube-proxy add-on beyond the skew
 // policy at the next hop (§D.4). Add-ons the table has no row for
 // (aws-ebs-csi-driver, vpc-cni from 1.34) are not judged: only
@@ -37,7 +37,7 @@ func (addonCompatibility) Run(in *Input) []Finding {
 	c := in.Cluster
 	var out []Finding
 	for _, a := range c.Addons {
-		installed, err := eks.ParseAddonVersion(a.Version)
+		installed, err := addon.ParseVersion(a.Version)
 		if err != nil {
 			continue
 		}
@@ -59,7 +59,7 @@ func (addonCompatibility) Run(in *Input) []Finding {
 			if !ok {
 				break // no data for this hop (nor, usually, later ones)
 			}
-			latest, err := eks.ParseAddonVersion(row.Version)
+			latest, err := addon.ParseVersion(row.Version)
 			if err != nil || latest.Compare(cur) <= 0 {
 				continue
 			}
@@ -91,13 +91,13 @@ func (addonCompatibility) Run(in *Input) []Finding {
 // minor at a time: "v1.28.15-eksbuild.31 → v1.29.15-eksbuild.16 →
 // v1.30.14-eksbuild.28" (kube-proxy's minors are Kubernetes minors, so the
 // table names each step; other add-ons' steps are "v1.12.x").
-func minorPath(addon string, from, to eks.AddonVersion) []string {
+func minorPath(name string, from, to addon.Version) []string {
 	path := []string{from.String()}
 	if from.Major == to.Major {
 		for m := from.Minor + 1; m < to.Minor; m++ {
 			step := fmt.Sprintf("v%d.%d.x", from.Major, m)
-			if addon == "kube-proxy" {
-				if row, ok := catalog.LatestAddon(addon, fmt.Sprintf("%d.%d", from.Major, m)); ok {
+			if name == "kube-proxy" {
+				if row, ok := catalog.LatestAddon(name, fmt.Sprintf("%d.%d", from.Major, m)); ok {
 					step = row.Version
 				}
 			}

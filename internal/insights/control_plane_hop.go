@@ -5,8 +5,7 @@ import (
 	"strings"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/eks"
+	"github.com/ladder-eks/ladder/internal/rules/controlplane"
 )
 
 func init() { Register(controlPlaneHop{}) }
@@ -14,8 +13,8 @@ func init() { Register(controlPlaneHop{}) }
 // controlPlaneHop checks the control plane's path: EKS updates it one
 // minor at a time, and UpdateClusterVersion requires every managed node
 // group at the control plane's minor (semantics.md §E, the API reference's
-// rule, which the twin enforces: internal/twin/eks.ControlPlane.
-// CheckPrecondition). ERROR for a managed group behind the control plane
+// rule, internal/rules/controlplane.CheckPrecondition, which the twin
+// enforces too). ERROR for a managed group behind the control plane
 // now (the next update is refused); WARNING, per later hop, for the
 // groups that must catch up between hops, and for Fargate nodes behind
 // the control plane (the user guide asks for them at its minor).
@@ -45,9 +44,8 @@ func (controlPlaneHop) Run(in *Input) []Finding {
 			if g.Version.IsZero() {
 				continue
 			}
-			cp := eks.New(sim.New(in.Now, 1), c.Name, c.Region, in.Current, 0)
-			cp.NodeGroupVersions = func() map[string]kubeversion.Minor { return map[string]kubeversion.Minor{g.Name: g.Version} }
-			if err := cp.CheckPrecondition(first); err != nil {
+			nodes := controlplane.DataPlane{NodeGroups: map[string]kubeversion.Minor{g.Name: g.Version}}
+			if err := controlplane.CheckPrecondition(in.Current, first, nodes, controlplane.Strict); err != nil {
 				f := c.groupFinding(Error, g,
 					fmt.Sprintf("%s is at Kubernetes %s, behind the control plane's %s: UpdateClusterVersion to %s is refused — %v", groupText(g), g.Version, in.Current, first, err),
 					fmt.Sprintf("Upgrade %s to %s first: %s.", g.Name, in.Current, upgradeHow(g, in.Current)))

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 )
 
 func init() { Register(drainTimeoutRisk{}) }
@@ -14,9 +14,9 @@ func init() { Register(drainTimeoutRisk{}) }
 // evicted within EKS's limits, from the drain prediction (drain-blocked):
 // an in-place update gives each node 15 minutes, then fails with
 // PodEvictionFailure unless the update is forced (semantics.md §B upgrade
-// phase step 3; mng.UpgradeDrainLimit); deleting the old group of a
+// phase step 3; nodegroup.UpgradeDrainLimit); deleting the old group of a
 // blue/green upgrade gives each node 5 minutes, then terminates it with
-// its pods (mng.DeleteDrainLimit). ERROR when an in-place update fails;
+// its pods (nodegroup.DeleteDrainLimit). ERROR when an in-place update fails;
 // WARNING when force or the deletion would kill pods a budget protects,
 // and when a drain takes more than two thirds of the 15 minutes.
 type drainTimeoutRisk struct{}
@@ -55,11 +55,11 @@ func (drainTimeoutRisk) Run(in *Input) []Finding {
 		seenPDB := map[string]bool{}
 		for _, d := range byGroup[name] {
 			for _, b := range d.Blocks {
-				if b.PDB != "" && !seenPDB[b.PDB] && (b.Outcome == "blocked" || b.For >= mng.DeleteDrainLimit) {
+				if b.PDB != "" && !seenPDB[b.PDB] && (b.Outcome == "blocked" || b.For >= nodegroup.DeleteDrainLimit) {
 					seenPDB[b.PDB] = true
 					pdbs = append(pdbs, b.PDB)
 				}
-				if g.Replacement != nil && b.For >= mng.DeleteDrainLimit {
+				if g.Replacement != nil && b.For >= nodegroup.DeleteDrainLimit {
 					deleteKills = append(deleteKills, fmt.Sprintf("%s on %s (held %s by %s)", blockedWho(b), d.Node, dur(b.For), b.PDB))
 				}
 			}
@@ -72,7 +72,7 @@ func (drainTimeoutRisk) Run(in *Input) []Finding {
 					}
 				}
 				stuck = append(stuck, fmt.Sprintf("%s: %s", d.Node, strings.Join(pods, ", ")))
-			case d.Finished && d.Duration > mng.UpgradeDrainLimit*2/3:
+			case d.Finished && d.Duration > nodegroup.UpgradeDrainLimit*2/3:
 				slow = append(slow, fmt.Sprintf("%s takes %s", d.Node, dur(d.Duration)))
 			}
 		}
@@ -84,24 +84,24 @@ func (drainTimeoutRisk) Run(in *Input) []Finding {
 			if g.Force {
 				out = append(out, c.groupFinding(Warning, g,
 					fmt.Sprintf("%s: pods on %s cannot be evicted within EKS's %s — %s; the update is forced, so EKS deletes them after %s per node, without their budget: an outage until their replacements are Ready",
-						groupText(g), plural(len(stuck), "node"), dur(mng.UpgradeDrainLimit), strings.Join(stuck, "; "), dur(mng.UpgradeDrainLimit)),
+						groupText(g), plural(len(stuck), "node"), dur(nodegroup.UpgradeDrainLimit), strings.Join(stuck, "; "), dur(nodegroup.UpgradeDrainLimit)),
 					fixPDB+", so the update needs no force."))
 			} else {
 				out = append(out, c.groupFinding(Error, g,
 					fmt.Sprintf("%s: pods on %s cannot be evicted within EKS's %s — %s: the node group update fails with PodEvictionFailure",
-						groupText(g), plural(len(stuck), "node"), dur(mng.UpgradeDrainLimit), strings.Join(stuck, "; ")),
+						groupText(g), plural(len(stuck), "node"), dur(nodegroup.UpgradeDrainLimit), strings.Join(stuck, "; ")),
 					fixPDB+"; or update with --force, which deletes the pods after 15 minutes regardless of their budget."))
 			}
 		}
 		if len(deleteKills) > 0 {
 			out = append(out, c.groupFinding(Warning, g,
 				fmt.Sprintf("%s is replaced blue/green by %s: deleting it drains each node for %s, then terminates it regardless of PodDisruptionBudgets, and %s",
-					groupText(g), g.Replacement.Name, dur(mng.DeleteDrainLimit), strings.Join(deleteKills, "; ")+" would be killed"),
+					groupText(g), g.Replacement.Name, dur(nodegroup.DeleteDrainLimit), strings.Join(deleteKills, "; ")+" would be killed"),
 				fixPDB+", or move the pods to "+g.Replacement.Name+" (kubectl drain) before deleting "+g.Name+"."))
 		}
 		if len(slow) > 0 {
 			out = append(out, c.groupFinding(Warning, g,
-				fmt.Sprintf("%s: drains come close to EKS's %s limit — %s", groupText(g), dur(mng.UpgradeDrainLimit), strings.Join(slow, "; ")),
+				fmt.Sprintf("%s: drains come close to EKS's %s limit — %s", groupText(g), dur(nodegroup.UpgradeDrainLimit), strings.Join(slow, "; ")),
 				"Shorten what the drain waits for (readiness of the replacements, terminationGracePeriodSeconds) so a slower day does not fail the update."))
 		}
 	}

@@ -16,7 +16,7 @@ func init() { Register(kubeProxySkew{}) }
 // three minors from the kubelet beside it — for the kube-proxy each node
 // runs now, against each hop's API server, and for the kube-proxy add-on
 // the hop updates to (its minor is the hop's) against every kubelet, the
-// rule the twin's UpdateAddon enforces (internal/twin/eks.CheckAddonUpdate).
+// rule the twin's UpdateAddon enforces (internal/rules/addon.CheckUpdate).
 type kubeProxySkew struct{}
 
 func (kubeProxySkew) Info() Info {

@@ -13,7 +13,7 @@ func init() { Register(kubeletSkew{}) }
 // outside the version skew policy (semantics.md §D.4): never newer than
 // the API server, at most three minors older (two for kubelets older than
 // 1.25). EKS refuses a control-plane update that would leave a kubelet
-// beyond it (the twin's eks.ControlPlane.CheckPrecondition; §E "the
+// beyond it (controlplane.CheckPrecondition; §E "the
 // kubelet ≥ N-3 rule as the skew limit"). The arithmetic is
 // internal/kubeversion's.
 type kubeletSkew struct{}

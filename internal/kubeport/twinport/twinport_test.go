@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/kubectl/pkg/util/podutils"
 
-	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -47,7 +47,7 @@ func blockedWeb(t *testing.T, opts Options) (*Port, string) {
 	var pod string
 	must(t, p.Wait(context.Background(), time.Minute, func(ctx context.Context) (bool, error) {
 		pods, err := p.ListPods(ctx, kubeport.PodQuery{Namespace: "default"})
-		if err != nil || len(pods) != 1 || !eviction.IsPodReady(&pods[0]) {
+		if err != nil || len(pods) != 1 || !podutils.IsPodReady(&pods[0]) {
 			return false, err
 		}
 		pod = pods[0].Name

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -111,13 +112,13 @@ func (a *ASG) StartInstanceRefresh(name string, prefs Preferences, done func(Ins
 	if g.spec.DefaultInstanceWarmup != nil {
 		warmup = *g.spec.DefaultInstanceWarmup
 	}
-	set, err := prefs.resolve(warmup)
+	set, err := prefs.Resolve(warmup)
 	if err != nil {
 		return err
 	}
 	a.refreshSeq++
 	r := &refresh{g: g, set: set, done: done,
-		cap: NewCapacity(g.spec.Desired, set.MinHealthyPercentage, set.MaxHealthyPercentage)}
+		cap: instancerefresh.NewCapacity(g.spec.Desired, set.MinHealthyPercentage, set.MaxHealthyPercentage)}
 	r.obj = InstanceRefresh{
 		ID:                   fmt.Sprintf("%08x-%04x-4000-8000-%012x", a.refreshSeq, len(name), a.refreshSeq),
 		Group:                name,
@@ -234,28 +235,13 @@ func (r *refresh) remaining() []*instance {
 	return out
 }
 
-// threshold is the number of replacements a checkpoint needs, rounded up,
-// so that a group of two with checkpoints [10,40,100] reaches both 10 and 40
-// with its first instance and reports 40 (asg-adding-checkpoints-instance-
-// refresh.md: "it skips the first checkpoint"). The user guide counts
-// percentages of the group's instances; the twin counts them of the
-// instances to replace, which is the same unless SkipMatching skipped some
-// (the reference is silent there; this way a checkpoint still means that
-// share of the work is done, and PercentageComplete agrees with it).
-func (r *refresh) threshold(percent int) int { return ceilDiv(percent*len(r.candidates), 100) }
-
 // checkpoint records the highest checkpoint the replacements reached, if
 // any, and pauses for CheckpointDelay unless it is the last (§C; the
 // checkpoint page's examples go straight on after 100 and a partial refresh
 // ends at its last checkpoint). It reports whether the refresh paused.
 func (r *refresh) checkpoint() bool {
 	cps := r.set.CheckpointPercentages
-	reached := -1
-	for i := r.nextCP; i < len(cps); i++ {
-		if r.updated() >= r.threshold(cps[i]) {
-			reached = i
-		}
-	}
+	reached := instancerefresh.ReachedCheckpoint(cps, r.nextCP, r.updated(), len(r.candidates))
 	if reached < 0 {
 		return false
 	}
@@ -283,10 +269,7 @@ func (r *refresh) checkpoint() bool {
 
 // startSet replaces the next set of instances.
 func (r *refresh) startSet(remaining []*instance) {
-	room := len(remaining)
-	if cps := r.set.CheckpointPercentages; r.nextCP < len(cps) {
-		room = min(room, max(1, r.threshold(cps[r.nextCP])-r.updated()))
-	}
+	room := instancerefresh.SetRoom(len(remaining), r.set.CheckpointPercentages, r.nextCP, r.updated(), len(r.candidates))
 	s := r.cap.NextSet(r.g.inService(), room)
 	r.obj.Sets = append(r.obj.Sets, SetRecord{Start: r.g.a.eng.Now(), Set: s})
 	cause := "instance refresh " + r.obj.ID

@@ -6,11 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/controlplane"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -18,21 +18,14 @@ import (
 // the twin. AWS says only "several minutes" (semantics.md §E).
 const DefaultUpdateDuration = 10 * time.Minute
 
-// Precondition says which node versions an update requires (semantics.md §E
-// "Node precondition", §D.4).
-type Precondition int
+// Precondition says which node versions an update requires; the rule is
+// internal/rules/controlplane's.
+type Precondition = controlplane.Precondition
 
+// The two preconditions (semantics.md §E "Node precondition", §D.4).
 const (
-	// Strict is the API reference's rule — every managed node group at the
-	// control plane's minor — plus the skew policy for every kubelet against
-	// the new version.
-	Strict Precondition = iota
-	// Relaxed is the user guide's allowance: node groups may trail, as long
-	// as every kubelet stays within the skew policy of the new version
-	// ("If the kubelet on your managed and Fargate nodes is on Kubernetes
-	// version 1.25 or newer, you can update your cluster up to three versions
-	// ahead without updating the kubelet version").
-	Relaxed
+	Strict  = controlplane.Strict
+	Relaxed = controlplane.Relaxed
 )
 
 // ControlPlane is the cluster's Kubernetes control plane.
@@ -97,13 +90,8 @@ func (cp *ControlPlane) Update(target kubeversion.Minor, done func()) error {
 	if cp.updating {
 		return fmt.Errorf("ResourceInUseException: an update is already in progress for this cluster")
 	}
-	switch d := target.Sub(cp.version); {
-	case d == 0:
-		return fmt.Errorf("InvalidParameterException: the cluster is already at Kubernetes %s", target)
-	case d < 0:
-		return fmt.Errorf("InvalidParameterException: unsupported Kubernetes minor version update from %s to %s: Amazon EKS clusters cannot be downgraded", cp.version, target)
-	case d > 1:
-		return fmt.Errorf("InvalidParameterException: unsupported Kubernetes minor version update from %s to %s: Amazon EKS updates one minor version at a time (update to %s first)", cp.version, target, cp.version.Next())
+	if err := controlplane.CheckVersionStep(cp.version, target); err != nil {
+		return err
 	}
 	if err := cp.CheckPrecondition(target); err != nil {
 		return err
@@ -120,36 +108,15 @@ func (cp *ControlPlane) Update(target kubeversion.Minor, done func()) error {
 }
 
 // CheckPrecondition reports the first node that keeps the control plane from
-// going to target, in name order, with what to do about it.
+// going to target, in name order, with what to do about it
+// (controlplane.CheckPrecondition over the twin's node groups and nodes).
 func (cp *ControlPlane) CheckPrecondition(target kubeversion.Minor) error {
-	if cp.Precondition == Strict && cp.NodeGroupVersions != nil {
-		groups := cp.NodeGroupVersions()
-		for _, name := range sortedKeys(groups) {
-			if v := groups[name]; v != cp.version {
-				return fmt.Errorf("InvalidRequestException: node group %s is at Kubernetes %s; all managed node groups must be at the cluster's version %s before it can be updated (update the node group first, or relax the precondition as the EKS user guide allows for kubelets within the skew policy)", name, v, cp.version)
-			}
-		}
+	var nodes controlplane.DataPlane
+	if cp.NodeGroupVersions != nil {
+		nodes.NodeGroups = cp.NodeGroupVersions()
 	}
 	if cp.Kubelets != nil {
-		kubelets := cp.Kubelets()
-		for _, node := range sortedKeys(kubelets) {
-			v, err := kubeversion.Parse(kubelets[node])
-			if err != nil {
-				return fmt.Errorf("node %s reports kubelet %q: %v", node, kubelets[node], err)
-			}
-			if !kubeversion.KubeletSkewOK(target, v) {
-				return fmt.Errorf("node %s runs kubelet %s, more than %d minor versions behind Kubernetes %s (version skew policy): upgrade its node group to %s or later first", node, kubelets[node], kubeversion.MaxKubeletSkew(v), target, kubeversion.Minor{Major: target.Major, Minor: target.Minor - kubeversion.MaxKubeletSkew(v)})
-			}
-		}
+		nodes.Kubelets = cp.Kubelets()
 	}
-	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return controlplane.CheckPrecondition(cp.version, target, nodes, cp.Precondition)
 }

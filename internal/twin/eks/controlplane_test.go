@@ -47,12 +47,10 @@ func TestUpdateRefusedWhileManagedGroupsLag(t *testing.T) {
 	}
 }
 
-// TestPreconditionKubeletSkew: with either precondition, every kubelet must
-// stay within the skew policy of the new version: at most three minors
-// behind, two for kubelets older than 1.25 (semantics.md §D.4); the first
-// offending node in name order is named. Relaxed drops only the managed
-// node group rule (§E, user guide).
-func TestPreconditionKubeletSkew(t *testing.T) {
+// TestPreconditionWiring: Update asks controlplane.CheckPrecondition (whose
+// table is in internal/rules/controlplane) with the twin's node groups, its
+// kubelets and its Precondition, and a refusal leaves it ACTIVE.
+func TestPreconditionWiring(t *testing.T) {
 	cases := []struct {
 		name     string
 		from, to string
@@ -61,24 +59,14 @@ func TestPreconditionKubeletSkew(t *testing.T) {
 		pre      Precondition
 		wantErr  string // substring; "" = accepted
 	}{
-		{name: "1.28 kubelet, 1.30 → 1.31: 3 behind, allowed", from: "1.30", to: "1.31",
-			kubelets: map[string]string{"a": "v1.28.15-eks-1"}},
-		{name: "1.27 kubelet, 1.30 → 1.31: 4 behind", from: "1.30", to: "1.31",
+		{name: "kubelets are read", from: "1.30", to: "1.31",
 			kubelets: map[string]string{"b": "v1.30.14-eks-1", "a": "v1.27.16-eks-1"},
-			wantErr:  "node a runs kubelet v1.27.16-eks-1, more than 3 minor versions behind Kubernetes 1.31"},
-		{name: "1.24 kubelet, 1.26 → 1.27: 3 behind but pre-1.25 allows 2", from: "1.26", to: "1.27",
-			kubelets: map[string]string{"old": "v1.24.17-eks-1"},
-			wantErr:  "more than 2 minor versions behind Kubernetes 1.27 (version skew policy): upgrade its node group to 1.25 or later first"},
-		{name: "kubelet newer than the target", from: "1.30", to: "1.31",
-			kubelets: map[string]string{"new": "v1.32.1-eks-1"}, wantErr: "node new runs kubelet v1.32.1-eks-1"},
-		{name: "strict: a managed group one minor behind blocks", from: "1.31", to: "1.32",
-			groups: map[string]string{"zeta": "1.30", "alpha": "1.30"}, kubelets: map[string]string{"n": "v1.30.14-eks-1"},
-			wantErr: "node group alpha is at Kubernetes 1.30"},
-		{name: "relaxed: the same group may trail within the skew", from: "1.31", to: "1.32", pre: Relaxed,
-			groups: map[string]string{"zeta": "1.30", "alpha": "1.30"}, kubelets: map[string]string{"n": "v1.30.14-eks-1"}},
-		{name: "relaxed still enforces the skew", from: "1.32", to: "1.33", pre: Relaxed,
-			groups: map[string]string{"g": "1.29"}, kubelets: map[string]string{"n": "v1.29.15-eks-1"},
-			wantErr: "more than 3 minor versions behind Kubernetes 1.33"},
+			wantErr:  "node a runs kubelet v1.27.16-eks-1"},
+		{name: "strict: node groups are read", from: "1.31", to: "1.32",
+			groups: map[string]string{"zeta": "1.30"}, kubelets: map[string]string{"n": "v1.30.14-eks-1"},
+			wantErr: "node group zeta is at Kubernetes 1.30"},
+		{name: "relaxed is passed on", from: "1.31", to: "1.32", pre: Relaxed,
+			groups: map[string]string{"zeta": "1.30"}, kubelets: map[string]string{"n": "v1.30.14-eks-1"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 )
@@ -172,7 +173,7 @@ func (f *Fargate) profileFor(pod *corev1.Pod) (Profile, bool) {
 // twin holds it with the Fargate scheduler, which never binds it, so that
 // it cannot preempt the one pod the micro-VM runs.
 func (f *Fargate) admit(pod *corev1.Pod) bool {
-	if ownedByDaemonSet(pod) {
+	if drain.IsDaemonSetPod(pod) {
 		if _, fargateNode := f.profileOfNode[daemonPodNode(pod)]; fargateNode && pod.Spec.NodeName == "" {
 			pod.Spec.SchedulerName = SchedulerName
 			return true
@@ -189,12 +190,6 @@ func (f *Fargate) admit(pod *corev1.Pod) bool {
 	}
 	pod.Labels[LabelFargateProfile] = p.Name
 	return true
-}
-
-// ownedByDaemonSet reports whether a DaemonSet controls the pod.
-func ownedByDaemonSet(pod *corev1.Pod) bool {
-	ref := metav1.GetControllerOfNoCopy(pod)
-	return ref != nil && ref.Kind == "DaemonSet"
 }
 
 // daemonPodNode is the node a DaemonSet's pod is pinned to by its
@@ -220,7 +215,7 @@ func (f *Fargate) created(pod *corev1.Pod) {
 	if pod.Spec.SchedulerName != SchedulerName || pod.Spec.NodeName != "" {
 		return
 	}
-	if ownedByDaemonSet(pod) {
+	if drain.IsDaemonSetPod(pod) {
 		f.emit(Event{Type: "Warning", Reason: "FailedScheduling", Pod: pod.Namespace + "/" + pod.Name, Node: daemonPodNode(pod),
 			Message: fmt.Sprintf("pod %s/%s: DaemonSets aren't supported on Fargate; it stays Pending", pod.Namespace, pod.Name)})
 		return

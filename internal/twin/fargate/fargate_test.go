@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubectl/pkg/util/podutils"
 
-	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/fargate"
@@ -328,8 +328,8 @@ func TestDaemonSetPodsNeverRunOnFargate(t *testing.T) {
 		if len(pods) != 1 {
 			t.Fatalf("%s: %d pods, want 1 (on the EC2 node only)", name, len(pods))
 		}
-		if p := pods[0]; p.Spec.SchedulerName == fargate.SchedulerName || p.Spec.NodeName != "ip-10-0-1-1" || !eviction.IsPodReady(p) {
-			t.Fatalf("%s pod: scheduler %q node %q ready %v, want default-scheduler on ip-10-0-1-1, Ready", name, p.Spec.SchedulerName, p.Spec.NodeName, eviction.IsPodReady(p))
+		if p := pods[0]; p.Spec.SchedulerName == fargate.SchedulerName || p.Spec.NodeName != "ip-10-0-1-1" || !podutils.IsPodReady(p) {
+			t.Fatalf("%s pod: scheduler %q node %q ready %v, want default-scheduler on ip-10-0-1-1, Ready", name, p.Spec.SchedulerName, p.Spec.NodeName, podutils.IsPodReady(p))
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/ladder-eks/ladder/internal/drain"
 )
 
 // A candidate is a NodeClaim a method may disrupt, with the pods that would
@@ -53,22 +55,9 @@ func (k *Karpenter) candidate(c *NodeClaim, class string) *candidate {
 }
 
 // reschedulablePods are the pods that would need a new home: not
-// terminal, not terminating, not DaemonSet or mirror pods.
+// terminating, not DaemonSet or mirror pods, not terminal.
 func (k *Karpenter) reschedulablePods(node string) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range k.kube.PodsOnNode(node) {
-		if p.DeletionTimestamp != nil || isDaemonSetPod(p) || isMirrorPod(p) ||
-			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func isMirrorPod(p *corev1.Pod) bool {
-	_, ok := p.Annotations[corev1.MirrorPodAnnotationKey]
-	return ok
+	return drain.Select(k.kube.PodsOnNode(node), drain.SkipTerminating, drain.SkipDaemonSet, drain.SkipMirror, drain.SkipTerminal)
 }
 
 func (k *Karpenter) noteCandidateBlocked(c *NodeClaim, pod, pdb, msg string) {

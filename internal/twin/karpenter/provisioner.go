@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	podutil "sigs.k8s.io/karpenter/pkg/utils/pod"
 
+	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -120,11 +121,4 @@ func podList(pods []*corev1.Pod) string {
 	return s
 }
 
-func isDaemonSetPod(p *corev1.Pod) bool {
-	for _, o := range p.OwnerReferences {
-		if o.Controller != nil && *o.Controller && o.Kind == "DaemonSet" {
-			return true
-		}
-	}
-	return false
-}
+func isDaemonSetPod(p *corev1.Pod) bool { return drain.IsDaemonSetPod(p) }

@@ -7,8 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kdrain "k8s.io/kubectl/pkg/drain"
 	podutil "sigs.k8s.io/karpenter/pkg/utils/pod"
 
+	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
@@ -186,21 +188,20 @@ func (k *Karpenter) drain(c *NodeClaim) int {
 // tolerate everything stay), and not stuck terminating past their grace.
 func (k *Karpenter) podsToDrain(node string) []*corev1.Pod {
 	taint := []corev1.Taint{{Key: DisruptedTaintKey, Effect: corev1.TaintEffectNoSchedule}}
-	var out []*corev1.Pod
-	for _, p := range k.kube.PodsOnNode(node) {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || isMirrorPod(p) {
-			continue
-		}
+	toleratesDisrupted := func(p *corev1.Pod) kdrain.PodDeleteStatus {
 		if _, tolerated := kube.Tolerates(p, taint); tolerated {
-			continue
+			return kdrain.MakePodDeleteStatusSkip()
 		}
+		return kdrain.MakePodDeleteStatusOkay()
+	}
+	stuckTerminating := func(p *corev1.Pod) kdrain.PodDeleteStatus {
 		if p.DeletionTimestamp != nil && p.DeletionGracePeriodSeconds != nil &&
 			k.eng.Now().After(p.DeletionTimestamp.Add(time.Duration(*p.DeletionGracePeriodSeconds)*time.Second)) {
-			continue // stuck terminating
+			return kdrain.MakePodDeleteStatusSkip()
 		}
-		out = append(out, p)
+		return kdrain.MakePodDeleteStatusOkay()
 	}
-	return out
+	return drain.Select(k.kube.PodsOnNode(node), drain.SkipTerminal, drain.SkipMirror, toleratesDisrupted, stuckTerminating)
 }
 
 func drainGroup(p *corev1.Pod) int {

@@ -8,8 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/ladder-eks/ladder/internal/eviction"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 const fargateScheduler = "fargate-scheduler"
@@ -33,7 +32,7 @@ func TestExternalSchedulerPodsWaitForBind(t *testing.T) {
 	must(t, c.Apply(barePod("ext", fargateScheduler)))
 	must(t, c.Apply(barePod("def", "")))
 	run(eng, time.Minute)
-	if p := c.Pod("default", "def"); p.Spec.NodeName != "n1" || p.Spec.SchedulerName != corev1.DefaultSchedulerName || !eviction.IsPodReady(p) {
+	if p := c.Pod("default", "def"); p.Spec.NodeName != "n1" || p.Spec.SchedulerName != corev1.DefaultSchedulerName || !podutils.IsPodReady(p) {
 		t.Fatalf("default-scheduler pod: node %q, scheduler %q", p.Spec.NodeName, p.Spec.SchedulerName)
 	}
 	ext := c.Pod("default", "ext")
@@ -63,12 +62,12 @@ func TestExternalSchedulerPodsWaitForBind(t *testing.T) {
 	must(t, c.Bind("default", "ext", "fargate-ip-10-0-0-1"))
 	bound := eng.Now()
 	advance(eng, 4*time.Second)
-	if eviction.IsPodReady(ext) {
+	if podutils.IsPodReady(ext) {
 		t.Fatal("bound pod Ready before its startup time")
 	}
 	advance(eng, time.Second)
-	if !eviction.IsPodReady(ext) || ext.Spec.NodeName != "fargate-ip-10-0-0-1" || eng.Now().Sub(bound) != 5*time.Second || !c.Quiet() {
-		t.Fatalf("after Bind: ready %v on %q", eviction.IsPodReady(ext), ext.Spec.NodeName)
+	if !podutils.IsPodReady(ext) || ext.Spec.NodeName != "fargate-ip-10-0-0-1" || eng.Now().Sub(bound) != 5*time.Second || !c.Quiet() {
+		t.Fatalf("after Bind: ready %v on %q", podutils.IsPodReady(ext), ext.Spec.NodeName)
 	}
 	if got := c.PodsOnNode("fargate-ip-10-0-0-1"); len(got) != 1 {
 		t.Fatalf("pods on the Fargate node: %d", len(got))

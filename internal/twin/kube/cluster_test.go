@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
@@ -66,7 +67,7 @@ func run(eng *sim.Engine, d time.Duration) { eng.Run(eng.Now().Add(d), nil) }
 func readyPods(c *Cluster, ns string) int {
 	n := 0
 	for _, p := range c.Pods() {
-		if p.Namespace == ns && eviction.IsPodReady(p) && p.DeletionTimestamp == nil {
+		if p.Namespace == ns && podutils.IsPodReady(p) && p.DeletionTimestamp == nil {
 			n++
 		}
 	}
@@ -246,11 +247,11 @@ func TestVolumeZonePinsPodAndWaitsForDetach(t *testing.T) {
 	// Old pod exits at +5s, the volume detaches at +15s and attaches at +25s,
 	// then the container starts (+5s): Ready 30s after the eviction.
 	run(eng, 27*time.Second)
-	if eviction.IsPodReady(c.Pod(replacement.Namespace, replacement.Name)) {
+	if podutils.IsPodReady(c.Pod(replacement.Namespace, replacement.Name)) {
 		t.Fatal("replacement Ready before the volume could move")
 	}
 	run(eng, 2*time.Second)
-	if !eviction.IsPodReady(c.Pod(replacement.Namespace, replacement.Name)) {
+	if !podutils.IsPodReady(c.Pod(replacement.Namespace, replacement.Name)) {
 		t.Fatal("replacement not Ready 30s after the eviction")
 	}
 	w := c.Workloads()
@@ -590,7 +591,7 @@ func TestHeldPodStartsEndAsUnheld(t *testing.T) {
 			t.Fatal("no pod on n2: the test needs one left to the kubelet")
 		}
 		for _, p := range c.PodsOnNode("n2") {
-			if eviction.IsPodReady(p) {
+			if podutils.IsPodReady(p) {
 				t.Fatalf("hold %v: %s Ready before its startup time", hold, p.Name)
 			}
 		}
@@ -602,7 +603,7 @@ func TestHeldPodStartsEndAsUnheld(t *testing.T) {
 		t.Fatalf("held starts end differently:\nheld   %+v\nunheld %+v", held, unheld)
 	}
 	for _, p := range held {
-		if !eviction.IsPodReady(p) {
+		if !podutils.IsPodReady(p) {
 			t.Fatalf("%s on %s is not Ready a minute on", p.Name, p.Spec.NodeName)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
@@ -600,10 +601,7 @@ func ValidateStartupAnnotation(annotations map[string]string) error {
 	return nil
 }
 
-func isDaemonSetPod(p *corev1.Pod) bool {
-	ref := eviction.ControllerOf(p)
-	return ref != nil && ref.Kind == "DaemonSet"
-}
+func isDaemonSetPod(p *corev1.Pod) bool { return drain.IsDaemonSetPod(p) }
 
 // Pod categories for the settled counters.
 const (
@@ -708,5 +706,8 @@ func (c *Cluster) StartPodsNow(node string, since time.Time) {
 	}
 }
 
-// movable reports whether a pod counts in its node's active pods.
+// movable reports whether a pod counts in its node's active pods: the pods
+// a drain would have to move, drain.Select with SkipTerminating and
+// SkipDaemonSet, read from the pod's state here because it runs per pod on
+// every placement.
 func movable(ps *podState) bool { return !ps.deleting && !isDaemonSetPod(ps.pod) }

@@ -9,8 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/ladder-eks/ladder/internal/eviction"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 // A DaemonSet's pod is scheduled by the default scheduler to its node;
@@ -52,8 +51,8 @@ func TestDaemonPodPreemptsAppPodsOnAFullNode(t *testing.T) {
 
 	run(eng, time.Minute)
 	p := c.Pod("kube-system", daemon[0].Name)
-	if p.Spec.NodeName != "n1" || !eviction.IsPodReady(p) || p.Status.NominatedNodeName != "" {
-		t.Fatalf("daemon pod on %q ready %v nominated %q, want Ready on n1 and no nomination", p.Spec.NodeName, eviction.IsPodReady(p), p.Status.NominatedNodeName)
+	if p.Spec.NodeName != "n1" || !podutils.IsPodReady(p) || p.Status.NominatedNodeName != "" {
+		t.Fatalf("daemon pod on %q ready %v nominated %q, want Ready on n1 and no nomination", p.Spec.NodeName, podutils.IsPodReady(p), p.Status.NominatedNodeName)
 	}
 	if got := readyPods(c, "default"); got != 1 {
 		t.Fatalf("%d web pods ready, want 1 (its replacement has no room)", got)
@@ -249,7 +248,7 @@ func TestNominatedPodsReserveTheirRoom(t *testing.T) {
 	run(eng, time.Minute)
 	ready := 0
 	for _, p := range podsOf(c, "default") {
-		if strings.HasPrefix(p.Name, "api-") && eviction.IsPodReady(p) {
+		if strings.HasPrefix(p.Name, "api-") && podutils.IsPodReady(p) {
 			ready++
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/kubectl/pkg/util/podutils"
 
-	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -43,7 +43,7 @@ func take(c *Cluster, ns string) census {
 		s.stored[img]++
 		if p.DeletionTimestamp == nil {
 			s.live[img]++
-			if eviction.IsPodReady(p) {
+			if podutils.IsPodReady(p) {
 				s.ready[img]++
 			}
 		}

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/kubectl/pkg/util/podutils"
 
-	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -55,7 +55,7 @@ func perNode(c *Cluster) (live map[string]int, withReady int) {
 		for _, p := range c.PodsOnNode(n.Name) {
 			if p.DeletionTimestamp == nil {
 				live[n.Name]++
-				ready = ready || eviction.IsPodReady(p)
+				ready = ready || podutils.IsPodReady(p)
 			}
 		}
 		if ready {
@@ -149,7 +149,7 @@ func TestDaemonSetOnDelete(t *testing.T) {
 		t.Fatalf("a replacement came before the old pod exited: %d pods on n2", len(pods))
 	}
 	run(eng, time.Minute)
-	if pods := c.PodsOnNode("n2"); len(pods) != 1 || pods[0].Spec.Containers[0].Image != "agent:2" || !eviction.IsPodReady(pods[0]) {
+	if pods := c.PodsOnNode("n2"); len(pods) != 1 || pods[0].Spec.Containers[0].Image != "agent:2" || !podutils.IsPodReady(pods[0]) {
 		t.Fatalf("n2 after the deletion: %v", pods)
 	}
 	if pods := c.PodsOnNode("n1"); pods[0].Spec.Containers[0].Image != "agent:1" {
@@ -346,7 +346,7 @@ func TestStatefulSetPartitionKeepsOldRevisionBelow(t *testing.T) {
 	}
 	must(t, c.DeletePod("default", "web-0", nil, "kubectl delete pod"))
 	run(eng, time.Minute)
-	if p := c.Pod("default", "web-0"); p == nil || p.Spec.Containers[0].Image != "db:1" || !eviction.IsPodReady(p) {
+	if p := c.Pod("default", "web-0"); p == nil || p.Spec.Containers[0].Image != "db:1" || !podutils.IsPodReady(p) {
 		t.Fatalf("web-0 after deletion: %v", p)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/eviction"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -18,31 +20,12 @@ import (
 // after a time limit — failing the update, deleting the pods, or
 // terminating the node anyway, depending on who drains (semantics.md §B).
 
-// Drain time limits.
+// Drain time limits and waits (internal/rules/nodegroup, semantics.md §B).
 const (
-	// UpgradeDrainLimit: "If the Pods don't leave the node within 15
-	// minutes and there's no force flag, the upgrade phase fails with a
-	// PodEvictionFailure error" (§B upgrade phase step 3, §F.9). The same
-	// 15 minutes bound a scale-in: "Pod disruption budgets aren't respected
-	// when ... reducing the desired node count. These actions try to evict
-	// Pods on the node. But if it takes more than 15 minutes, the node is
-	// terminated regardless" (§B Other MNG rules).
-	UpgradeDrainLimit = 15 * time.Minute
-	// DeleteDrainLimit: "If the node hasn't been drained after 5 minutes,
-	// Amazon EKS lets Auto Scaling continue the forced termination of the
-	// instance" (delete-managed-node-group.html).
-	DeleteDrainLimit = 5 * time.Minute
-	// EmptyWait: EKS "cordons the node after every Pod is evicted and waits
-	// for 60 seconds" before it asks the Auto Scaling group to terminate it
-	// (§B upgrade phase step 4, §F.9).
-	EmptyWait = 60 * time.Second
-	// EvictionRetry is how long EKS waits before evicting a pod again after
-	// a refusal. AWS does not document it — PodEvictionFailure only says
-	// "Reached max retries while trying to evict pods" (aws/containers-
-	// roadmap#1282). The twin uses kubectl drain's 5 s (EvictErrorRetryDelay,
-	// §D.3), which eksctl's node-group drain also uses ("retry in 5 sec",
-	// eksctl-io/eksctl#1244).
-	EvictionRetry = 5 * time.Second
+	UpgradeDrainLimit = nodegroup.UpgradeDrainLimit
+	DeleteDrainLimit  = nodegroup.DeleteDrainLimit
+	EmptyWait         = nodegroup.EmptyWait
+	EvictionRetry     = nodegroup.EvictionRetry
 )
 
 // onTimeout is what happens when a drain's time limit passes with pods
@@ -116,25 +99,12 @@ func (s *Service) drain(g *group, node string, limit time.Duration, timeout onTi
 }
 
 // drainablePods are the pods EKS must move off a node: every pod except
-// DaemonSet pods (the DaemonSet controller ignores cordons and would put
-// them back; kubectl's --ignore-daemonsets, §D.3), mirror pods (the API
-// cannot delete them) and pods that have already finished. Pods already
+// those that have already finished, mirror pods (the API cannot delete
+// them) and DaemonSet pods (the DaemonSet controller ignores cordons and
+// would put them back; kubectl's --ignore-daemonsets, §D.3). Pods already
 // terminating count until they are gone.
 func (s *Service) drainablePods(node string) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range s.kube.PodsOnNode(node) {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-			continue
-		}
-		if ref := eviction.ControllerOf(p); ref != nil && ref.Kind == "DaemonSet" {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
+	return drain.Select(s.kube.PodsOnNode(node), drain.SkipTerminal, drain.SkipMirror, drain.SkipDaemonSet)
 }
 
 // step looks at the node: done when it is empty, otherwise evict (or, once

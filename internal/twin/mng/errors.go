@@ -1,56 +1,46 @@
 package mng
 
-import (
-	"errors"
-	"fmt"
-)
+import "github.com/ladder-eks/ladder/internal/rules/nodegroup"
+
+// Error is an EKS API error, printed as the AWS CLI prints one
+// (nodegroup.Error).
+type Error = nodegroup.Error
 
 // EKS API exception names the twin returns.
 const (
-	InvalidParameterException = "InvalidParameterException"
-	InvalidRequestException   = "InvalidRequestException"
-	ResourceInUseException    = "ResourceInUseException"
-	ResourceNotFoundException = "ResourceNotFoundException"
+	InvalidParameterException = nodegroup.InvalidParameterException
+	InvalidRequestException   = nodegroup.InvalidRequestException
+	ResourceInUseException    = nodegroup.ResourceInUseException
+	ResourceNotFoundException = nodegroup.ResourceNotFoundException
 )
 
 // Error codes of a failed update or an unhealthy node group (the errorCode
 // of EKS's Update.errors and Nodegroup.health.issues).
 const (
-	// PodEvictionFailure: a node's pods did not leave within 15 minutes
-	// (semantics.md §B upgrade phase step 3).
-	PodEvictionFailure = "PodEvictionFailure"
-	// NodeCreationFailure: new nodes did not launch or join (§B scale-up
-	// phase, "Errors").
-	NodeCreationFailure = "NodeCreationFailure"
+	PodEvictionFailure  = nodegroup.PodEvictionFailure
+	NodeCreationFailure = nodegroup.NodeCreationFailure
 )
 
-// Error is an EKS API error, printed as the AWS CLI prints one. The
-// messages are the twin's wording of the documented rule; where AWS's own
-// text is known (e.g. "Requested release version ... is not valid for
-// kubernetes version ..."), it is used.
-type Error struct {
-	Code      string // InvalidParameterException, ...
-	Operation string // UpdateNodegroupVersion, ...
-	Message   string
-}
+// The update's arithmetic is nodegroup's (semantics.md §B, §F.9).
+const MaxUnavailableQuota = nodegroup.MaxUnavailableQuota
 
-func (e *Error) Error() string {
-	return fmt.Sprintf("An error occurred (%s) when calling the %s operation: %s", e.Code, e.Operation, e.Message)
-}
+// MaxUnavailable is how many nodes an update replaces in parallel in a
+// group of size nodes with updateConfig c (nodegroup.MaxUnavailable).
+func MaxUnavailable(c UpdateConfig, size int) int { return nodegroup.MaxUnavailable(c, size) }
+
+// Surge is how many nodes the scale-up phase adds (nodegroup.Surge).
+func Surge(zones, maxUnavailable int) int { return nodegroup.Surge(zones, maxUnavailable) }
 
 // IsCode reports whether err is an EKS API error with the given code.
-func IsCode(err error, code string) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Code == code
-}
+func IsCode(err error, code string) bool { return nodegroup.IsCode(err, code) }
 
 func apiError(code, op, format string, args ...any) error {
-	return &Error{Code: code, Operation: op, Message: fmt.Sprintf(format, args...)}
+	return nodegroup.NewError(code, op, format, args...)
 }
 
 // Operations.
 const (
-	opCreate = "CreateNodegroup"
-	opUpdate = "UpdateNodegroupVersion"
-	opDelete = "DeleteNodegroup"
+	opCreate = nodegroup.OpCreateNodegroup
+	opUpdate = nodegroup.OpUpdateNodegroupVersion
+	opDelete = nodegroup.OpDeleteNodegroup
 )

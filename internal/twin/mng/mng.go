@@ -11,11 +11,15 @@
 //   - create.go   CreateNodegroup, and node groups that exist at the start
 //   - asg.go      the Auto Scaling group: launch, terminate, replace a node
 //   - update.go   UpdateNodegroupVersion: what EKS refuses, and the four phases
-//   - surge.go    the update's arithmetic (maxUnavailable, surge) as pure functions
 //   - drain.go    draining a node through the Eviction API with a time limit
 //   - delete.go   DeleteNodegroup
 //   - status.go   what a rehearsal reports: DescribeNodegroup and DescribeUpdate
 //   - errors.go   EKS API errors
+//
+// The rules themselves — what UpdateNodegroupVersion and CreateNodegroup
+// refuse, the update's arithmetic (maxUnavailable, surge) and which
+// instance goes next — are pure functions in internal/rules/nodegroup; this
+// package applies them to its groups.
 //
 // The twin talks to Kubernetes only through the in-memory cluster
 // (internal/twin/kube), creates and removes every node through the worker

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 )
 
 // Spec is a node group's configuration: the fields of CreateNodegroup that
@@ -47,18 +48,12 @@ type Spec struct {
 	UpdateStrategy string
 }
 
-// LaunchTemplate names a launch template version. ImageID is the AMI that
-// version specifies: the twin cannot read launch template versions from
-// EC2, so the caller tells it.
-type LaunchTemplate struct {
-	ID, Name, Version, ImageID string
-}
+// LaunchTemplate names a launch template version and the AMI it specifies
+// (nodegroup.LaunchTemplate).
+type LaunchTemplate = nodegroup.LaunchTemplate
 
-// UpdateConfig is NodegroupUpdateConfig: at most one of the two is set.
-type UpdateConfig struct {
-	MaxUnavailable           *int
-	MaxUnavailablePercentage *int
-}
+// UpdateConfig is NodegroupUpdateConfig (nodegroup.UpdateConfig).
+type UpdateConfig = nodegroup.UpdateConfig
 
 // Capacity types and update strategies.
 const (
@@ -74,6 +69,8 @@ type group struct {
 	status string
 	// sorted is members by name, nil after a change (sortedMembers).
 	sorted []*member
+	// view is instances' buffer.
+	view []nodegroup.Instance
 	// version and ami are what DescribeNodegroup reports: they change when
 	// an update succeeds.
 	version kubeversion.Minor
@@ -130,7 +127,7 @@ func (s *Service) newGroup(spec Spec, existing bool) (*group, error) {
 	}
 	spec = cloneSpec(spec)
 	g := &group{spec: spec, members: map[string]*member{}}
-	if err := s.validateScaling(&g.spec); err != nil {
+	if err := validateScaling(&g.spec, s.opts.Zones); err != nil {
 		return nil, err
 	}
 	if err := s.resolveInstanceType(g); err != nil {
@@ -165,13 +162,12 @@ func cloneSpec(spec Spec) Spec {
 // update strategy, with no Service: a scenario's validation refuses what
 // the twin's CreateNodegroup would, before a rehearsal starts.
 func ValidateScaling(spec Spec, clusterZones []string) error {
-	s := &Service{opts: Options{Zones: clusterZones}}
-	return s.validateScaling(&spec)
+	return validateScaling(&spec, clusterZones)
 }
 
 // validateScaling checks and defaults capacity type, scaling config, zones,
 // updateConfig and update strategy.
-func (s *Service) validateScaling(spec *Spec) error {
+func validateScaling(spec *Spec, clusterZones []string) error {
 	spec.CapacityType = strings.ToUpper(spec.CapacityType)
 	switch spec.CapacityType {
 	case "":
@@ -187,17 +183,17 @@ func (s *Service) validateScaling(spec *Spec) error {
 		return apiError(InvalidParameterException, opCreate, "scalingConfig: need 0 <= minSize (%d) <= desiredSize (%d) <= maxSize (%d)", spec.Min, spec.Desired, spec.Max)
 	}
 	if len(spec.Zones) == 0 {
-		spec.Zones = slices.Clone(s.opts.Zones)
+		spec.Zones = slices.Clone(clusterZones)
 	}
 	for _, z := range spec.Zones {
-		if !slices.Contains(s.opts.Zones, z) {
-			return apiError(InvalidParameterException, opCreate, "subnet zone %s is not one of the cluster's zones %v", z, s.opts.Zones)
+		if !slices.Contains(clusterZones, z) {
+			return apiError(InvalidParameterException, opCreate, "subnet zone %s is not one of the cluster's zones %v", z, clusterZones)
 		}
 	}
 	if len(spec.Zones) == 0 {
 		return apiError(InvalidParameterException, opCreate, "the node group has no subnets (no zones)")
 	}
-	if err := validateUpdateConfig(spec.UpdateConfig, spec.Max); err != nil {
+	if err := nodegroup.ValidateUpdateConfig(spec.UpdateConfig, spec.Max); err != nil {
 		return err
 	}
 	spec.UpdateStrategy = strings.ToUpper(spec.UpdateStrategy)
@@ -207,29 +203,6 @@ func (s *Service) validateScaling(spec *Spec) error {
 	case StrategyDefault, StrategyMinimal:
 	default:
 		return apiError(InvalidParameterException, opCreate, "updateConfig.updateStrategy %q is not DEFAULT or MINIMAL", spec.UpdateStrategy)
-	}
-	return nil
-}
-
-// validateUpdateConfig applies NodegroupUpdateConfig's ranges (semantics.md
-// §B updateConfig): maxUnavailable 1–100, maxUnavailablePercentage 1–100,
-// not both. maxUnavailable may not exceed the group's maxSize either
-// ("maxUnavailable cannot be higher than maxSize", eksctl's managed node
-// group documentation, quoted in aws/aws-cdk#27320).
-func validateUpdateConfig(c UpdateConfig, maxSize int) error {
-	if c.MaxUnavailable != nil && c.MaxUnavailablePercentage != nil {
-		return apiError(InvalidParameterException, opCreate, "updateConfig: set maxUnavailable or maxUnavailablePercentage, not both")
-	}
-	if n := c.MaxUnavailable; n != nil {
-		if *n < 1 || *n > MaxUnavailableQuota {
-			return apiError(InvalidParameterException, opCreate, "updateConfig.maxUnavailable %d is outside 1-%d", *n, MaxUnavailableQuota)
-		}
-		if *n > maxSize {
-			return apiError(InvalidParameterException, opCreate, "updateConfig.maxUnavailable %d is higher than maxSize %d", *n, maxSize)
-		}
-	}
-	if p := c.MaxUnavailablePercentage; p != nil && (*p < 1 || *p > 100) {
-		return apiError(InvalidParameterException, opCreate, "updateConfig.maxUnavailablePercentage %d is outside 1-100", *p)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -15,24 +16,8 @@ import (
 // setup, scale-up, upgrade, scale-down — exactly as semantics.md §B lists
 // them (source: managed-node-update-behavior.adoc).
 
-// UpdateRequest is UpdateNodegroupVersion's request.
-type UpdateRequest struct {
-	// Version is the Kubernetes minor to update to. Default: "If no
-	// version is specified, then the node group will be updated to match
-	// the cluster's current Kubernetes version, and the latest available
-	// AMI for that version will be used" (UpdateNodegroupVersion API).
-	Version string
-	// ReleaseVersion pins the AMI release ("1.31.14-20260320" or
-	// "v20260320"); default: the newest for Version.
-	ReleaseVersion string
-	// LaunchTemplate moves the group to another version of its launch
-	// template; for a custom-AMI group, ImageID is that version's AMI
-	// (empty: the same AMI as before).
-	LaunchTemplate *LaunchTemplate
-	// Force deletes the pods that do not leave a node within 15 minutes
-	// instead of failing the update.
-	Force bool
-}
+// UpdateRequest is UpdateNodegroupVersion's request (nodegroup.UpdateRequest).
+type UpdateRequest = nodegroup.UpdateRequest
 
 // Update statuses (DescribeUpdate) and phases.
 const (
@@ -106,13 +91,15 @@ type plan struct {
 	version kubeversion.Minor
 }
 
-// planUpdate applies EKS's refusals and works out the plan.
+// planUpdate applies EKS's refusals (internal/rules/nodegroup) and works
+// out the plan.
 func (s *Service) planUpdate(g *group, req UpdateRequest) (plan, error) {
+	running := ""
 	if g.update != nil {
-		return plan{}, apiError(ResourceInUseException, opUpdate, "Nodegroup %s is already being updated (update %s is %s); wait until it is ACTIVE", g.spec.Name, g.update.rec.ID, UpdateInProgress)
+		running = g.update.rec.ID
 	}
-	if g.status != StatusActive && g.status != StatusDegraded {
-		return plan{}, apiError(ResourceInUseException, opUpdate, "Nodegroup %s is %s; only an ACTIVE node group can be updated", g.spec.Name, g.status)
+	if err := nodegroup.CheckUpdatable(g.spec.Name, g.status, running); err != nil {
+		return plan{}, err
 	}
 	p := plan{target: ltVersion{ami: g.lt.ami, source: g.lt.source}, version: g.version}
 	if req.LaunchTemplate != nil {
@@ -121,41 +108,30 @@ func (s *Service) planUpdate(g *group, req UpdateRequest) (plan, error) {
 		}
 	}
 	if g.custom() {
-		// "The following fields can't be set in the API if you specify an
-		// AMI ID: amiType, releaseVersion, version" (§B); a version bump does
-		// not reach a custom-AMI group (workshop seed §6.1, custom-Y).
-		if req.Version != "" || req.ReleaseVersion != "" {
-			return plan{}, apiError(InvalidParameterException, opUpdate, "Nodegroup %s uses a launch template with a custom AMI (%s): version and releaseVersion can't be specified. Create a new version of the launch template with the new AMI ID and update the node group to it.", g.spec.Name, g.lt.ami.ID)
+		if err := nodegroup.CheckCustomAMIRequest(g.spec.Name, g.lt.ami.ID, req); err != nil {
+			return plan{}, err
 		}
 	} else if err := s.planEKSAMI(g, req, &p); err != nil {
 		return plan{}, err
 	}
-	if p.target.ami.ID == g.lt.ami.ID && p.target.source == g.lt.source && len(g.oldMembers()) == 0 {
-		return plan{}, apiError(InvalidParameterException, opUpdate, "Nodegroup %s is already at Kubernetes version %s, AMI %s%s; there is nothing to update.", g.spec.Name, g.version, g.ami.ID, ltSuffix(g.lt.source))
+	current := nodegroup.Configuration{AMI: g.lt.ami.ID, LaunchTemplateVersion: g.lt.source}
+	target := nodegroup.Configuration{AMI: p.target.ami.ID, LaunchTemplateVersion: p.target.source}
+	if err := nodegroup.CheckChange(g.spec.Name, g.version, g.ami.ID, current, target, len(g.oldMembers())); err != nil {
+		return plan{}, err
 	}
 	return p, nil
 }
 
 // planLaunchTemplate moves the plan to another version of the group's
-// launch template (§B Custom launch template / AMI; UpdateNodegroupVersion
-// API: "You can update a node group using a launch template only if the
-// node group was originally deployed with a launch template. Additionally,
-// the launch template ID or name must match what was used when the node
-// group was created"). For a custom-AMI group the version's image becomes
-// the target, and its Kubernetes minor the group's version.
+// launch template. For a custom-AMI group the version's image becomes the
+// target, and its Kubernetes minor the group's version.
 func (s *Service) planLaunchTemplate(g *group, r *LaunchTemplate, p *plan) error {
-	lt := g.spec.LaunchTemplate
-	switch {
-	case lt == nil:
-		return apiError(InvalidParameterException, opUpdate, "You can only update a node group using a launch template if the node group was originally deployed with a launch template.")
-	case r.ID != "" && r.ID != launchTemplateID(lt), r.Name != "" && r.Name != lt.Name:
-		return apiError(InvalidParameterException, opUpdate, "The launch template %s does not match the node group's launch template %s.", ltRef(r), ltRef(lt))
-	case r.Version == "":
-		return apiError(InvalidParameterException, opUpdate, "launchTemplate.version: name the launch template version to update to")
-	case !g.custom() && r.ImageID != "":
-		// "You must create a new node group to switch between specifying an
-		// AMI ID in a launch template and not specifying an AMI ID." (§B)
-		return apiError(InvalidParameterException, opUpdate, "Launch template version %s specifies an AMI ID but node group %s was created without one; create a new node group to switch.", r.Version, g.spec.Name)
+	var id string
+	if lt := g.spec.LaunchTemplate; lt != nil {
+		id = launchTemplateID(lt)
+	}
+	if err := nodegroup.CheckLaunchTemplate(g.spec.Name, g.spec.LaunchTemplate, id, r); err != nil {
+		return err
 	}
 	p.target.source = r.Version
 	if !g.custom() || r.ImageID == "" {
@@ -179,31 +155,18 @@ func (s *Service) planLaunchTemplate(g *group, r *LaunchTemplate, p *plan) error
 // planEKSAMI picks the EKS-optimized AMI of an update: the requested
 // version (default: the control plane's) and release (default: the newest).
 func (s *Service) planEKSAMI(g *group, req UpdateRequest, p *plan) error {
-	cp := s.opts.ControlPlaneVersion()
-	version := cp
-	if req.Version != "" {
-		v, err := kubeversion.Parse(req.Version)
-		if err != nil {
-			return apiError(InvalidParameterException, opUpdate, "version: %v", err)
-		}
-		version = v
-	}
-	if cp.Less(version) {
-		// "The version that you update to can't be greater than the control
-		// plane's version." (§B)
-		return apiError(InvalidParameterException, opUpdate, "Requested Kubernetes version %s is greater than the cluster's Kubernetes version %s; a node group can't be newer than its control plane.", version, cp)
-	}
-	if version.Less(g.version) {
-		// "You cannot roll back a node group to an earlier Kubernetes version
-		// or AMI version." (§B)
-		return apiError(InvalidParameterException, opUpdate, "Requested Kubernetes version %s is older than node group %s's version %s; node groups can't be rolled back to an earlier Kubernetes version.", version, g.spec.Name, g.version)
+	version, err := nodegroup.TargetVersion(g.spec.Name, g.version, s.opts.ControlPlaneVersion(), req.Version)
+	if err != nil {
+		return err
 	}
 	a, err := s.eksAMI(g.family, g.arch, version, req.ReleaseVersion, opUpdate)
 	if err != nil {
 		return err
 	}
-	if version == g.version && a.ReleaseDate.Before(g.ami.ReleaseDate) {
-		return apiError(InvalidParameterException, opUpdate, "Requested release version %s is older than node group %s's release version %s; node groups can't be rolled back to an earlier AMI version.", releaseVersion(a), g.spec.Name, releaseVersion(g.ami))
+	from := nodegroup.Release{Version: releaseVersion(g.ami), Date: g.ami.ReleaseDate}
+	to := nodegroup.Release{Version: releaseVersion(a), Date: a.ReleaseDate}
+	if err := nodegroup.CheckRelease(g.spec.Name, g.version, version, from, to); err != nil {
+		return err
 	}
 	p.target.ami, p.version = a, version
 	return nil
@@ -255,10 +218,6 @@ func (u *update) setup() {
 func (u *update) scaleUp() {
 	s, g := u.s, u.g
 	u.enter(PhaseScaleUp)
-	zones := g.zonesOf(g.oldMembers())
-	if len(zones) == 0 {
-		zones = g.spec.Zones
-	}
 	surge := Surge(len(g.spec.Zones), u.maxUnavailable)
 	u.rec.Surge = surge
 	s.log(Event{Reason: ReasonScaled, Nodegroup: g.spec.Name, Message: fmt.Sprintf(
@@ -266,8 +225,8 @@ func (u *update) scaleUp() {
 		g.desired, g.desired+surge, g.max, g.max+surge, len(g.spec.Zones), u.maxUnavailable, surge)})
 	g.desired += surge
 	g.max += surge
-	for i := 0; i < surge; i++ {
-		m, err := s.launch(g, zones[i%len(zones)], "scale-up")
+	for _, zone := range nodegroup.SurgeZones(g.instances(nil), g.lt.number, g.spec.Zones, surge) {
+		m, err := s.launch(g, zone, "scale-up")
 		if err != nil {
 			u.nodeCreationFailed(err.Error())
 			return
@@ -327,26 +286,22 @@ func (u *update) upgrade() {
 }
 
 // pump selects old nodes "randomly ..., up to the maximum unavailable" (§B
-// upgrade phase step 2) — a node counts from its selection until its
-// instance is terminated — and moves to the scale-down phase once "there
-// are no nodes in the node group that are deployed with the earlier version
-// of the launch template" (step 6). Candidates are sorted by name before
-// the engine's seeded source picks one, so a seed fixes the order.
+// upgrade phase step 2; nodegroup.NextToUpgrade) — a node counts from its
+// selection until its instance is terminated — and moves to the scale-down
+// phase once "there are no nodes in the node group that are deployed with
+// the earlier version of the launch template" (step 6). Candidates are in
+// name order when the engine's seeded source picks one, so a seed fixes the
+// order.
 func (u *update) pump() {
 	if u.finished || u.rec.Phase != PhaseUpgrade {
 		return
 	}
-	for len(u.inFlight) < u.maxUnavailable {
-		var candidates []*member
-		for _, m := range u.g.oldMembers() {
-			if !m.leaving && !u.inFlight[m.name] {
-				candidates = append(candidates, m)
-			}
-		}
-		if len(candidates) == 0 {
+	for {
+		i, ok := nodegroup.NextToUpgrade(u.g.instances(u.inFlight), u.g.lt.number, len(u.inFlight), u.maxUnavailable, u.s.eng.Rand().IntN)
+		if !ok {
 			break
 		}
-		u.replace(candidates[u.s.eng.Rand().IntN(len(candidates))])
+		u.replace(u.g.sortedMembers()[i])
 	}
 	if len(u.inFlight) == 0 && len(u.g.oldMembers()) == 0 {
 		u.scaleDown()
@@ -474,37 +429,30 @@ func (u *update) scaleIn(m *member) {
 }
 
 // scaleInVictim is the instance the Auto Scaling group's default
-// termination policy removes: from the zone with the most instances (ties:
-// the group's zone order), then one launched from the oldest launch
-// template version, then — the policy's "closest to the next billing hour"
-// not being modelled — one chosen by the engine's seeded source.
+// termination policy removes (nodegroup.ScaleInVictim), nil if none.
 func (g *group) scaleInVictim(s *Service) *member {
-	perZone := map[string][]*member{}
-	for _, m := range g.sortedMembers() {
-		if !m.leaving {
-			perZone[m.zone] = append(perZone[m.zone], m)
-		}
-	}
-	var pool []*member
-	for _, z := range g.spec.Zones {
-		if len(perZone[z]) > len(pool) {
-			pool = perZone[z]
-		}
-	}
-	if len(pool) == 0 {
+	i, ok := nodegroup.ScaleInVictim(g.instances(nil), g.spec.Zones, s.eng.Rand().IntN)
+	if !ok {
 		return nil
 	}
-	oldest := pool[0].lt
-	for _, m := range pool {
-		oldest = min(oldest, m.lt)
-	}
-	var candidates []*member
-	for _, m := range pool {
-		if m.lt == oldest {
-			candidates = append(candidates, m)
+	return g.sortedMembers()[i]
+}
+
+// instances is the Auto Scaling group as the selection rules see it, in
+// name order (sortedMembers' order); selected are the instances an update
+// has taken. The slice is the group's own buffer, valid until the next
+// call: the upgrade phase asks once per node it selects.
+func (g *group) instances(selected map[string]bool) []nodegroup.Instance {
+	ms := g.sortedMembers()
+	g.view = g.view[:0]
+	for _, m := range ms {
+		in := nodegroup.Instance{Name: m.name, Zone: m.zone, LaunchTemplateVersion: m.lt, Leaving: m.leaving}
+		if len(selected) > 0 {
+			in.Selected = selected[m.name]
 		}
+		g.view = append(g.view, in)
 	}
-	return candidates[s.eng.Rand().IntN(len(candidates))]
+	return g.view
 }
 
 // ---- the end ----------------------------------------------------------------
@@ -663,20 +611,6 @@ func updateID(group string, seq int) string {
 	fmt.Fprintf(h, "%s/%d", group, seq)
 	b := h.Sum(nil)
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-func ltRef(lt *LaunchTemplate) string {
-	if lt.ID != "" {
-		return lt.ID
-	}
-	return lt.Name
-}
-
-func ltSuffix(source string) string {
-	if source == "" {
-		return ""
-	}
-	return ", launch template version " + source
 }
 
 func ltArrow(from, to string) string {

@@ -1,4 +1,4 @@
-package eks
+package addon
 
 import (
 	"strings"
@@ -11,7 +11,7 @@ import (
 // TestAddonImage: each add-on's own images take the version's tag —
 // kube-proxy's "minimal" image from 1.25 (eks-data.md §1c), the EBS CSI
 // driver's upstream release — and sidecars keep theirs.
-func TestAddonImage(t *testing.T) {
+func TestImage(t *testing.T) {
 	const ecr = "602401143452.dkr.ecr.us-west-2.amazonaws.com/"
 	for _, c := range []struct {
 		addon, image, version, want string
@@ -25,13 +25,13 @@ func TestAddonImage(t *testing.T) {
 		{"aws-ebs-csi-driver", "registry.k8s.io/sig-storage/csi-provisioner:v5.1.0", "v1.37.0-eksbuild.1", "registry.k8s.io/sig-storage/csi-provisioner:v5.1.0", false},
 		{"coredns", "localhost:5000/eks/coredns", "v1.12.4-eksbuild.18", "localhost:5000/eks/coredns:v1.12.4-eksbuild.18", true},
 	} {
-		v, err := ParseAddonVersion(c.version)
+		v, err := ParseVersion(c.version)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, own := AddonImage(c.addon, c.image, v)
+		got, own := Image(c.addon, c.image, v)
 		if got != c.want || own != c.own {
-			t.Errorf("AddonImage(%s, %s, %s) = %s, %v; want %s, %v", c.addon, c.image, c.version, got, own, c.want, c.own)
+			t.Errorf("Image(%s, %s, %s) = %s, %v; want %s, %v", c.addon, c.image, c.version, got, own, c.want, c.own)
 		}
 	}
 }
@@ -39,7 +39,7 @@ func TestAddonImage(t *testing.T) {
 // TestCheckAddonUpdate: one add-on minor at a time and no downgrade
 // (semantics.md §E); kube-proxy within the skew policy of the API server
 // and every kubelet (§D.4). The versions are the embedded table's.
-func TestCheckAddonUpdate(t *testing.T) {
+func TestCheckUpdate(t *testing.T) {
 	latest := func(addon, minor string) string {
 		v, ok := catalog.LatestAddon(addon, minor)
 		if !ok {
@@ -64,7 +64,7 @@ func TestCheckAddonUpdate(t *testing.T) {
 		{"malformed", "vpc-cni", "v1.20.1-eksbuild.3", "1.20.2", "1.31", at130, "not an EKS add-on version"},
 		{"unknown add-on", "metrics-server", "v0.7.2-eksbuild.1", "v0.7.2-eksbuild.2", "1.31", at130, "not one the twin models"},
 	} {
-		err := CheckAddonUpdate(c.addon, c.from, c.to, kubeversion.MustParse(c.cluster), c.kubelets)
+		err := CheckUpdate(c.addon, c.from, c.to, kubeversion.MustParse(c.cluster), c.kubelets)
 		switch {
 		case c.err == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
