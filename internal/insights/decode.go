@@ -188,6 +188,7 @@ func decodeTypedFast(src Source, doc, js []byte, h head) (objs []*Object, proble
 	if !ok {
 		return nil, nil, false
 	}
+	slimWorkload(typed)
 	o := &Object{Source: src, APIVersion: h.APIVersion, Kind: h.Kind, Namespace: meta.GetNamespace(), Name: meta.GetName(),
 		Labels: meta.GetLabels(), Annotations: meta.GetAnnotations(), Doc: doc, Typed: typed}
 	if o.Name == "" && meta.GetGenerateName() == "" {
@@ -329,6 +330,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 			}
 			problems = append(problems, p)
 		default:
+			slimWorkload(typed)
 			o.Typed = typed
 			problems = append(problems, strictProblems(src, o, doc, strictErrs)...)
 		}
