@@ -100,11 +100,9 @@ metadata:
   labels: {app: %[2]s, team: %[1]s}
 spec:
   replicas: %[3]d
-  selector:
-    matchLabels: {app: %[2]s}
+  selector: {matchLabels: {app: %[2]s}}
   template:
-    metadata:
-      labels: {app: %[2]s, tier: web}
+    metadata: {labels: {app: %[2]s, tier: web}}
     spec:
       containers:
         - name: %[2]s
