@@ -39,6 +39,7 @@ func (sc *Scenario) Validate() (warnings []string, err error) {
 	v.manifests()
 	v.nodeGroups()
 	v.nodeCount()
+	v.zoneAddresses()
 	v.groupUpgrades()
 	v.addons()
 	v.probe()

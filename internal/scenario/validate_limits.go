@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/twin/ec2"
 )
 
 // The caps of limits.go, checked field by field so the error names the
@@ -88,5 +89,49 @@ func (v *validator) nodeCount() {
 	}
 	if total > MaxNodes {
 		v.fail("spec.nodeGroups", "the node groups start with %d nodes, more than the %d a cluster may have (Kubernetes is designed for at most 5,000 nodes; lower the counts and desired sizes)", total, MaxNodes)
+	}
+}
+
+// zoneAddresses refuses a starting cluster whose nodes in one zone are
+// more than the twin's subnet of that zone holds (ec2.AddressesPerZone):
+// the twin would fail to launch them. A managed or self-managed group
+// places its nodes round-robin over its zones, as the twin creates them;
+// a Karpenter node is in the zone it names.
+func (v *validator) zoneAddresses() {
+	perZone := map[string]int{}
+	spread := func(n int, zones []string) {
+		if len(zones) == 0 {
+			zones = v.sc.Spec.Cluster.Zones
+		}
+		if len(zones) == 0 {
+			return // refused elsewhere: a group needs a zone
+		}
+		for i, z := range zones {
+			perZone[z] += n / len(zones)
+			if i < n%len(zones) {
+				perZone[z]++
+			}
+		}
+	}
+	for _, g := range v.sc.Spec.NodeGroups {
+		switch {
+		case g.Type == Karpenter && g.Karpenter != nil:
+			for _, n := range g.Karpenter.Nodes {
+				count := n.Count
+				if count == 0 {
+					count = 1
+				}
+				perZone[n.Zone] += min(max(count, 0), MaxNodes)
+			}
+		case g.Type == Managed && g.Managed != nil:
+			spread(min(max(g.Managed.Desired, 0), MaxNodes), g.Managed.Zones)
+		case g.Type == SelfManaged && g.SelfManaged != nil:
+			spread(min(max(g.SelfManaged.Desired, 0), MaxNodes), g.SelfManaged.Zones)
+		}
+	}
+	for _, z := range v.sc.Spec.Cluster.Zones {
+		if n := perZone[z]; n > ec2.AddressesPerZone {
+			v.fail("spec.nodeGroups", "%d nodes start in zone %s, more than the %d addresses of the zone's subnet in the twin; spread the node groups over more zones or lower their counts", n, z, ec2.AddressesPerZone)
+		}
 	}
 }
