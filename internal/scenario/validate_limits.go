@@ -69,11 +69,7 @@ func (v *validator) nodeCount() {
 		switch {
 		case g.Type == Karpenter && g.Karpenter != nil:
 			for j, n := range g.Karpenter.Nodes {
-				count := n.Count
-				if count == 0 {
-					count = 1
-				}
-				add(fmt.Sprintf("%s.karpenter.nodes[%d].count", f, j), count)
+				add(fmt.Sprintf("%s.karpenter.nodes[%d].count", f, j), n.nodes())
 			}
 		case g.Type == Managed && g.Managed != nil:
 			add(f+".managed.desired", g.Managed.Desired)
@@ -117,11 +113,7 @@ func (v *validator) zoneAddresses() {
 		switch {
 		case g.Type == Karpenter && g.Karpenter != nil:
 			for _, n := range g.Karpenter.Nodes {
-				count := n.Count
-				if count == 0 {
-					count = 1
-				}
-				perZone[n.Zone] += min(max(count, 0), MaxNodes)
+				perZone[n.Zone] += min(max(n.nodes(), 0), MaxNodes)
 			}
 		case g.Type == Managed && g.Managed != nil:
 			spread(min(max(g.Managed.Desired, 0), MaxNodes), g.Managed.Zones)
@@ -134,4 +126,12 @@ func (v *validator) zoneAddresses() {
 			v.fail("spec.nodeGroups", "%d nodes start in zone %s, more than the %d addresses of the zone's subnet in the twin; spread the node groups over more zones or lower their counts", n, z, ec2.AddressesPerZone)
 		}
 	}
+}
+
+// nodes is how many nodes an entry describes: Count, 1 when it is unset.
+func (n ExistingNode) nodes() int {
+	if n.Count == 0 {
+		return 1
+	}
+	return n.Count
 }

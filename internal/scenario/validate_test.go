@@ -357,11 +357,7 @@ func TestValidateZoneAddresses(t *testing.T) {
 			"4500 nodes start in zone us-west-2a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := parseTest(t, tc.replace...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = sc.Validate()
+			err := validateFixture(t, tc.replace...)
 			switch {
 			case tc.want == "" && err != nil && strings.Contains(err.Error(), "addresses"):
 				t.Errorf("refused: %v", err)
@@ -370,4 +366,15 @@ func TestValidateZoneAddresses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// validateFixture validates the test fixture with replacements (parseTest).
+func validateFixture(t *testing.T, replace ...string) error {
+	t.Helper()
+	sc, err := parseTest(t, replace...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sc.Validate()
+	return err
 }
