@@ -54,12 +54,14 @@ func replicasOf(r *int32) int64 {
 }
 
 // nodeCount caps the EC2 nodes the node groups start with, and each
-// count on the way, so a sum of huge counts cannot overflow.
-func (v *validator) nodeCount() {
-	total := 0
+// count on the way, so a sum of huge counts cannot overflow; ok is false
+// when it refused a count.
+func (v *validator) nodeCount() (ok bool) {
+	total, ok := 0, true
 	add := func(field string, n int) {
 		if n > MaxNodes {
 			v.fail(field, "%d is more than the %d nodes a cluster may have (Kubernetes is designed for at most 5,000 nodes; Considerations for large clusters)", n, MaxNodes)
+			ok = false
 			return
 		}
 		total += max(n, 0)
@@ -85,14 +87,18 @@ func (v *validator) nodeCount() {
 	}
 	if total > MaxNodes {
 		v.fail("spec.nodeGroups", "the node groups start with %d nodes, more than the %d a cluster may have (Kubernetes is designed for at most 5,000 nodes; lower the counts and desired sizes)", total, MaxNodes)
+		return false
 	}
+	return ok
 }
 
 // zoneAddresses refuses a starting cluster whose nodes in one zone are
 // more than the twin's subnet of that zone holds (ec2.AddressesPerZone):
 // the twin would fail to launch them. A managed or self-managed group
 // places its nodes round-robin over its zones, as the twin creates them;
-// a Karpenter node is in the zone it names.
+// a Karpenter node is in the zone it names. It runs once nodeCount has
+// found every count within MaxNodes, so the sums cannot overflow and a
+// count too large is one error, not two.
 func (v *validator) zoneAddresses() {
 	perZone := map[string]int{}
 	spread := func(n int, zones []string) {
@@ -113,12 +119,12 @@ func (v *validator) zoneAddresses() {
 		switch {
 		case g.Type == Karpenter && g.Karpenter != nil:
 			for _, n := range g.Karpenter.Nodes {
-				perZone[n.Zone] += min(max(n.nodes(), 0), MaxNodes)
+				perZone[n.Zone] += max(n.nodes(), 0)
 			}
 		case g.Type == Managed && g.Managed != nil:
-			spread(min(max(g.Managed.Desired, 0), MaxNodes), g.Managed.Zones)
+			spread(max(g.Managed.Desired, 0), g.Managed.Zones)
 		case g.Type == SelfManaged && g.SelfManaged != nil:
-			spread(min(max(g.SelfManaged.Desired, 0), MaxNodes), g.SelfManaged.Zones)
+			spread(max(g.SelfManaged.Desired, 0), g.SelfManaged.Zones)
 		}
 	}
 	for _, z := range v.sc.Spec.Cluster.Zones {
