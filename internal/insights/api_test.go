@@ -1,8 +1,10 @@
 package insights
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 const pdbV1beta1 = `apiVersion: policy/v1beta1
@@ -184,4 +186,20 @@ kind: Job
 metadata: {name: migrate, namespace: shop}
 `, want: []want{{Error, "Job shop/migrate", "apiVersion", []string{"no longer served from Kubernetes 1.8", "Migrate to batch/v1 Job"}}}},
 	})
+}
+
+// TestRemovedAPIAdviceIsShared: the findings of many objects of one removed
+// kind share one recommendation, not a copy each.
+func TestRemovedAPIAdviceIsShared(t *testing.T) {
+	var docs []string
+	for i := range 3 {
+		docs = append(docs, fmt.Sprintf("apiVersion: networking.k8s.io/v1beta1\nkind: Ingress\nmetadata: {name: web-%d}\n", i))
+	}
+	got := runCheck(t, "removed-api", input(t, "", "1.32", strings.Join(docs, "---\n")))
+	if len(got) != 3 || got[0].Recommendation != got[2].Recommendation || !strings.HasPrefix(got[0].Recommendation, "Migrate to networking.k8s.io/v1 Ingress") {
+		t.Fatalf("findings %s", dump(got))
+	}
+	if unsafe.StringData(got[0].Recommendation) != unsafe.StringData(got[2].Recommendation) {
+		t.Error("each finding holds its own copy of the recommendation")
+	}
 }

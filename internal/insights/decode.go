@@ -166,10 +166,10 @@ func isTyped(apiVersion, kind string) bool {
 	return ok
 }
 
-// decodeTypedFast decodes a typed kind whose head scanHead read, taking the
+// decodeTypedFast decodes a typed kind whose head manifest.ScanHead read, taking the
 // metadata from the Go object. done is false when the document has a value
 // of the wrong type; the caller then takes the slow path.
-func decodeTypedFast(src Source, doc, js []byte, h head) (objs []*Object, problems []Problem, done bool) {
+func decodeTypedFast(src Source, doc, js []byte, h manifest.Head) (objs []*Object, problems []Problem, done bool) {
 	typed, strictErrs, err := manifest.DecodeStrict(js, typedKinds[typedKey{h.APIVersion, h.Kind}])
 	if err != nil {
 		return nil, nil, false
@@ -178,6 +178,7 @@ func decodeTypedFast(src Source, doc, js []byte, h head) (objs []*Object, proble
 	if !ok {
 		return nil, nil, false
 	}
+	slimWorkload(typed)
 	o := &Object{Source: src, APIVersion: h.APIVersion, Kind: h.Kind, Namespace: meta.GetNamespace(), Name: meta.GetName(),
 		Labels: meta.GetLabels(), Annotations: meta.GetAnnotations(), Doc: doc, Typed: typed}
 	if o.Name == "" && meta.GetGenerateName() == "" {
@@ -208,17 +209,9 @@ func strictProblems(src Source, o *Object, doc []byte, strictErrs []error) []Pro
 	return problems
 }
 
-// head is what every object has.
+// head is what every object has, and a List's items.
 type head struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name         string            `json:"name"`
-		GenerateName string            `json:"generateName"`
-		Namespace    string            `json:"namespace"`
-		Labels       map[string]string `json:"labels"`
-		Annotations  map[string]string `json:"annotations"`
-	} `json:"metadata"`
+	manifest.Head
 	Items []json.RawMessage `json:"items"`
 }
 
@@ -253,14 +246,15 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 			return withDuplicateKeys(duplicateKeys(src, dup), objs, problems)
 		}
 	}
-	h, hasItems, fast := scanHead(js, isTyped)
+	scanned, hasItems, fast := manifest.ScanHead(js, isTyped)
+	h := head{Head: scanned}
 	if fast && hasItems && strings.HasSuffix(h.Kind, "List") {
 		if ranges, ok := jsonItemRanges(js); ok {
 			return decodeListItems(src, doc, js, ranges, nil)
 		}
 	}
 	if fast && !hasItems && isTyped(h.APIVersion, h.Kind) {
-		if objs, problems, done := decodeTypedFast(src, doc, js, h); done {
+		if objs, problems, done := decodeTypedFast(src, doc, js, h.Head); done {
 			return objs, problems
 		}
 		fast = false // a value of the wrong type: the slow path words it
@@ -271,7 +265,8 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 			// Keep what can be kept: apiVersion and kind still let API checks run.
 			var tiny struct{ APIVersion, Kind string }
 			_ = json.Unmarshal(js, &tiny)
-			h = head{APIVersion: tiny.APIVersion, Kind: tiny.Kind}
+			h = head{}
+			h.APIVersion, h.Kind = tiny.APIVersion, tiny.Kind
 			p := Problem{Source: src, Object: ObjectRef{APIVersion: h.APIVersion, Kind: h.Kind, Source: src.String()}, Severity: Error,
 				Message: "not a Kubernetes object: " + cleanJSONError(err), Fix: "each document is a map with apiVersion, kind and metadata", doc: doc}
 			var ute *json.UnmarshalTypeError
@@ -319,6 +314,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 			}
 			problems = append(problems, p)
 		default:
+			slimWorkload(typed)
 			o.Typed = typed
 			problems = append(problems, strictProblems(src, o, doc, strictErrs)...)
 		}
@@ -348,7 +344,7 @@ func decodeJSONList(src Source, doc []byte) (objs []*Object, problems []Problem,
 		return nil, nil, false
 	}
 	js := bytes.TrimSpace(doc)
-	ranges, array, found := jsonItems(js)
+	ranges, array, found := manifest.JSONItems(js)
 	if !found {
 		return nil, nil, false
 	}
@@ -356,12 +352,12 @@ func decodeJSONList(src Source, doc []byte) (objs []*Object, problems []Problem,
 	if !json.Valid(skeleton) {
 		return nil, nil, false
 	}
-	if h, hasItems, fast := scanHead(skeleton, isTyped); !fast || !hasItems || !strings.HasSuffix(h.Kind, "List") {
+	if h, hasItems, fast := manifest.ScanHead(skeleton, isTyped); !fast || !hasItems || !strings.HasSuffix(h.Kind, "List") {
 		return nil, nil, false
 	}
 	var invalid atomic.Bool
 	objs, problems = decodeListItems(src, doc, js, ranges, func(isrc Source, item []byte) ([]*Object, []Problem) {
-		if h, hasItems, fast := scanHead(item, isTyped); fast && !hasItems && isTyped(h.APIVersion, h.Kind) {
+		if h, hasItems, fast := manifest.ScanHead(item, isTyped); fast && !hasItems && isTyped(h.APIVersion, h.Kind) {
 			if objs, problems, done := decodeTypedFast(isrc, nil, item, h); done {
 				return objs, problems // the strict decoder validated the whole item
 			}
@@ -463,50 +459,8 @@ func itemLines(doc []byte, n int) []int {
 // jsonItemRanges returns the byte range of each element of the top-level
 // "items" array of a JSON document.
 func jsonItemRanges(doc []byte) (ranges [][2]int, ok bool) {
-	ranges, _, ok = jsonItems(doc)
+	ranges, _, ok = manifest.JSONItems(doc)
 	return ranges, ok
-}
-
-// jsonItems is jsonItemRanges that also returns the byte range of the
-// "items" array itself, brackets included; ok is false when there is no
-// such array or more than one "items" key.
-func jsonItems(doc []byte) (ranges [][2]int, array [2]int, ok bool) {
-	s := jsonScanner{b: doc}
-	defer fallBack(&ok)
-	s.ws()
-	found := false
-	s.object(func(key string) {
-		if key != "items" || s.peek() != '[' {
-			s.skip()
-			return
-		}
-		if found {
-			panic(errFallback) // a duplicate key: encoding/json words it
-		}
-		found = true
-		array[0] = s.pos
-		defer func() { array[1] = s.pos }()
-		s.pos++
-		for first := true; ; first = false {
-			s.ws()
-			if s.peek() == ']' {
-				s.pos++
-				return
-			}
-			if !first {
-				s.expect(',')
-				s.ws()
-			}
-			start := s.pos
-			s.skip()
-			ranges = append(ranges, [2]int{start, s.pos})
-		}
-	})
-	s.ws()
-	if s.pos != len(s.b) {
-		return nil, array, false // more after the object: not one JSON value
-	}
-	return ranges, array, found
 }
 
 // converterPool keeps YAML→JSON converters, whose buffers a scan of many

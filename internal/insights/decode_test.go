@@ -294,3 +294,26 @@ func TestDecodeJSONListShortcut(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkloadsKeepWhatChecksRead: a decoded workload's containers keep
+// their name, image and readinessProbe, and nothing of the rest — which a
+// repository of Deployments would otherwise hold in memory for no check.
+func TestWorkloadsKeepWhatChecksRead(t *testing.T) {
+	doc := strings.Replace(deployment("shop", "web", 3, ""), "          ports: [{containerPort: 8080}]\n",
+		"          ports: [{containerPort: 8080}]\n          env: [{name: A, value: b}]\n          resources: {requests: {cpu: 100m}}\n          livenessProbe: {tcpSocket: {port: 8080}}\n", 1)
+	objs, problems := Decode("web.yaml", []byte(doc))
+	if len(objs) != 1 || len(problems) != 0 {
+		t.Fatalf("%d objects, problems %v", len(objs), problems)
+	}
+	d := objs[0].Typed.(*appsv1.Deployment)
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.Name != "web" || c.Image != "public.ecr.aws/nginx/nginx:1.27" || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil {
+		t.Errorf("lost what checks read: %+v", c)
+	}
+	if c.Env != nil || c.Resources.Requests != nil || c.Ports != nil || c.LivenessProbe != nil {
+		t.Errorf("holds what no check reads: %+v", c)
+	}
+	if len(d.Spec.Template.Spec.TopologySpreadConstraints) != 1 || d.Spec.Template.Labels["tier"] != "web" {
+		t.Errorf("pod-level fields lost: %+v", d.Spec.Template)
+	}
+}

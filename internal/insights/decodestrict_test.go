@@ -30,7 +30,7 @@ func TestDecodeStrictMatchesUpstream(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			h, _, ok := scanHead(js, func(string, string) bool { return true })
+			h, _, ok := manifest.ScanHead(js, func(string, string) bool { return true })
 			if !ok {
 				continue
 			}

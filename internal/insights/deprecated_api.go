@@ -21,6 +21,7 @@ func (deprecatedAPI) Info() Info {
 
 func (deprecatedAPI) Run(in *Input) []Finding {
 	var out []Finding
+	advisor := newMigrateAdvisor(in)
 	for _, o := range in.Objects {
 		for _, av := range apiVersionsOf(o) {
 			if sev, msg, rec, ok := customResourceAPI(in, o, av); ok {
@@ -43,7 +44,7 @@ func (deprecatedAPI) Run(in *Input) []Finding {
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
 			}
-			rec := migrateAdvice(e, in)
+			rec := advisor.advice(e)
 			if advice, ok := emptyV1beta1BudgetAdvice(in, o); ok {
 				rec = advice
 			}

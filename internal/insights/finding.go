@@ -128,18 +128,23 @@ type Finding struct {
 	// Field is the field the finding is about ("spec.minAvailable"), if any.
 	Field string `json:"field,omitempty"`
 
-	source Source // the object's source, for SARIF locations
-	doc    []byte // the object's document, to find Field's line
+	source Source  // the object's source, for SARIF locations
+	doc    docText // the object's document, to find Field's line
 }
 
 // Location returns the file and 1-based line the finding points at: the
 // line of Field when it can be found in the document, else the line the
 // object starts on. file is empty for objects not read from a file.
-func (f *Finding) Location() (file string, line int) {
+func (f *Finding) Location() (file string, line int) { return f.location(nil) }
+
+// location is Location reading documents not held through files.
+func (f *Finding) location(files *docFiles) (file string, line int) {
 	line = f.source.Line
-	if f.Field != "" && len(f.doc) > 0 && f.source.Line > 0 {
-		if l := manifest.LineOf(f.doc, f.Field); l > 0 {
-			line = f.source.Line + l - 1
+	if f.Field != "" && f.source.Line > 0 {
+		if doc := f.doc.text(f.source, files); len(doc) > 0 {
+			if l := manifest.LineOf(doc, f.Field); l > 0 {
+				line = f.source.Line + l - 1
+			}
 		}
 	}
 	return f.source.File, line

@@ -28,7 +28,7 @@ func (invalidManifest) Run(in *Input) []Finding {
 			msg = p.Field + ": " + msg
 		}
 		out = append(out, Finding{Severity: p.Severity, Object: p.Object, Field: p.Field,
-			Message: msg, Recommendation: p.Fix, source: p.Source, doc: p.doc})
+			Message: msg, Recommendation: p.Fix, source: p.Source, doc: docText{held: p.doc}})
 		if out[len(out)-1].Object.Source == "" {
 			out[len(out)-1].Object.Source = p.Source.String()
 		}

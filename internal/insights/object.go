@@ -20,11 +20,17 @@ type Object struct {
 	// Typed is the decoded upstream object (*appsv1.Deployment,
 	// *policyv1.PodDisruptionBudget, *karpv1.NodePool, ...) for the kinds in
 	// TypedKinds, nil for every other kind and when the document did not
-	// decode.
+	// decode. A workload decoded from a manifest keeps, of its containers,
+	// only what checks read (slimWorkload).
 	Typed any
 	// Doc is the document as read (YAML or JSON), used to point findings at
-	// a field's line; nil for objects that are not from a file.
+	// a field's line; nil for objects that are not from a file, and for the
+	// documents ReadPaths reads from files on disk, which are read again
+	// when a finding needs a field's line (docSum).
 	Doc []byte
+	// docSum is the hash of a document read from a file on disk and not
+	// held (docText).
+	docSum uint64
 }
 
 // Ref is the object as findings name it.
@@ -37,5 +43,5 @@ func (o *Object) String() string { return o.Ref().String() }
 
 // Finding starts a finding about this object; the check fills in the rest.
 func (o *Object) Finding(sev Severity, field, message, recommendation string) Finding {
-	return Finding{Severity: sev, Object: o.Ref(), Field: field, Message: message, Recommendation: recommendation, source: o.Source, doc: o.Doc}
+	return Finding{Severity: sev, Object: o.Ref(), Field: field, Message: message, Recommendation: recommendation, source: o.Source, doc: docText{held: o.Doc, sum: o.docSum}}
 }

@@ -1,12 +1,14 @@
 package insights
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 )
 
 // OutputOptions choose what the writers show.
@@ -18,62 +20,93 @@ type OutputOptions struct {
 	Wide bool
 }
 
-func (r *Report) shown(o OutputOptions) []Finding {
-	out := make([]Finding, 0, len(r.Findings))
-	for _, f := range r.Findings {
-		if f.Severity != Passing || o.ShowPassing {
-			out = append(out, f)
+// shown yields the findings the options show, in report order, without
+// copying them: a report of a large tree holds hundreds of thousands.
+func (r *Report) shown(o OutputOptions) iter.Seq[*Finding] {
+	return func(yield func(*Finding) bool) {
+		for i := range r.Findings {
+			if f := &r.Findings[i]; f.Severity != Passing || o.ShowPassing {
+				if !yield(f) {
+					return
+				}
+			}
 		}
 	}
-	return out
 }
 
 // WriteText writes the findings as a table, like EKS Upgrade Insights and
 // kubectl print them: STATUS CHECK OBJECT SOURCE MESSAGE (a HOP column when
 // the report covers several hops), then the recommendations and a summary.
+// The table is written as text/tabwriter aligns it, in two passes over the
+// findings (the column widths, then the rows) rather than through a
+// tabwriter, which would hold the whole table.
 func (r *Report) WriteText(w io.Writer, o OutputOptions) error {
-	fs := r.shown(o)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := r.writeText(bw, o); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func (r *Report) writeText(w *bufio.Writer, o OutputOptions) error {
 	multi := len(r.Hops()) > 1
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if len(fs) > 0 {
-		cols := []string{"STATUS", "CHECK", "OBJECT", "SOURCE", "MESSAGE"}
+	cols := []string{"STATUS", "CHECK", "OBJECT", "SOURCE", "MESSAGE"}
+	if multi {
+		cols = append([]string{"HOP"}, cols...)
+	}
+	if o.Wide {
+		cols = append(cols, "RECOMMENDATION")
+	}
+	row := func(f *Finding) []string {
+		row := []string{string(f.Severity), f.Check, dash(f.Object.String()), dash(f.Object.Source), f.Message}
 		if multi {
-			cols = append([]string{"HOP"}, cols...)
+			row = append([]string{dash(f.Hop)}, row...)
 		}
 		if o.Wide {
-			cols = append(cols, "RECOMMENDATION")
+			row = append(row, dash(f.Recommendation))
 		}
-		fmt.Fprintln(tw, strings.Join(cols, "\t"))
-		for _, f := range fs {
-			row := []string{string(f.Severity), f.Check, dash(f.Object.String()), dash(f.Object.Source), f.Message}
-			if multi {
-				row = append([]string{dash(f.Hop)}, row...)
+		return row
+	}
+	t := newTable(cols)
+	rows := 0
+	for f := range r.shown(o) {
+		t.measure(row(f))
+		rows++
+	}
+	if rows > 0 {
+		if err := t.write(w, func(yield func([]string) bool) {
+			for f := range r.shown(o) {
+				if !yield(row(f)) {
+					return
+				}
 			}
-			if o.Wide {
-				row = append(row, dash(f.Recommendation))
-			}
-			fmt.Fprintln(tw, strings.Join(row, "\t"))
-		}
-		if err := tw.Flush(); err != nil {
+		}); err != nil {
 			return err
 		}
 	}
 	if !o.Wide {
-		var recs []string
-		for _, f := range fs {
-			if f.Severity != Passing && f.Recommendation != "" {
-				obj := f.Object.String()
-				if obj == "" {
-					obj = f.Object.Source
-				}
-				recs = append(recs, fmt.Sprintf("  %s %s: %s", f.Check, obj, f.Recommendation))
+		first := true
+		for f := range r.shown(o) {
+			if f.Severity == Passing || f.Recommendation == "" {
+				continue
 			}
+			obj := f.Object.String()
+			if obj == "" {
+				obj = f.Object.Source
+			}
+			if first {
+				w.WriteString("\nRecommendations:\n")
+			} else {
+				w.WriteString("\n")
+			}
+			first = false
+			fmt.Fprintf(w, "  %s %s: %s", f.Check, obj, f.Recommendation)
 		}
-		if len(recs) > 0 {
-			fmt.Fprintf(w, "\nRecommendations:\n%s\n", strings.Join(recs, "\n"))
+		if !first {
+			w.WriteString("\n")
 		}
 	}
-	if len(fs) > 0 {
+	if rows > 0 {
 		fmt.Fprintln(w)
 	}
 	_, err := fmt.Fprintln(w, r.summaryLine())
@@ -150,16 +183,58 @@ type jsonReport struct {
 
 // WriteJSON writes {"target", "findings": [...], "summary": {"ERROR",
 // "WARNING"}}, and "skipped": {"notManifests", "templates", "specialFiles"}
-// when files were skipped.
+// when files were skipped. Findings are encoded one at a time, so the
+// document is never whole in memory; the bytes are encoding/json's for the
+// whole report, indented.
 func (r *Report) WriteJSON(w io.Writer, o OutputOptions) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	rep := jsonReport{Target: r.Target.String(), Findings: r.shown(o), Summary: r.Summary()}
+	rep := jsonReport{Target: r.Target.String(), Findings: []Finding{}, Summary: r.Summary()}
 	if r.FilesSkipped.Total() > 0 {
 		rep.Skipped = &r.FilesSkipped
 	}
-	return enc.Encode(rep)
+	return writeJSONList(w, rep, `"findings": []`, "  ", r.shown(o))
+}
+
+// writeJSONList writes doc, indented by two spaces, with the items of one
+// of its lists encoded one by one: empty is how the list, empty, encodes in
+// doc (`"findings": []`), and indent is the list's own indentation.
+func writeJSONList[T any](w io.Writer, doc any, empty, indent string, items iter.Seq[T]) error {
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	before, after, ok := bytes.Cut(head.Bytes(), []byte(empty))
+	if !ok {
+		return fmt.Errorf("insights: %s is not in the document", empty)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(before)
+	bw.WriteString(strings.TrimSuffix(empty, "]"))
+	var item bytes.Buffer
+	enc = json.NewEncoder(&item)
+	enc.SetIndent(indent+"  ", "  ")
+	enc.SetEscapeHTML(false)
+	n := 0
+	for v := range items {
+		item.Reset()
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		if n > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n" + indent + "  ")
+		bw.Write(bytes.TrimSuffix(item.Bytes(), []byte("\n")))
+		n++
+	}
+	if n > 0 {
+		bw.WriteString("\n" + indent)
+	}
+	bw.WriteByte(']')
+	bw.Write(after)
+	return bw.Flush()
 }
 
 // SARIF 2.1.0, the subset code scanning reads.
@@ -245,50 +320,51 @@ func (r *Report) WriteSARIF(w io.Writer, o OutputOptions, toolVersion string) er
 			HelpURI: DocsURL + "#" + info.ID, Help: sarifText{info.Help},
 			Properties: sarifRuleTag{Tags: []string{"kubernetes", "upgrade"}}})
 	}
-	results := []sarifResult{}
-	for _, f := range r.shown(o) {
-		res := sarifResult{RuleID: f.Check, RuleIndex: index[f.Check], Message: sarifText{f.Message}}
-		if f.Recommendation != "" {
-			res.Message.Text += " Recommendation: " + f.Recommendation
-		}
-		switch f.Severity {
-		case Error:
-			res.Level = "error"
-		case Warning:
-			res.Level = "warning"
-		default:
-			res.Kind, res.Level = "pass", "none"
-		}
-		if f.Hop != "" {
-			res.Properties = map[string]any{"hop": f.Hop}
-		}
-		var loc sarifLocation
-		if file, line := f.Location(); f.source.IsFile() {
-			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: fileURI(file)}}
-			if line > 0 {
-				loc.PhysicalLocation.Region = &sarifRegion{StartLine: line}
+	var files docFiles
+	results := func(yield func(sarifResult) bool) {
+		for f := range r.shown(o) {
+			res := sarifResult{RuleID: f.Check, RuleIndex: index[f.Check], Message: sarifText{f.Message}}
+			if f.Recommendation != "" {
+				res.Message.Text += " Recommendation: " + f.Recommendation
+			}
+			switch f.Severity {
+			case Error:
+				res.Level = "error"
+			case Warning:
+				res.Level = "warning"
+			default:
+				res.Kind, res.Level = "pass", "none"
+			}
+			if f.Hop != "" {
+				res.Properties = map[string]any{"hop": f.Hop}
+			}
+			var loc sarifLocation
+			if file, line := f.location(&files); f.source.IsFile() {
+				loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: fileURI(file)}}
+				if line > 0 {
+					loc.PhysicalLocation.Region = &sarifRegion{StartLine: line}
+				}
+			}
+			if name := f.Object.String(); name != "" {
+				loc.LogicalLocations = []sarifLogical{{Name: f.Object.Name, FullyQualifiedName: name, Kind: "resource"}}
+			}
+			if loc.PhysicalLocation != nil || loc.LogicalLocations != nil {
+				res.Locations = []sarifLocation{loc}
+			}
+			if !yield(res) {
+				return
 			}
 		}
-		if name := f.Object.String(); name != "" {
-			loc.LogicalLocations = []sarifLogical{{Name: f.Object.Name, FullyQualifiedName: name, Kind: "resource"}}
-		}
-		if loc.PhysicalLocation != nil || loc.LogicalLocations != nil {
-			res.Locations = []sarifLocation{loc}
-		}
-		results = append(results, res)
 	}
 	log := sarifLog{
 		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
 		Version: "2.1.0",
 		Runs: []sarifRun{{
 			Tool:    sarifTool{Driver: sarifDriver{Name: "ladder", InformationURI: "https://github.com/ladder-eks/ladder", Version: toolVersion, Rules: rules}},
-			Results: results,
+			Results: []sarifResult{},
 		}},
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(log)
+	return writeJSONList(w, log, `"results": []`, "      ", results)
 }
 
 // ruleName turns "removed-api" into "RemovedApi", SARIF's rule name style.

@@ -3,6 +3,9 @@ package insights
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -100,39 +103,93 @@ func TestWriteJSON(t *testing.T) {
 	}
 }
 
+// sarifLines returns the file and start line of each SARIF result.
+func sarifLines(t *testing.T, rep *Report) []string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := rep.WriteSARIF(&b, OutputOptions{}, "v0.test"); err != nil {
+		t.Fatal(err)
+	}
+	log := decodeSARIF(t, b.Bytes())
+	var out []string
+	for _, r := range log.Runs[0].Results {
+		loc := r.Locations[0].PhysicalLocation
+		out = append(out, fmt.Sprintf("%s %s:%d", r.RuleID, filepath.Base(loc.ArtifactLocation.URI), loc.Region.StartLine))
+	}
+	return out
+}
+
+// TestSARIFReadsDocumentsAgain: the text of a document read from a file is
+// not held; a finding's field line is found by reading the file again, and
+// points at the object when the file changed since.
+func TestSARIFReadsDocumentsAgain(t *testing.T) {
+	dir := writeTree(t, map[string]string{"m.yaml": outputManifests})
+	m, err := ReadPaths([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range m.Objects {
+		if o.Doc != nil {
+			t.Fatalf("%s holds its document", o)
+		}
+	}
+	c1 := checkNamed(t, "removed-api")
+	c2 := checkNamed(t, "volume-binding-mode")
+	rep := Run(&Input{Target: mustMinor("1.25"), Now: testNow, Objects: m.Objects}, []Check{c1, c2})
+	// As from a document held (TestWriteSARIF): apiVersion at 1, provisioner at 15.
+	if got, want := fmt.Sprint(sarifLines(t, rep)), "[removed-api m.yaml:1 volume-binding-mode m.yaml:15]"; got != want {
+		t.Errorf("read again: %s, want %s", got, want)
+	}
+	changed := strings.Replace(outputManifests, "provisioner:", "# moved\nprovisioner:", 1)
+	if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(sarifLines(t, rep)), "[removed-api m.yaml:1 volume-binding-mode m.yaml:11]"; got != want {
+		t.Errorf("file changed: %s, want %s (the object's line)", got, want)
+	}
+}
+
+type sarifTestLog struct {
+	Version string `json:"version"`
+	Runs    []struct {
+		Tool struct {
+			Driver struct {
+				Name  string `json:"name"`
+				Rules []struct {
+					ID string `json:"id"`
+				} `json:"rules"`
+			} `json:"driver"`
+		} `json:"tool"`
+		Results []struct {
+			RuleID    string `json:"ruleId"`
+			RuleIndex int    `json:"ruleIndex"`
+			Level     string `json:"level"`
+			Message   struct{ Text string }
+			Locations []struct {
+				PhysicalLocation struct {
+					ArtifactLocation struct{ URI string }    `json:"artifactLocation"`
+					Region           struct{ StartLine int } `json:"region"`
+				} `json:"physicalLocation"`
+			} `json:"locations"`
+		} `json:"results"`
+	} `json:"runs"`
+}
+
+func decodeSARIF(t *testing.T, data []byte) sarifTestLog {
+	t.Helper()
+	var log sarifTestLog
+	if err := json.Unmarshal(data, &log); err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
 func TestWriteSARIF(t *testing.T) {
 	var b bytes.Buffer
 	if err := outputReport(t).WriteSARIF(&b, OutputOptions{}, "v0.test"); err != nil {
 		t.Fatal(err)
 	}
-	var log struct {
-		Version string `json:"version"`
-		Runs    []struct {
-			Tool struct {
-				Driver struct {
-					Name  string `json:"name"`
-					Rules []struct {
-						ID string `json:"id"`
-					} `json:"rules"`
-				} `json:"driver"`
-			} `json:"tool"`
-			Results []struct {
-				RuleID    string `json:"ruleId"`
-				RuleIndex int    `json:"ruleIndex"`
-				Level     string `json:"level"`
-				Message   struct{ Text string }
-				Locations []struct {
-					PhysicalLocation struct {
-						ArtifactLocation struct{ URI string }    `json:"artifactLocation"`
-						Region           struct{ StartLine int } `json:"region"`
-					} `json:"physicalLocation"`
-				} `json:"locations"`
-			} `json:"results"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(b.Bytes(), &log); err != nil {
-		t.Fatal(err)
-	}
+	log := decodeSARIF(t, b.Bytes())
 	run := log.Runs[0]
 	if log.Version != "2.1.0" || run.Tool.Driver.Name != "ladder" || len(run.Tool.Driver.Rules) != len(Checks()) || len(run.Results) != 2 {
 		t.Fatalf("log %+v", log)

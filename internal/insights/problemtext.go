@@ -1,6 +1,9 @@
 package insights
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 const (
 	// maxMessage bounds a problem's message: a parser's error can quote a
@@ -24,6 +27,8 @@ func settleProblem(p *Problem) {
 	if p.Field == "" {
 		p.doc = nil
 	}
+	// A document is a slice of its file: keep its own bytes, not the file's.
+	p.doc = bytes.Clone(p.doc)
 	p.Object.Name = truncate(p.Object.Name, maxNameInMessage)
 	p.Object.Namespace = truncate(p.Object.Namespace, maxNameInMessage)
 }

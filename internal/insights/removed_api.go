@@ -27,6 +27,7 @@ func (removedAPI) Info() Info {
 func (removedAPI) Run(in *Input) []Finding {
 	var out []Finding
 	first := in.FirstHop()
+	advisor := newMigrateAdvisor(in)
 	for _, o := range in.Objects {
 		for _, av := range apiVersionsOf(o) {
 			if sev, msg, rec, ok := customResourceAPI(in, o, av); ok {
@@ -58,7 +59,7 @@ func (removedAPI) Run(in *Input) []Finding {
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
 			}
-			rec := migrateAdvice(e, in)
+			rec := advisor.advice(e)
 			if advice, ok := emptyV1beta1BudgetAdvice(in, o); ok {
 				rec = advice
 			}
@@ -89,6 +90,27 @@ func apiVersionsOf(o *Object) []string {
 		}
 	}
 	return out
+}
+
+// migrateAdvisor words migrateAdvice once per table entry: a repository
+// holds thousands of objects of one removed kind, and each finding would
+// otherwise hold its own copy of the same recommendation.
+type migrateAdvisor struct {
+	in    *Input
+	words map[deprecations.Entry]string
+}
+
+func newMigrateAdvisor(in *Input) *migrateAdvisor {
+	return &migrateAdvisor{in: in, words: map[deprecations.Entry]string{}}
+}
+
+func (a *migrateAdvisor) advice(e deprecations.Entry) string {
+	s, ok := a.words[e]
+	if !ok {
+		s = migrateAdvice(e, a.in)
+		a.words[e] = s
+	}
+	return s
 }
 
 // migrateAdvice is the recommendation for a deprecated or removed API at

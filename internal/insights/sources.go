@@ -165,8 +165,11 @@ type entry struct {
 // fileRead is a file (or standard input) in the stream.
 type fileRead struct {
 	name  string
-	named bool  // named by -f or standard input, not found in a directory
-	size  int64 // its bytes in flight, released when it is collected
+	named bool // named by -f or standard input, not found in a directory
+	// onDisk: the file can be read again (not standard input, not a
+	// render), so its documents' text is not held.
+	onDisk bool
+	size   int64 // its bytes in flight, released when it is collected
 	// Set for files that are not decoded.
 	problem *Problem
 	skipped SkippedFiles
@@ -207,6 +210,9 @@ func newStream() *stream {
 					objs, problems := decodeDocument(Source{File: e.file.name, Line: e.doc.Line}, e.doc.Body, nil)
 					for j := range problems {
 						settleProblem(&problems[j])
+					}
+					if e.file.onDisk {
+						releaseDocs(objs)
 					}
 					e.result = docResult{objs, problems}
 				}
@@ -282,8 +288,9 @@ func (s *stream) release(size int64) {
 }
 
 // file queues the documents of one file's data, whose bytes are reserved.
-func (s *stream) file(name string, named bool, data []byte) {
-	f := &fileRead{name: name, named: named, size: int64(len(data))}
+// onDisk says the file can be read again: standard input cannot.
+func (s *stream) file(name string, named, onDisk bool, data []byte) {
+	f := &fileRead{name: name, named: named, onDisk: onDisk, size: int64(len(data))}
 	docs := manifest.SplitDocuments(data)
 	if len(docs) == 0 {
 		s.add(entry{file: f, end: true})
@@ -305,7 +312,7 @@ func (s *stream) readPath(path string, stdin io.Reader) error {
 			return fmt.Errorf("-f -: reading standard input: %w", err)
 		}
 		s.reserve(int64(len(data)))
-		s.file(StdinName, true, data)
+		s.file(StdinName, true, false, data)
 		return nil
 	}
 	info, err := os.Stat(path)
@@ -321,7 +328,7 @@ func (s *stream) readPath(path string, stdin io.Reader) error {
 			return fmt.Errorf("-f %s: %s", path, describeFSError(err))
 		}
 		s.reserve(int64(len(data)))
-		s.file(path, true, data)
+		s.file(path, true, true, data)
 		return nil
 	}
 	found := 0
@@ -410,7 +417,7 @@ func (s *stream) readFound(p string, e fs.DirEntry) {
 		s.outcome(&fileRead{name: p, problem: unreadable(p, err)})
 	default:
 		s.reserve(int64(len(data)))
-		s.file(p, false, data)
+		s.file(p, false, true, data)
 	}
 }
 

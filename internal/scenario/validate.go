@@ -38,7 +38,9 @@ func (sc *Scenario) Validate() (warnings []string, err error) {
 	v.catalogs()
 	v.manifests()
 	v.nodeGroups()
-	v.nodeCount()
+	if v.nodeCount() {
+		v.zoneAddresses()
+	}
 	v.groupUpgrades()
 	v.addons()
 	v.probe()

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/twin/ec2"
 )
 
 // The caps of limits.go, checked field by field so the error names the
@@ -53,12 +54,14 @@ func replicasOf(r *int32) int64 {
 }
 
 // nodeCount caps the EC2 nodes the node groups start with, and each
-// count on the way, so a sum of huge counts cannot overflow.
-func (v *validator) nodeCount() {
-	total := 0
+// count on the way, so a sum of huge counts cannot overflow; ok is false
+// when it refused a count.
+func (v *validator) nodeCount() (ok bool) {
+	total, ok := 0, true
 	add := func(field string, n int) {
 		if n > MaxNodes {
 			v.fail(field, "%d is more than the %d nodes a cluster may have (Kubernetes is designed for at most 5,000 nodes; Considerations for large clusters)", n, MaxNodes)
+			ok = false
 			return
 		}
 		total += max(n, 0)
@@ -68,11 +71,7 @@ func (v *validator) nodeCount() {
 		switch {
 		case g.Type == Karpenter && g.Karpenter != nil:
 			for j, n := range g.Karpenter.Nodes {
-				count := n.Count
-				if count == 0 {
-					count = 1
-				}
-				add(fmt.Sprintf("%s.karpenter.nodes[%d].count", f, j), count)
+				add(fmt.Sprintf("%s.karpenter.nodes[%d].count", f, j), n.nodes())
 			}
 		case g.Type == Managed && g.Managed != nil:
 			add(f+".managed.desired", g.Managed.Desired)
@@ -88,5 +87,57 @@ func (v *validator) nodeCount() {
 	}
 	if total > MaxNodes {
 		v.fail("spec.nodeGroups", "the node groups start with %d nodes, more than the %d a cluster may have (Kubernetes is designed for at most 5,000 nodes; lower the counts and desired sizes)", total, MaxNodes)
+		return false
 	}
+	return ok
+}
+
+// zoneAddresses refuses a starting cluster whose nodes in one zone are
+// more than the twin's subnet of that zone holds (ec2.AddressesPerZone):
+// the twin would fail to launch them. A managed or self-managed group
+// places its nodes round-robin over its zones, as the twin creates them;
+// a Karpenter node is in the zone it names. It runs once nodeCount has
+// found every count within MaxNodes, so the sums cannot overflow and a
+// count too large is one error, not two.
+func (v *validator) zoneAddresses() {
+	perZone := map[string]int{}
+	spread := func(n int, zones []string) {
+		if len(zones) == 0 {
+			zones = v.sc.Spec.Cluster.Zones
+		}
+		if len(zones) == 0 {
+			return // refused elsewhere: a group needs a zone
+		}
+		for i, z := range zones {
+			perZone[z] += n / len(zones)
+			if i < n%len(zones) {
+				perZone[z]++
+			}
+		}
+	}
+	for _, g := range v.sc.Spec.NodeGroups {
+		switch {
+		case g.Type == Karpenter && g.Karpenter != nil:
+			for _, n := range g.Karpenter.Nodes {
+				perZone[n.Zone] += max(n.nodes(), 0)
+			}
+		case g.Type == Managed && g.Managed != nil:
+			spread(max(g.Managed.Desired, 0), g.Managed.Zones)
+		case g.Type == SelfManaged && g.SelfManaged != nil:
+			spread(max(g.SelfManaged.Desired, 0), g.SelfManaged.Zones)
+		}
+	}
+	for _, z := range v.sc.Spec.Cluster.Zones {
+		if n := perZone[z]; n > ec2.AddressesPerZone {
+			v.fail("spec.nodeGroups", "%d nodes start in zone %s, more than the %d addresses of the zone's subnet in the twin; spread the node groups over more zones or lower their counts", n, z, ec2.AddressesPerZone)
+		}
+	}
+}
+
+// nodes is how many nodes an entry describes: Count, 1 when it is unset.
+func (n ExistingNode) nodes() int {
+	if n.Count == 0 {
+		return 1
+	}
+	return n.Count
 }

@@ -32,11 +32,7 @@ func TestValidatePriorityClasses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := parseTest(t, tc.replace...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = sc.Validate()
+			err := validateFixture(t, tc.replace...)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("Validate: %v", err)

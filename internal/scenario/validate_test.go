@@ -335,3 +335,46 @@ func TestValidateAMIFamilyRule(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateZoneAddresses: the nodes a zone starts with must fit the
+// twin's subnet of that zone (ec2.AddressesPerZone, 4,016), counting a
+// group's nodes round-robin over its zones as the twin places them.
+func TestValidateZoneAddresses(t *testing.T) {
+	const karpenterNode = "          - {instanceType: m5.large, zone: us-west-2a, capacityType: on-demand}\n"
+	managed := func(desired int, zones string) string {
+		return fmt.Sprintf("    - name: big\n      type: managed\n      managed: {instanceTypes: [m5.large], desired: %d, max: %d, zones: %s}\n  manifests:\n", desired, desired, zones)
+	}
+	for _, tc := range []struct {
+		name    string
+		replace []string
+		want    string // "" for no error about addresses
+	}{
+		{"one zone full", []string{"  manifests:\n", managed(4015, "[us-west-2a]")}, ""},
+		{"one zone over", []string{"  manifests:\n", managed(4016, "[us-west-2a]")},
+			"scenario.yaml:13: spec.nodeGroups: 4017 nodes start in zone us-west-2a, more than the 4016 addresses of the zone's subnet in the twin"},
+		{"spread over two zones", []string{"  manifests:\n", managed(4900, "[us-west-2a, us-west-2b]")}, ""},
+		{"karpenter nodes", []string{karpenterNode, strings.Replace(karpenterNode, "on-demand}", "on-demand, count: 4500}", 1)},
+			"4500 nodes start in zone us-west-2a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validateFixture(t, tc.replace...)
+			switch {
+			case tc.want == "" && err != nil && strings.Contains(err.Error(), "addresses"):
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// validateFixture validates the test fixture with replacements (parseTest).
+func validateFixture(t *testing.T, replace ...string) error {
+	t.Helper()
+	sc, err := parseTest(t, replace...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sc.Validate()
+	return err
+}

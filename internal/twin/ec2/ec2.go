@@ -18,6 +18,13 @@ type Instance struct {
 	ProviderID string // aws:///us-west-2a/i-0123...
 }
 
+// AddressesPerZone is how many instances one zone's subnet holds at once:
+// 16 third octets of 251 addresses each (.4 to .254; AWS reserves the
+// first four and the last address of a subnet).
+const AddressesPerZone = 16 * hostsPerOctet
+
+const hostsPerOctet = 251
+
 // Cloud allocates instances. Zone i of the cluster's zone list owns the
 // subnet 10.0.(16·i).0/20, so a node's name tells its zone as in the seed
 // (us-west-2a → ip-10-0-12-…, us-west-2c → ip-10-0-38-…).
@@ -60,7 +67,7 @@ func (c *Cloud) Launch(zone string) (Instance, error) {
 	}
 	for tries := 0; tries < 1<<16; tries++ {
 		third := 16*zi + c.rng.IntN(16)
-		fourth := 4 + c.rng.IntN(251)
+		fourth := 4 + c.rng.IntN(hostsPerOctet)
 		ip := fmt.Sprintf("10.0.%d.%d", third, fourth)
 		if c.used[ip] {
 			continue

@@ -1,4 +1,4 @@
-package insights
+package manifest
 
 import (
 	"bytes"
@@ -6,34 +6,36 @@ import (
 	"strings"
 )
 
-// scanHead reads apiVersion, kind and metadata (name, generateName,
+// Head is what every object has: its apiVersion, kind and the metadata it
+// is named and selected by, as encoding/json decodes them into this type.
+type Head struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name         string            `json:"name"`
+		GenerateName string            `json:"generateName"`
+		Namespace    string            `json:"namespace"`
+		Labels       map[string]string `json:"labels"`
+		Annotations  map[string]string `json:"annotations"`
+	} `json:"metadata"`
+}
+
+// ScanHead reads apiVersion, kind and metadata (name, generateName,
 // namespace, labels, annotations) from a JSON object without decoding the
 // rest, and stops as soon as it has what it needs: apiVersion and kind
 // only when typed reports that the kind is decoded into its Go type (which
 // has the metadata), else those and metadata. A List (an "items" key) is
 // reported by items. ok is false whenever it meets something it does not
 // handle — a value of an unexpected type, an escape in a key — and the
-// caller then decodes with encoding/json, which also words the error.
-func scanHead(js []byte, typed func(apiVersion, kind string) bool) (h head, items, ok bool) {
+// caller then decodes with encoding/json, which also words the error. It
+// is a fast path of encoding/json's decoding into Head, held to it by
+// TestScanHead.
+func ScanHead(js []byte, typed func(apiVersion, kind string) bool) (h Head, items, ok bool) {
 	s := jsonScanner{b: js}
 	defer fallBack(&ok)
 	s.ws()
-	s.expect('{')
 	haveAPI, haveKind, haveMeta := false, false, false
-	for first := true; ; first = false {
-		s.ws()
-		if s.peek() == '}' {
-			s.pos++
-			break
-		}
-		if !first {
-			s.expect(',')
-			s.ws()
-		}
-		key := s.key()
-		s.ws()
-		s.expect(':')
-		s.ws()
+	s.object(func(key string) bool {
 		switch key {
 		case "apiVersion":
 			h.APIVersion, haveAPI = s.str(), true
@@ -48,28 +50,55 @@ func scanHead(js []byte, typed func(apiVersion, kind string) bool) (h head, item
 		default:
 			s.skip()
 		}
-		if haveAPI && haveKind && !items && !strings.HasSuffix(h.Kind, "List") && (haveMeta || typed(h.APIVersion, h.Kind)) {
-			return h, false, true
-		}
-	}
+		// Stop once the head is read: the rest is the decoder's.
+		return !(haveAPI && haveKind && !items && !strings.HasSuffix(h.Kind, "List") && (haveMeta || typed(h.APIVersion, h.Kind)))
+	})
 	return h, items, true
 }
 
-type fallbackError struct{}
-
-var errFallback = &fallbackError{}
-
-// fallBack, deferred by a fast path (the JSON head and List scanners),
-// turns the errFallback panic of something the path does not handle into
-// *ok = false, so that the caller takes the general decoder; any other
-// panic goes on.
-func fallBack(ok *bool) {
-	if r := recover(); r != nil {
-		if r != errFallback {
-			panic(r)
+// JSONItems returns the byte range of each element of the top-level
+// "items" array of a JSON document (a List, as kubectl get -o json writes
+// it), and of the array itself, brackets included, without decoding them;
+// ok is false when there is no such array, when there is more than one
+// "items" key, or when the document is not one JSON value as far as it was
+// read.
+func JSONItems(doc []byte) (ranges [][2]int, array [2]int, ok bool) {
+	s := jsonScanner{b: doc}
+	defer fallBack(&ok)
+	s.ws()
+	found := false
+	s.object(func(key string) bool {
+		if key != "items" || s.peek() != '[' {
+			s.skip()
+			return true
 		}
-		*ok = false
+		if found {
+			panic(errFallback) // a duplicate key: encoding/json words it
+		}
+		found = true
+		array[0] = s.pos
+		defer func() { array[1] = s.pos }()
+		s.pos++
+		for first := true; ; first = false {
+			s.ws()
+			if s.peek() == ']' {
+				s.pos++
+				return true
+			}
+			if !first {
+				s.expect(',')
+				s.ws()
+			}
+			start := s.pos
+			s.skip()
+			ranges = append(ranges, [2]int{start, s.pos})
+		}
+	})
+	s.ws()
+	if s.pos != len(s.b) {
+		return nil, array, false // more after the object: not one JSON value
 	}
+	return ranges, array, found
 }
 
 type jsonScanner struct {
@@ -178,12 +207,12 @@ func (s *jsonScanner) skip() {
 	}
 }
 
-func (s *jsonScanner) metadata(h *head) {
+func (s *jsonScanner) metadata(h *Head) {
 	if s.peek() == 'n' { // null
 		s.skip()
 		return
 	}
-	s.object(func(key string) {
+	s.object(func(key string) bool {
 		switch key {
 		case "name":
 			h.Metadata.Name = s.str()
@@ -198,6 +227,7 @@ func (s *jsonScanner) metadata(h *head) {
 		default:
 			s.skip()
 		}
+		return true
 	})
 }
 
@@ -207,13 +237,13 @@ func (s *jsonScanner) stringMap() map[string]string {
 		return nil
 	}
 	m := map[string]string{}
-	s.object(func(key string) { m[key] = s.str() })
+	s.object(func(key string) bool { m[key] = s.str(); return true })
 	return m
 }
 
 // object reads an object, calling value for each key with the scanner at
-// the value.
-func (s *jsonScanner) object(value func(key string)) {
+// the value, until value returns false (then the rest is not read).
+func (s *jsonScanner) object(value func(key string) (more bool)) {
 	s.expect('{')
 	for first := true; ; first = false {
 		s.ws()
@@ -229,6 +259,8 @@ func (s *jsonScanner) object(value func(key string)) {
 		s.ws()
 		s.expect(':')
 		s.ws()
-		value(k)
+		if !value(k) {
+			return
+		}
 	}
 }
