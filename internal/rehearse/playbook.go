@@ -1,6 +1,7 @@
 package rehearse
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/executor"
+	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
 	"github.com/ladder-eks/ladder/internal/report"
@@ -21,7 +24,9 @@ import (
 // own mechanism, each step waiting until it is done — every node of a group
 // at the hop's version — before the next starts.
 
-// upgrade runs the playbook to target.
+// upgrade runs the playbook to target: the executor carries out the plan
+// on the twin's ports, and the run, as its observer, records the hops and
+// phases.
 func (r *run) upgrade(target kubeversion.Minor) error {
 	var order []string
 	if u := r.sc.Spec.Upgrade; u != nil {
@@ -34,16 +39,13 @@ func (r *run) upgrade(target kubeversion.Minor) error {
 	if err != nil {
 		return err
 	}
-	for _, hop := range p.Hops {
-		r.hops = append(r.hops, report.Hop{From: hop.From.String(), To: hop.To.String()})
-		r.event("Normal", "HopStarted", fmt.Sprintf("upgrading %s → %s", hop.From, hop.To))
-		for _, st := range hop.Steps {
-			if err := r.phase(len(r.hops)-1, hop, st); err != nil {
-				return err
-			}
-		}
+	ex := executor.Executor{
+		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{})},
+		Mechanisms: mechanisms{r},
+		Observer:   r,
+		Deadline:   r.limit,
 	}
-	return nil
+	return ex.Run(context.Background(), p)
 }
 
 // inventory is what the planner needs from the scenario and the twins.
@@ -58,19 +60,27 @@ func (r *run) inventory() plan.Inventory {
 	return inv
 }
 
-// phase runs one step and records it.
-func (r *run) phase(hop int, h plan.Hop, st plan.Step) error {
-	ph := report.Phase{Hop: hop, Kind: st.Kind, Name: st.Name, Strategy: st.Strategy, From: st.From, To: st.To,
-		Start: seconds(r.eng.Elapsed()), Status: report.Succeeded}
-	r.phases = append(r.phases, ph)
-	i := len(r.phases) - 1
-	r.currentPhase = i
+// HopStarted implements executor.Observer.
+func (r *run) HopStarted(h plan.Hop) {
+	r.hops = append(r.hops, report.Hop{From: h.From.String(), To: h.To.String()})
+}
+
+// StepStarted implements executor.Observer: a step is a phase of the
+// report.
+func (r *run) StepStarted(_ plan.Hop, st plan.Step) {
+	r.phases = append(r.phases, report.Phase{Hop: len(r.hops) - 1, Kind: st.Kind, Name: st.Name, Strategy: st.Strategy,
+		From: st.From, To: st.To, Start: seconds(r.eng.Elapsed()), Status: report.Succeeded})
+	r.currentPhase = len(r.phases) - 1
 	r.inPhase = true
-	err := r.step(h, st)
+}
+
+// StepEnded implements executor.Observer.
+func (r *run) StepEnded(_ plan.Step, err error) {
+	i := r.currentPhase
 	r.inPhase = false
 	r.phases[i].End = seconds(r.eng.Elapsed())
 	switch {
-	case err == errTimeLimit:
+	case executor.IsTimeLimit(err):
 		msg := "the time limit ran out during this step"
 		if why := r.stuckReasons(); len(why) > 0 {
 			msg += ": " + why[0]
@@ -83,8 +93,11 @@ func (r *run) phase(hop int, h plan.Hop, st plan.Step) error {
 	default:
 		r.phaseViolated(i)
 	}
-	return err
 }
+
+// Event implements executor.Observer: the executor's lines are the
+// scenario's own.
+func (r *run) Event(eventType, reason, message string) { r.event(eventType, reason, message) }
 
 // phaseNote adds what a reader of the current phase must know.
 func (r *run) phaseNote(msg string) {
@@ -100,7 +113,7 @@ func (r *run) phaseNote(msg string) {
 
 // errTimeLimit reports that a step was still waiting when the virtual-time
 // limit ran out: the rehearsal is stuck, not failed.
-var errTimeLimit = fmt.Errorf("time limit")
+var errTimeLimit = executor.ErrTimeLimit
 
 // everySecond wraps a costly condition (kubectl rollout status walks every
 // pod of a DaemonSet) so it is evaluated at most once per virtual second,
@@ -125,27 +138,26 @@ func (r *run) waitFor(done func() bool) error {
 	return nil
 }
 
-func (r *run) step(h plan.Hop, st plan.Step) error {
-	switch st.Kind {
-	case plan.PreChecks:
-		return r.preChecks(h.To)
-	case plan.ControlPlane:
-		return r.upgradeControlPlane(h.To)
-	case plan.AddonUpdate:
-		return r.updateAddon(st)
-	case plan.NodeGroup:
-		g, ok := r.nodeGroupNamed(st.Name)
-		if !ok {
-			return fmt.Errorf("node group %s is not in the scenario", st.Name)
-		}
-		if err := r.upgradeGroup(g, st.Strategy, h.To); err != nil {
-			return err
-		}
-		// The group is done when its pods have a home again: every pod
-		// bound and Ready, none terminating.
-		return r.waitFor(r.kube.Quiet)
+// mechanisms are the twin's ways of carrying out the steps the executor
+// does not drive through ports yet.
+type mechanisms struct{ r *run }
+
+func (m mechanisms) PreChecks(_ context.Context, to kubeversion.Minor) error {
+	return m.r.preChecks(to)
+}
+
+func (m mechanisms) ControlPlane(_ context.Context, to kubeversion.Minor) error {
+	return m.r.upgradeControlPlane(to)
+}
+
+func (m mechanisms) Addon(_ context.Context, st plan.Step) error { return m.r.updateAddon(st) }
+
+func (m mechanisms) NodeGroup(_ context.Context, st plan.Step, to kubeversion.Minor) error {
+	g, ok := m.r.nodeGroupNamed(st.Name)
+	if !ok {
+		return fmt.Errorf("node group %s is not in the scenario", st.Name)
 	}
-	return fmt.Errorf("unknown step %s", st.Kind)
+	return m.r.upgradeGroup(g, st.Strategy, to)
 }
 
 // upgradeGroup runs a node group's mechanism for one hop.

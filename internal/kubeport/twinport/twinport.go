@@ -29,6 +29,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
@@ -335,3 +336,49 @@ func minTime(a, b time.Time) time.Time {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// WaitGate implements kubeport.GateWaiter. The twin's state changes only in
+// its events, so a gate it can read from its own bookkeeping is checked
+// after every event, as a watch would see it, and holds from the very event
+// that made it true; the wait ends at that instant. A gate it cannot read
+// itself is polled through its Condition, as Wait does. When no event is
+// left the gate can never come to hold, and the wait ends at once with a
+// timeout.
+func (p *Port) WaitGate(ctx context.Context, timeout time.Duration, g kubeport.Gate) error {
+	if p.running {
+		return errReentrant("WaitGate")
+	}
+	holds := p.gate(g)
+	if holds == nil {
+		if err := p.Wait(ctx, timeout, g.Condition(p)); err != nil {
+			return fmt.Errorf("waiting for %s: %w", g, err)
+		}
+		return nil
+	}
+	if holds() {
+		return nil
+	}
+	p.running = true
+	stop := p.c.Engine().Run(p.Now().Add(timeout), func() bool { return ctx.Err() != nil || holds() })
+	p.running = false
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("waiting for %s: %w: %w", g, kubeport.ErrWaitTimeout, ctx.Err())
+	case stop == sim.Done:
+		return nil
+	case stop == sim.Idle:
+		return fmt.Errorf("waiting for %s: %w: the twin has nothing left to do", g, kubeport.ErrWaitTimeout)
+	default:
+		return fmt.Errorf("waiting for %s: %w after %s of virtual time", g, kubeport.ErrWaitTimeout, timeout)
+	}
+}
+
+// gate is how the twin reads a gate from its own state, nil for a gate it
+// leaves to the gate's Condition.
+func (p *Port) gate(g kubeport.Gate) func() bool {
+	switch g.(type) {
+	case kubeport.PodsSettled:
+		return p.c.Quiet
+	}
+	return nil
+}
