@@ -27,17 +27,17 @@ import (
 // Ports are the APIs the executor drives.
 type Ports struct {
 	Kube kubeport.Port
+	EKS  ClusterAPI
 }
 
 // Mechanisms carry out the steps whose API the executor does not drive
 // through a port yet: each moves into the executor as its port arrives (the
-// EKS API for the pre-checks, the control plane, add-ons and managed node
-// groups; Auto Scaling and EC2 for self-managed groups; Karpenter's NodePool
-// and EC2NodeClass on the Kubernetes port). A mechanism returns when its
-// step is done, or ErrTimeLimit when the deadline passed first.
+// EKS API for the pre-checks, add-ons and managed node groups; Auto Scaling
+// and EC2 for self-managed groups; Karpenter's NodePool and EC2NodeClass on
+// the Kubernetes port). A mechanism returns when its step is done, or
+// ErrTimeLimit when the deadline passed first.
 type Mechanisms interface {
 	PreChecks(ctx context.Context, to kubeversion.Minor) error
-	ControlPlane(ctx context.Context, to kubeversion.Minor) error
 	Addon(ctx context.Context, st plan.Step) error
 	NodeGroup(ctx context.Context, st plan.Step, to kubeversion.Minor) error
 }
@@ -66,6 +66,8 @@ func IsTimeLimit(err error) bool {
 
 // Executor carries out plans.
 type Executor struct {
+	// Cluster is the EKS cluster's name.
+	Cluster    string
 	Ports      Ports
 	Mechanisms Mechanisms
 	Observer   Observer
@@ -98,7 +100,7 @@ func (e *Executor) step(ctx context.Context, h plan.Hop, st plan.Step) error {
 	case plan.PreChecks:
 		return m.PreChecks(ctx, h.To)
 	case plan.ControlPlane:
-		return m.ControlPlane(ctx, h.To)
+		return e.UpgradeControlPlane(ctx, h.To)
 	case plan.AddonUpdate:
 		return m.Addon(ctx, st)
 	case plan.NodeGroup:

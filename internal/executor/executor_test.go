@@ -123,20 +123,31 @@ func oneHop() plan.Plan {
 	}}}}
 }
 
-func run(t *testing.T, rec *recorder, deadline time.Duration) error {
+// executor is an executor on a twin running web, with a control plane at
+// 1.30 whose updates take 90 s.
+func executor(t *testing.T, rec *recorder, deadline time.Duration) (*Executor, *fakeEKS) {
 	p := webTwin(t)
 	rec.port, rec.start = p, p.Now()
-	ex := Executor{Ports: Ports{Kube: p}, Mechanisms: rec, Observer: rec, Deadline: p.Now().Add(deadline)}
+	api := &fakeEKS{eng: p.Cluster().Engine(), version: "1.30", took: 90 * time.Second}
+	return &Executor{Cluster: "demo", Ports: Ports{Kube: p, EKS: api}, Mechanisms: rec, Observer: rec, Deadline: p.Now().Add(deadline)}, api
+}
+
+func run(t *testing.T, rec *recorder, deadline time.Duration) error {
+	ex, _ := executor(t, rec, deadline)
 	return ex.Run(context.Background(), oneHop())
 }
 
-// begin is what every run of oneHop starts with.
+// begin is what every run of oneHop starts with: the control plane's step
+// ends at the event that completes its update, 90 s in.
 func begin() []string {
 	return []string{
 		"  0s hop 1.30→1.31",
 		"  0s event Normal HopStarted: upgrading 1.30 → 1.31",
 		"  0s start pre-checks ", "  0s done pre-checks ",
-		"  0s start control-plane ", "  0s done control-plane ",
+		"  0s start control-plane ",
+		"  0s event Normal ControlPlaneUpdating: updating the control plane from 1.30 to 1.31 (status UPDATING; pods are not restarted)",
+		" 90s event Normal ControlPlaneUpdated: control plane updated to 1.31 (status ACTIVE; endpoint and OIDC issuer unchanged)",
+		" 90s done control-plane ",
 	}
 }
 
@@ -153,19 +164,19 @@ func TestRun(t *testing.T) {
 		// default PodStartup), so each group's step ends 5 s after it began.
 		name: "every step in order, a node group ends when its pods are settled", deadline: time.Hour,
 		want: append(begin(),
-			"  0s start addon kube-proxy", "  0s done addon kube-proxy",
-			"  0s start node-group blue", "  5s done node-group blue",
-			"  5s start node-group green", " 10s done node-group green"),
+			" 90s start addon kube-proxy", " 90s done addon kube-proxy",
+			" 90s start node-group blue", " 95s done node-group blue",
+			" 95s start node-group green", "100s done node-group green"),
 	}, {
 		name: "a failed step stops the plan", fail: plan.AddonUpdate, deadline: time.Hour, wantErr: errors.New("refused"),
 		want: append(begin(),
-			"  0s start addon kube-proxy", "  0s failed addon kube-proxy: refused"),
+			" 90s start addon kube-proxy", " 90s failed addon kube-proxy: refused"),
 	}, {
-		name: "a gate that does not hold by the deadline leaves the step stuck", deadline: 7 * time.Second, wantErr: ErrTimeLimit,
+		name: "a gate that does not hold by the deadline leaves the step stuck", deadline: 97 * time.Second, wantErr: ErrTimeLimit,
 		want: append(begin(),
-			"  0s start addon kube-proxy", "  0s done addon kube-proxy",
-			"  0s start node-group blue", "  5s done node-group blue",
-			"  5s start node-group green", "  7s stuck node-group green"),
+			" 90s start addon kube-proxy", " 90s done addon kube-proxy",
+			" 90s start node-group blue", " 95s done node-group blue",
+			" 95s start node-group green", " 97s stuck node-group green"),
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{fail: tc.fail}

@@ -78,3 +78,20 @@ func podSettled(pod *corev1.Pod) bool {
 	}
 	return pod.DeletionTimestamp == nil && pod.Spec.NodeName != "" && eviction.IsPodReady(pod)
 }
+
+// Until is a gate read by a condition of its own that costs little — one
+// Describe call, one object's status, never a list of every pod — such as
+// "the control-plane update is no longer InProgress". A real cluster's
+// client polls it like any Condition; the twin reads it after each of its
+// events, as it reads its own gates, so a step ends at the event that ended
+// it.
+type Until struct {
+	// What names the state in errors ("control-plane update 3 done").
+	What  string
+	Holds Condition
+}
+
+func (u Until) String() string { return u.What }
+
+// Condition is the gate's own condition.
+func (u Until) Condition(Port) Condition { return u.Holds }

@@ -39,13 +39,22 @@ func (r *run) upgrade(target kubeversion.Minor) error {
 	if err != nil {
 		return err
 	}
-	ex := executor.Executor{
-		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{})},
+	return r.executor().Run(context.Background(), p)
+}
+
+// executor is the playbook's executor on the twin's ports, its deadline the
+// run's time limit.
+func (r *run) executor() *executor.Executor {
+	if r.clusterAPI == nil {
+		r.clusterAPI = &clusterAPI{cp: r.cp, name: r.sc.Spec.Cluster.Name}
+	}
+	return &executor.Executor{
+		Cluster:    r.sc.Spec.Cluster.Name,
+		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{}), EKS: r.clusterAPI},
 		Mechanisms: mechanisms{r},
 		Observer:   r,
 		Deadline:   r.limit,
 	}
-	return ex.Run(context.Background(), p)
 }
 
 // inventory is what the planner needs from the scenario and the twins.
@@ -146,10 +155,6 @@ func (m mechanisms) PreChecks(_ context.Context, to kubeversion.Minor) error {
 	return m.r.preChecks(to)
 }
 
-func (m mechanisms) ControlPlane(_ context.Context, to kubeversion.Minor) error {
-	return m.r.upgradeControlPlane(to)
-}
-
 func (m mechanisms) Addon(_ context.Context, st plan.Step) error { return m.r.updateAddon(st) }
 
 func (m mechanisms) NodeGroup(_ context.Context, st plan.Step, to kubeversion.Minor) error {
@@ -194,20 +199,6 @@ func (r *run) preChecks(target kubeversion.Minor) error {
 		return fmt.Errorf("pre-check for %s: %v", target, err)
 	}
 	r.event("Normal", "PreChecksPassed", fmt.Sprintf("pre-checks for %s passed: managed node groups at %s, every kubelet within the skew policy of %s", target, r.cp.Version(), target))
-	return nil
-}
-
-// upgradeControlPlane is UpdateClusterVersion and the wait for ACTIVE.
-func (r *run) upgradeControlPlane(target kubeversion.Minor) error {
-	from := r.cp.Version()
-	if err := r.cp.Update(target, nil); err != nil {
-		return err
-	}
-	r.event("Normal", "ControlPlaneUpdating", fmt.Sprintf("updating the control plane from %s to %s (status UPDATING; pods are not restarted)", from, target))
-	if err := r.waitFor(func() bool { return !r.cp.Updating() }); err != nil {
-		return err
-	}
-	r.event("Normal", "ControlPlaneUpdated", fmt.Sprintf("control plane updated to %s (status ACTIVE; endpoint and OIDC issuer unchanged)", target))
 	return nil
 }
 

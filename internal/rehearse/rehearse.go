@@ -90,6 +90,8 @@ type run struct {
 	addonVersions map[string]string
 	addonNotes    map[string]string
 	probe         *probe
+	// clusterAPI is the EKS API the executor calls (eksapi.go).
+	clusterAPI *clusterAPI
 	// inPhase is set while a playbook step runs (currentPhase);
 	// violations are the PDB breaches so far (violations.go).
 	inPhase    bool

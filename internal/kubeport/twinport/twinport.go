@@ -348,20 +348,30 @@ func (p *Port) WaitGate(ctx context.Context, timeout time.Duration, g kubeport.G
 	if p.running {
 		return errReentrant("WaitGate")
 	}
-	holds := p.gate(g)
+	holds := p.gate(ctx, g)
 	if holds == nil {
 		if err := p.Wait(ctx, timeout, g.Condition(p)); err != nil {
 			return fmt.Errorf("waiting for %s: %w", g, err)
 		}
 		return nil
 	}
-	if holds() {
-		return nil
+	if done, err := holds(); done || err != nil {
+		return err
 	}
+	var condErr error
 	p.running = true
-	stop := p.c.Engine().Run(p.Now().Add(timeout), func() bool { return ctx.Err() != nil || holds() })
+	stop := p.c.Engine().Run(p.Now().Add(timeout), func() bool {
+		if ctx.Err() != nil {
+			return true
+		}
+		done, err := holds()
+		condErr = err
+		return done || err != nil
+	})
 	p.running = false
 	switch {
+	case condErr != nil:
+		return condErr
 	case ctx.Err() != nil:
 		return fmt.Errorf("waiting for %s: %w: %w", g, kubeport.ErrWaitTimeout, ctx.Err())
 	case stop == sim.Done:
@@ -373,12 +383,15 @@ func (p *Port) WaitGate(ctx context.Context, timeout time.Duration, g kubeport.G
 	}
 }
 
-// gate is how the twin reads a gate from its own state, nil for a gate it
-// leaves to the gate's Condition.
-func (p *Port) gate(g kubeport.Gate) func() bool {
-	switch g.(type) {
+// gate is how the twin reads a gate after each event: from its own state,
+// or by the gate's own cheap condition; nil for a gate it leaves to
+// polling.
+func (p *Port) gate(ctx context.Context, g kubeport.Gate) func() (bool, error) {
+	switch g := g.(type) {
 	case kubeport.PodsSettled:
-		return p.c.Quiet
+		return func() (bool, error) { return p.c.Quiet(), nil }
+	case kubeport.Until:
+		return func() (bool, error) { return g.Holds(ctx) }
 	}
 	return nil
 }
