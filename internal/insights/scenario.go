@@ -14,10 +14,11 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // ScenarioCluster builds the cluster facts of a validated scenario's
-// starting cluster as the twins build it (rehearse.Start, read by
+// starting cluster as the twins build it (twinbuild.Start, read by
 // internal/inventory's rules, as `ladder inventory --scenario` reports it),
 // completed from the scenario's spec where only the cloud knows (a group's
 // amiType, launch template, subnets, blue/green replacement, the add-ons)
@@ -25,7 +26,7 @@ import (
 // (rehearse.PredictDrains). A live cluster fills the same facts from the
 // Kubernetes API (internal/insights/live), the EKS and EC2 ones later.
 func ScenarioCluster(sc *scenario.Scenario) (*Cluster, error) {
-	snap, err := rehearse.Start(sc)
+	snap, err := twinbuild.Start(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +238,7 @@ func nodePoolZones(sc *scenario.Scenario, name string) []string {
 }
 
 // scenarioVolumes are the bound claims with a zone, and who uses them.
-func scenarioVolumes(snap *rehearse.Snapshot) []Volume {
+func scenarioVolumes(snap *twinbuild.Snapshot) []Volume {
 	var out []Volume
 	for _, v := range snap.Volumes {
 		if v.Zone == "" || v.Claim.Spec.VolumeName == "" {

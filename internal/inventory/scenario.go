@@ -1,15 +1,15 @@
 package inventory
 
 import (
-	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // FromScenario inventories a scenario's starting cluster as the twins build
-// it (rehearse.Start): the same nodes, labels and pods `ladder lab up
+// it (twinbuild.Start): the same nodes, labels and pods `ladder lab up
 // --scenario` materializes, read by the same rules as a live cluster.
 func FromScenario(sc *scenario.Scenario) (*Inventory, error) {
-	snap, err := rehearse.Start(sc)
+	snap, err := twinbuild.Start(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -17,7 +17,7 @@ func FromScenario(sc *scenario.Scenario) (*Inventory, error) {
 }
 
 // FromSnapshot inventories a snapshot of the twin.
-func FromSnapshot(name string, snap *rehearse.Snapshot) *Inventory {
+func FromSnapshot(name string, snap *twinbuild.Snapshot) *Inventory {
 	in := Input{Nodes: snap.Nodes}
 	for _, p := range snap.Pods {
 		w := Workload{Namespace: p.Pod.Namespace, Kind: p.Workload.Kind, Name: p.Workload.Name}

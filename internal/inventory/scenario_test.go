@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // The workshop's starting cluster (seed §8.3): managed initial and
@@ -92,7 +92,7 @@ func TestLabelsMatchTheTwinsGroups(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			snap, err := rehearse.Start(sc)
+			snap, err := twinbuild.Start(sc)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,8 +19,8 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/inventory"
 	"github.com/ladder-eks/ladder/internal/lab/labtest"
-	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // TestMain shares one lab among the package's lab tests and stops it after
@@ -39,7 +39,7 @@ func TestWorkshopOnTheLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := rehearse.Start(sc)
+	snap, err := twinbuild.Start(sc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // API server — the lab's (internal/lab) — so that real controllers, a real
 // kube-scheduler and kubectl see the cluster the twin rehearses.
 //
-// The starting cluster is built by the twins first (rehearse.Start), then
+// The starting cluster is built by the twins first (twinbuild.Start), then
 // copied: every node of every group becomes a KWOK node with the twin's
 // labels, taints, capacity, providerID and kubelet version; each Karpenter
 // node gets its NodeClaim and each bound claim its EBS volume; the
@@ -41,8 +41,8 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
-	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // FieldManager owns the fields Apply sets (server-side apply).
@@ -69,7 +69,7 @@ var twinSource = manifest.Source{File: "the twin's starting cluster"}
 // cluster: objects that exist are left or re-applied.
 func Apply(ctx context.Context, cfg *rest.Config, sc *scenario.Scenario, out io.Writer) error {
 	began := time.Now()
-	snap, err := rehearse.Start(sc)
+	snap, err := twinbuild.Start(sc)
 	if err != nil {
 		return err
 	}
@@ -153,10 +153,10 @@ type plan struct {
 // Karpenter's nodes, the EBS volumes of bound claims, the claims of
 // StatefulSets' volumeClaimTemplates, and any namespace or ServiceAccount
 // used but not declared.
-func planObjects(snap *rehearse.Snapshot, manifests []document) (*plan, error) {
+func planObjects(snap *twinbuild.Snapshot, manifests []document) (*plan, error) {
 	p := &plan{}
 	onFargate := fargateWorkloads(snap)
-	bound := map[string]rehearse.SnapshotVolume{} // namespace/name → volume
+	bound := map[string]twinbuild.SnapshotVolume{} // namespace/name → volume
 	for _, v := range snap.Volumes {
 		if v.Zone != "" && v.Claim.Spec.VolumeName != "" {
 			bound[v.Claim.Namespace+"/"+v.Claim.Name] = v
@@ -313,7 +313,7 @@ func (k workloadKey) String() string { return k.kind + " " + k.namespace + "/" +
 
 // fargateWorkloads are the workloads whose pods the twin runs on Fargate
 // nodes: the pods a Fargate profile selected at admission.
-func fargateWorkloads(snap *rehearse.Snapshot) map[workloadKey]bool {
+func fargateWorkloads(snap *twinbuild.Snapshot) map[workloadKey]bool {
 	out := map[workloadKey]bool{}
 	for _, p := range snap.Pods {
 		if snap.Groups[p.Pod.Spec.NodeName].Type != "fargate" {
@@ -400,7 +400,7 @@ func (c *client) apply(ctx context.Context, d document) error {
 // KWOK has made each Ready (and the node lifecycle controller has lifted
 // the not-ready taint), then checks that the kubelet and kube-proxy
 // versions the twin gave them survived KWOK's initialization.
-func (c *client) createNodes(ctx context.Context, snap *rehearse.Snapshot) error {
+func (c *client) createNodes(ctx context.Context, snap *twinbuild.Snapshot) error {
 	t := time.Now()
 	existing := 0
 	for _, n := range snap.Nodes {
@@ -483,7 +483,7 @@ func nodeNotReady(n *corev1.Node) string {
 // restoreNodeInfo puts the twin's kubelet and kube-proxy versions back on
 // any node whose status.nodeInfo KWOK replaced; KWOK v0.8's node-initialize
 // stage keeps the values it finds, so this normally finds nothing to do.
-func (c *client) restoreNodeInfo(ctx context.Context, snap *rehearse.Snapshot) (int, error) {
+func (c *client) restoreNodeInfo(ctx context.Context, snap *twinbuild.Snapshot) (int, error) {
 	restored := 0
 	for _, twin := range snap.Nodes {
 		n, err := c.cs.CoreV1().Nodes().Get(ctx, twin.Name, metav1.GetOptions{})
@@ -508,7 +508,7 @@ func (c *client) restoreNodeInfo(ctx context.Context, snap *rehearse.Snapshot) (
 
 // groupCounts is "initial 3, custom-Y 2, …" in the order of the scenario's
 // node groups.
-func groupCounts(snap *rehearse.Snapshot) string {
+func groupCounts(snap *twinbuild.Snapshot) string {
 	counts := map[string]int{}
 	var order []string
 	for _, n := range snap.Nodes {

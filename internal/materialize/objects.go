@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/ladder-eks/ladder/internal/rehearse"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // KWOK's contract with the lab: kwok runs with
@@ -114,7 +114,7 @@ func nodeAddresses(name string) []corev1.NodeAddress {
 // affinity kube-scheduler's VolumeBinding filter honours), pre-bound to the
 // claim by claimRef so the PV controller binds the pair at once, even for a
 // WaitForFirstConsumer class.
-func ebsVolume(v rehearse.SnapshotVolume, reclaim corev1.PersistentVolumeReclaimPolicy) *corev1.PersistentVolume {
+func ebsVolume(v twinbuild.SnapshotVolume, reclaim corev1.PersistentVolumeReclaimPolicy) *corev1.PersistentVolume {
 	c := v.Claim
 	if reclaim == "" {
 		reclaim = corev1.PersistentVolumeReclaimDelete
@@ -172,7 +172,7 @@ func templateClaim(c *corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClai
 // nodeClaim is the NodeClaim Karpenter keeps for a node it launched: the
 // spec it created from the NodePool, and the status it filled in as the
 // instance launched, registered and initialized.
-func nodeClaim(c rehearse.SnapshotNodeClaim, node *corev1.Node) (*unstructured.Unstructured, error) {
+func nodeClaim(c twinbuild.SnapshotNodeClaim, node *corev1.Node) (*unstructured.Unstructured, error) {
 	labels := map[string]string{}
 	for _, k := range []string{karpv1.NodePoolLabelKey, karpv1.CapacityTypeLabelKey, corev1.LabelInstanceTypeStable,
 		corev1.LabelTopologyZone, corev1.LabelTopologyRegion, corev1.LabelArchStable, corev1.LabelOSStable,
@@ -240,7 +240,7 @@ func nodeClaim(c rehearse.SnapshotNodeClaim, node *corev1.Node) (*unstructured.U
 }
 
 // describeNode is "initial/ip-10-0-15-11… (managed)" for progress lines.
-func describeNode(name string, g rehearse.GroupRef) string {
+func describeNode(name string, g twinbuild.GroupRef) string {
 	if g.Name == "" {
 		return name
 	}

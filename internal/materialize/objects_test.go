@@ -14,17 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
-func workshop(t *testing.T) (*scenario.Scenario, *rehearse.Snapshot) {
+func workshop(t *testing.T) (*scenario.Scenario, *twinbuild.Snapshot) {
 	t.Helper()
 	sc, err := scenario.LoadBuiltin("workshop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := rehearse.Start(sc)
+	snap, err := twinbuild.Start(sc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/inventory"
-	"github.com/ladder-eks/ladder/internal/rehearse"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // expected is what the twin runs at the start, per workload: how many pods,
@@ -22,7 +22,7 @@ type expected struct {
 	fargate map[workloadKey][]string
 }
 
-func expect(snap *rehearse.Snapshot) expected {
+func expect(snap *twinbuild.Snapshot) expected {
 	e := expected{pods: map[workloadKey]int{}, fargate: map[workloadKey][]string{}}
 	for _, p := range snap.Pods {
 		k := snapshotKey(p)
@@ -34,7 +34,7 @@ func expect(snap *rehearse.Snapshot) expected {
 	return e
 }
 
-func snapshotKey(p rehearse.SnapshotPod) workloadKey {
+func snapshotKey(p twinbuild.SnapshotPod) workloadKey {
 	if p.Workload.Kind == "" {
 		return workloadKey{"Pod", p.Pod.Namespace, p.Pod.Name}
 	}
@@ -49,7 +49,7 @@ func liveKey(p inventory.Pod) workloadKey {
 // twin's starting cluster does. Meanwhile it plays EKS's fargate-scheduler
 // for the pods the Fargate profiles selected: each is bound to a Fargate
 // node the twin made for its workload (a node hosts one pod).
-func (c *client) waitPods(ctx context.Context, snap *rehearse.Snapshot) error {
+func (c *client) waitPods(ctx context.Context, snap *twinbuild.Snapshot) error {
 	t := time.Now()
 	want := expect(snap)
 	var missing []string

@@ -156,24 +156,8 @@ func (r *run) addonReport() []report.Addon {
 	return out
 }
 
-func (r *run) nodeGroup(n *corev1.Node) (name, typ string) {
-	if pool, ok := n.Labels[karpv1.NodePoolLabelKey]; ok {
-		if g, ok := r.groups[pool]; ok {
-			return g, report.GroupKarpenter
-		}
-		return pool, report.GroupKarpenter
-	}
-	if p, ok := r.fargate.ProfileOf(n.Name); ok {
-		return p, report.GroupFargate
-	}
-	if g := r.asg.GroupOf(n.Name); g != "" {
-		return g, report.GroupSelfManaged
-	}
-	if g, ok := r.mng.Nodegroup(n.Name); ok {
-		return g, report.GroupManaged
-	}
-	return "", ""
-}
+// nodeGroup is the scenario node group a node belongs to and its type.
+func (r *run) nodeGroup(n *corev1.Node) (name, typ string) { return r.twin.NodeGroup(n) }
 
 func capacityType(n *corev1.Node) string {
 	if ct := n.Labels[karpv1.CapacityTypeLabelKey]; ct != "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // Drain prediction of a live cluster (ladder check against a kubeconfig):
@@ -56,7 +57,7 @@ type LiveCluster struct {
 // LiveNode is a node of a live cluster and its group.
 type LiveNode struct {
 	Node  *corev1.Node
-	Group GroupRef
+	Group twinbuild.GroupRef
 }
 
 // PredictLiveDrains drains, each in a fresh twin of the live cluster, at
@@ -70,7 +71,7 @@ func PredictLiveDrains(lc *LiveCluster, perGroup int) ([]DrainPrediction, []stri
 		return nil, nil, err
 	}
 	refused := tw.refused
-	groups := map[string]GroupRef{}
+	groups := map[string]twinbuild.GroupRef{}
 	byGroup := map[string][]string{}
 	for _, n := range lc.Nodes {
 		if n.Group.Type == report.GroupFargate || n.Node.Labels["eks.amazonaws.com/compute-type"] == "fargate" {

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // bigLiveCluster: nodes nodes in 10 managed groups, deployments
@@ -22,7 +24,7 @@ func bigLiveCluster(nodes, deployments int) *LiveCluster {
 	for i := range nodes {
 		n := liveTestNode(fmt.Sprintf("ip-10-1-%d-%d", i/250, i%250), zones[i%3])
 		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("58")}
-		lc.Nodes = append(lc.Nodes, LiveNode{Node: n, Group: GroupRef{Name: fmt.Sprintf("ng-%d", i%10), Type: "managed"}})
+		lc.Nodes = append(lc.Nodes, LiveNode{Node: n, Group: twinbuild.GroupRef{Name: fmt.Sprintf("ng-%d", i%10), Type: "managed"}})
 	}
 	ctl := true
 	ten := int32(10)

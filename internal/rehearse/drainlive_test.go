@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 func liveTestNode(name, zone string) *corev1.Node {
@@ -55,8 +56,8 @@ func liveTestCluster() *LiveCluster {
 	return &LiveCluster{
 		Start: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), Region: "us-west-2", Zones: []string{"us-west-2a", "us-west-2b"},
 		Nodes: []LiveNode{
-			{Node: liveTestNode("ip-10-0-1-1", "us-west-2a"), Group: GroupRef{Name: "blue", Type: "managed"}},
-			{Node: liveTestNode("ip-10-0-2-1", "us-west-2b"), Group: GroupRef{Name: "blue", Type: "managed"}},
+			{Node: liveTestNode("ip-10-0-1-1", "us-west-2a"), Group: twinbuild.GroupRef{Name: "blue", Type: "managed"}},
+			{Node: liveTestNode("ip-10-0-2-1", "us-west-2b"), Group: twinbuild.GroupRef{Name: "blue", Type: "managed"}},
 		},
 		Objects: []metav1.Object{
 			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "orders"},
@@ -177,7 +178,7 @@ func TestLiveTwinKinds(t *testing.T) {
 	fargate := liveTestNode("fargate-ip-10-0-9-9", "us-west-2a")
 	fargate.Labels["eks.amazonaws.com/compute-type"] = "fargate"
 	fargate.Spec.Taints = []corev1.Taint{{Key: "eks.amazonaws.com/compute-type", Value: "fargate", Effect: corev1.TaintEffectNoSchedule}}
-	lc.Nodes = append(lc.Nodes, LiveNode{Node: fargate, Group: GroupRef{Name: "fp-default", Type: "fargate"}})
+	lc.Nodes = append(lc.Nodes, LiveNode{Node: fargate, Group: twinbuild.GroupRef{Name: "fp-default", Type: "fargate"}})
 	lc.Objects = append(lc.Objects,
 		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"},
 			Spec: appsv1.StatefulSetSpec{Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: db},

@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // Drain prediction (ladder check's drain-blocked and drain-timeout-risk):
@@ -38,7 +39,7 @@ type DrainPrediction struct {
 	Node string
 	// Group is the node's group in the scenario; Type as report.Group*
 	// spells it (managed, self-managed, karpenter).
-	Group GroupRef
+	Group twinbuild.GroupRef
 	Zone  string
 	// Limit is how long the drain may take: EKS's 15 minutes for a managed
 	// node group (semantics.md §B, PodEvictionFailure), DrainProbeLimit
@@ -96,45 +97,38 @@ type PredictedPending struct {
 // does. It is
 // deterministic: the same scenario gives the same predictions.
 func PredictDrains(sc *scenario.Scenario) ([]DrainPrediction, error) {
-	quiet := *sc
-	quiet.Spec.Probe = nil // the probe samples every second; nothing reads it here
-	base, err := setup(&quiet, Options{})
+	base, err := twinbuild.Build(sc, twinbuild.Options{})
 	if err != nil {
 		return nil, err
 	}
 	byGroup := map[string][]string{}
-	for _, n := range base.kube.Nodes() {
-		if group, typ := base.nodeGroup(n); typ != report.GroupFargate {
+	for _, n := range base.Kube.Nodes() {
+		if group, typ := base.NodeGroup(n); typ != report.GroupFargate {
 			byGroup[group] = append(byGroup[group], n.Name)
 		}
 	}
 	var nodes []string
 	for _, names := range byGroup {
 		if len(names) > DrainsPerGroup {
-			names = mostTelling(base.kube, names)[:DrainsPerGroup]
+			names = mostTelling(base.Kube, names)[:DrainsPerGroup]
 		}
 		nodes = append(nodes, names...)
 	}
 	sort.Strings(nodes)
 	out := make([]DrainPrediction, 0, len(nodes))
 	for i, node := range nodes {
-		r := base
+		tw := base
 		if i > 0 {
 			// A fresh twin: the previous drain changed the cluster. The
 			// same scenario and seed build the same starting cluster.
-			if r, err = setup(&quiet, Options{}); err != nil {
+			if tw, err = twinbuild.Build(sc, twinbuild.Options{}); err != nil {
 				return nil, err
 			}
 		}
-		out = append(out, r.predictDrain(node))
+		name, typ := tw.NodeGroup(tw.Kube.Node(node))
+		out = append(out, predictNodeDrain(tw.Engine, tw.Kube, node, twinbuild.GroupRef{Name: name, Type: typ}))
 	}
 	return out, nil
-}
-
-// predictDrain drains one node of a freshly set-up twin.
-func (r *run) predictDrain(node string) DrainPrediction {
-	name, typ := r.nodeGroup(r.kube.Node(node))
-	return predictNodeDrain(r.eng, r.kube, node, GroupRef{Name: name, Type: typ})
 }
 
 // drainLimit is how long a drain of a node of a group of type typ may
@@ -157,7 +151,7 @@ const groupManagedCustomAMI = "managed-custom-ami"
 // --delete-emptydir-data --force within the group's limit, then
 // drainProbeSettle for the replacements to be scheduled. Both the
 // scenario's prediction and the live cluster's (drainlive.go) use it.
-func predictNodeDrain(eng *sim.Engine, k *kube.Cluster, node string, group GroupRef) DrainPrediction {
+func predictNodeDrain(eng *sim.Engine, k *kube.Cluster, node string, group twinbuild.GroupRef) DrainPrediction {
 	n := k.Node(node)
 	p := DrainPrediction{Node: node, Group: group, Zone: n.Labels[corev1.LabelTopologyZone], Limit: drainLimit(group.Type)}
 	pendingBefore := map[string]bool{}

@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -17,46 +16,10 @@ import (
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
-// Fargate in a rehearsal (semantics.md §E): each profile of the scenario is
-// registered before the manifests are applied, so the pods it selects are
-// handed to the Fargate scheduler at admission; a node group of type
-// fargate is its profile's pods, one node each. The playbook's `restart`
+// Fargate in a rehearsal (semantics.md §E): a node group of type fargate is
+// its profile's pods, one node each (internal/twinbuild registers the
+// profiles). The playbook's `restart`
 // strategy is the user guide's "rolling restart of all Fargate Pods".
-
-// addFargateProfiles registers the scenario's Fargate profiles.
-func (r *run) addFargateProfiles() error {
-	for gi, g := range r.sc.Spec.NodeGroups {
-		if g.Type != scenario.Fargate {
-			continue
-		}
-		p := fargate.Profile{Name: g.Name}
-		for _, s := range g.Fargate.Selectors {
-			p.Selectors = append(p.Selectors, fargate.Selector{Namespace: s.Namespace, Labels: s.Labels})
-		}
-		if err := r.fargate.AddProfile(p); err != nil {
-			return fmt.Errorf("%s: spec.nodeGroups[%d]: %v", r.sc.Path, gi, err)
-		}
-	}
-	return nil
-}
-
-// fargateKubelet is the kubelet a Fargate pod starts with: the control
-// plane's minor ("Any new Pods that are launched on Fargate have a kubelet
-// version that matches your cluster version") at its most recent patch
-// ("All Fargate Pods start on the most recent Kubernetes patch version";
-// semantics.md §E), taken from the newest AL2023 AMI of that minor.
-func (r *run) fargateKubelet() string {
-	minor := r.cp.Version().String()
-	if v, ok := r.fargateKubelets[minor]; ok {
-		return v
-	}
-	v := "v" + minor + ".0-eks"
-	if a, err := catalog.ResolveAlias("al2023@latest", minor, catalog.ArchX8664, r.eng.Now()); err == nil {
-		v = a.KubeletVersion
-	}
-	r.fargateKubelets[minor] = v
-	return v
-}
 
 func (r *run) fargateEvent(e fargate.Event) {
 	r.events = append(r.events, report.Event{

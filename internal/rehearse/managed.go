@@ -11,6 +11,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // Managed node groups are the EKS managed node group twin
@@ -18,32 +19,6 @@ import (
 // (UpdateNodegroupVersion; a custom-AMI group through a new launch template
 // version with the hop's AMI, workshop §6.1) or blue/green (a new group at
 // the new version, then the old one deleted, which drains it; §6.2).
-
-// managedSpec converts a scenario group for the twin.
-func managedSpec(name string, m *scenario.ManagedGroup) mng.Spec {
-	spec := mng.Spec{
-		Name: name, InstanceTypes: m.InstanceTypes, CapacityType: m.CapacityType,
-		Desired: m.Desired, Min: m.Min, Max: m.Max, Zones: m.Zones,
-		AMIType: m.AMIType, Version: m.Version, ReleaseVersion: m.ReleaseVersion,
-		Labels: m.Labels, Taints: m.Taints, UpdateStrategy: m.UpdateStrategy,
-	}
-	if lt := m.LaunchTemplate; lt != nil {
-		spec.LaunchTemplate = &mng.LaunchTemplate{Name: lt.Name, Version: lt.Version, ImageID: lt.ImageID}
-	}
-	if uc := m.UpdateConfig; uc != nil {
-		spec.UpdateConfig = mng.UpdateConfig{MaxUnavailable: uc.MaxUnavailable, MaxUnavailablePercentage: uc.MaxUnavailablePercentage}
-	}
-	return spec
-}
-
-// createManaged registers a group with the nodes it runs at the start.
-func (r *run) createManaged(gi int, g scenario.NodeGroup) error {
-	if err := r.mng.Adopt(managedSpec(g.Name, g.Managed), g.Managed.Age.Get(0)); err != nil {
-		return fmt.Errorf("%s: spec.nodeGroups[%d].managed: %v", r.sc.Path, gi, err)
-	}
-	r.liveGroup[g.Name] = g.Name
-	return nil
-}
 
 // updateManaged is the in-place strategy.
 func (r *run) updateManaged(g scenario.NodeGroup, to kubeversion.Minor) error {
@@ -102,7 +77,7 @@ func (r *run) blueGreen(g scenario.NodeGroup, to kubeversion.Minor) error {
 	if blue == greenName {
 		greenName = g.Name
 	}
-	spec := managedSpec(greenName, g.Managed)
+	spec := twinbuild.ManagedSpec(greenName, g.Managed)
 	o := g.Upgrade.Green
 	if len(o.Zones) > 0 {
 		spec.Zones = o.Zones

@@ -1,7 +1,7 @@
-// Package rehearse runs a scenario in the twin: it builds the cluster (the
-// in-memory Kubernetes, EC2, the EKS control plane and each node group's
-// twin), applies the manifests, plays the script of actions in virtual time
-// and turns what happened into a report.
+// Package rehearse runs a scenario in the twin: on the starting cluster
+// internal/twinbuild builds (the in-memory Kubernetes, EC2, the EKS control
+// plane and each node group's twin, the manifests applied), it plays the
+// script of actions in virtual time and turns what happened into a report.
 package rehearse
 
 import (
@@ -9,14 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	storagev1 "k8s.io/api/storage/v1"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
@@ -32,6 +24,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // Options adjust a rehearsal.
@@ -47,6 +40,9 @@ type Options struct {
 
 // run is one rehearsal in progress.
 type run struct {
+	// twin is the scenario's cluster; the fields below up to fargate are
+	// its twins.
+	twin    *twinbuild.Twin
 	sc      *scenario.Scenario
 	seed    uint64
 	eng     *sim.Engine
@@ -58,16 +54,12 @@ type run struct {
 	asg     *asg.ASG     // self-managed node groups
 	mng     *mng.Service // managed node groups
 	fargate *fargate.Fargate
-	// fargateKubelets caches the kubelet of new Fargate pods per minor.
-	fargateKubelets map[string]string
 	// fargateMaxDisrupted is, per profile, the most pods terminating at once
 	// during its restarts.
 	fargateMaxDisrupted map[string]int
 	// rolling are the workloads whose pod template the rehearsal changed
 	// (apply, patch, rollout restart) and whose rollout may not be done;
-	// started is set once the starting cluster is in place.
 	rolling map[string]scenario.WorkloadRef
-	started bool
 	// liveGroup maps a managed group of the scenario to the group that
 	// holds its nodes now (its green after a blue-green hop); greens are the
 	// groups blue-green created; deletedNodes counts a deleted group's nodes.
@@ -122,101 +114,50 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 			return nil, err
 		}
 	}
-	seed := uint64(1)
-	if sc.Spec.Seed != nil {
-		seed = *sc.Spec.Seed
+	r := &run{
+		sc:                  sc,
+		to:                  opts.To,
+		liveGroup:           map[string]string{},
+		deletedNodes:        map[string]int{},
+		fargateMaxDisrupted: map[string]int{},
+		rolling:             map[string]scenario.WorkloadRef{},
+		addonVersions:       map[string]string{},
+		addonNotes:          map[string]string{},
+		currentPhase:        -1,
 	}
-	if opts.Seed != nil {
-		seed = *opts.Seed
+	// The rehearsal records every event of the starting cluster's
+	// construction but the Fargate scheduler's: its starting pods were
+	// running before the rehearsal.
+	tw, err := twinbuild.Build(sc, twinbuild.Options{Seed: opts.Seed, Observe: func(tw *twinbuild.Twin) {
+		r.twin = tw
+		r.seed, r.eng, r.kube, r.cloud, r.cp = tw.Seed, tw.Engine, tw.Kube, tw.Cloud, tw.ControlPlane
+		r.karp, r.workers, r.asg, r.mng, r.fargate = tw.Karpenter, tw.Workers, tw.ASG, tw.MNG, tw.Fargate
+		r.objects, r.groups = tw.Objects, tw.NodePools
+		r.mng.OnEvent(r.mngEvent)
+		r.asg.OnEvent(r.asgEvent)
+		r.karp.OnEvent(r.karpenterEvent)
+		r.kube.OnEvent(r.kubeEvent)
+		r.kube.OnPDBBreach(r.pdbBreach)
+	}})
+	if err != nil {
+		return nil, err
 	}
-	start := sc.Spec.Start.UTC()
-	eng := sim.New(start, seed)
 	limit := sc.Spec.TimeLimit.Get(scenario.DefaultTimeLimit)
 	if opts.TimeLimit > 0 {
 		limit = opts.TimeLimit
 	}
-	t := sc.Spec.Timings
-	if t == nil {
-		t = &scenario.Timings{}
-	}
-	kt := kube.DefaultTimings
-	kt.PodStartup = t.PodStartup.Get(kt.PodStartup)
-	kt.PodShutdown = t.PodShutdown.Get(kt.PodShutdown)
-	kt.VolumeAttach = t.VolumeAttach.Get(kt.VolumeAttach)
-	kt.VolumeDetach = t.VolumeDetach.Get(kt.VolumeDetach)
-	c := sc.Spec.Cluster
-	r := &run{
-		sc: sc, seed: seed, eng: eng,
-		kube:    kube.New(eng, kube.Options{Timings: kt, Region: c.Region, Zones: c.Zones}),
-		cloud:   ec2.New(c.Region, c.Zones, eng.Rand()),
-		limit:   start.Add(limit),
-		objects: map[string]manifest.Object{},
-		groups:  map[string]string{},
-		to:      opts.To,
-	}
-	r.cp = eks.New(eng, c.Name, c.Region, kubeversion.MustParse(c.Version), t.ControlPlaneUpdate.Get(eks.DefaultUpdateDuration))
+	r.limit = sc.Spec.Start.UTC().Add(limit)
 	r.startVersion = r.cp.Version()
-	r.addonVersions = map[string]string{}
-	r.addonNotes = map[string]string{}
-	r.currentPhase = -1
-	r.cp.Kubelets = func() map[string]string {
-		out := map[string]string{}
-		for _, n := range r.kube.Nodes() {
-			out[n.Name] = n.Status.NodeInfo.KubeletVersion
-		}
-		return out
-	}
-	kpt := karpenter.DefaultTimings
-	kpt.Launch = t.NodeLaunch.Get(kpt.Launch)
-	kpt.Register = t.NodeRegister.Get(kpt.Register)
-	kpt.Initialize = t.NodeReady.Get(kpt.Initialize)
-	kpt.Terminate = t.InstanceTerminate.Get(kpt.Terminate)
-	r.karp = karpenter.New(eng, r.kube, r.cloud, karpenter.Options{
-		ClusterName:         c.Name,
-		Timings:             kpt,
-		InstanceTypes:       sc.InstanceTypes(),
-		ExtraAMIs:           sc.ExtraAMIs(),
-		ControlPlaneVersion: func() string { return r.cp.Version().String() },
-	})
-	r.workers = worker.New(eng, r.kube, r.cloud, worker.Timings{Launch: kpt.Launch, Register: kpt.Register, Ready: kpt.Initialize, Terminate: kpt.Terminate})
-	r.liveGroup, r.deletedNodes = map[string]string{}, map[string]int{}
-	r.mng = mng.New(eng, r.kube, r.workers, mng.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones,
-		ControlPlaneVersion: func() kubeversion.Minor { return r.cp.Version() }})
-	r.mng.OnEvent(r.mngEvent)
-	r.cp.NodeGroupVersions = r.mng.Versions
-	r.asg = asg.New(eng, r.kube, r.workers, asg.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones})
-	r.asg.OnEvent(r.asgEvent)
-	r.fargateKubelets, r.fargateMaxDisrupted = map[string]string{}, map[string]int{}
-	r.rolling = map[string]scenario.WorkloadRef{}
-	r.fargate = fargate.New(eng, r.kube, r.cloud, fargate.Options{Kubelet: r.fargateKubelet, Provision: t.FargateProvision.Get(fargate.DefaultProvision)})
-	r.karp.OnEvent(r.karpenterEvent)
-	r.kube.OnEvent(r.kubeEvent)
-	r.kube.OnPDBBreach(r.pdbBreach)
 	for _, g := range sc.Spec.NodeGroups {
-		if g.Karpenter != nil {
-			r.groups[g.Karpenter.NodePool] = g.Name
+		if g.Type == scenario.Managed {
+			r.liveGroup[g.Name] = g.Name
 		}
 	}
 	for kind, n := range sc.Ignored {
 		r.notes = append(r.notes, fmt.Sprintf("%d %s manifest(s) parsed and ignored: the twin does not model %s", n, kind, kind))
 	}
 	sort.Strings(r.notes)
-
-	if err := r.addFargateProfiles(); err != nil {
-		return nil, err
-	}
-	if err := r.applyAll(sc.Objects); err != nil {
-		return nil, err
-	}
-	if err := r.createNodes(); err != nil {
-		return nil, err
-	}
-	if err := r.bootstrap(); err != nil {
-		return nil, err
-	}
-	// The starting Fargate pods were running before the rehearsal.
-	r.fargate.OnEvent(r.fargateEvent)
-	r.started = true
+	tw.Fargate.OnEvent(r.fargateEvent)
 	if sc.Spec.Probe != nil {
 		r.probe = r.startProbe(sc.Spec.Probe)
 	}
@@ -253,48 +194,29 @@ func checkTarget(sc *scenario.Scenario, to string) error {
 	return nil
 }
 
-// applyOrder is the order kinds are applied in, dependencies first (as Helm
-// installs them).
-var applyOrder = map[string]int{
-	"Namespace": 0, "StorageClass": 1, "PriorityClass": 1, "PersistentVolume": 2, "PersistentVolumeClaim": 3,
-	"EC2NodeClass": 4, "NodePool": 5, "PodDisruptionBudget": 6,
-	"DaemonSet": 7, "StatefulSet": 8, "Deployment": 9, "Pod": 10,
+func objectKey(kind, namespace, name string) string {
+	return twinbuild.ObjectKey(kind, namespace, name)
 }
 
-func (r *run) applyAll(objs []manifest.Object) error {
-	sorted := append([]manifest.Object(nil), objs...)
-	sort.SliceStable(sorted, func(i, j int) bool { return applyOrder[sorted[i].GVK.Kind] < applyOrder[sorted[j].GVK.Kind] })
-	for _, o := range sorted {
-		if err := r.apply(o); err != nil {
-			return err
-		}
+// apply sends one manifest to the twin that owns its kind; a workload's
+// rollout is followed until it is done.
+func (r *run) apply(o manifest.Object) error {
+	if err := r.twin.Apply(o); err != nil {
+		return err
+	}
+	if rolloutKinds[o.GVK.Kind] {
+		key := objectKey(o.GVK.Kind, o.Object.GetNamespace(), o.Object.GetName())
+		r.rolling[key] = scenario.WorkloadRef{Kind: o.GVK.Kind, Namespace: o.Object.GetNamespace(), Name: o.Object.GetName()}
 	}
 	return nil
 }
 
-func objectKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
-
-// apply sends one manifest to the twin that owns its kind.
-func (r *run) apply(o manifest.Object) error {
-	var err error
-	switch obj := o.Object.(type) {
-	case *awsv1.EC2NodeClass:
-		err = r.karp.ApplyNodeClass(obj)
-	case *karpv1.NodePool:
-		err = r.karp.ApplyNodePool(obj)
-	case *corev1.Namespace, *storagev1.StorageClass, *schedulingv1.PriorityClass, *corev1.PersistentVolume, *corev1.PersistentVolumeClaim,
-		*policyv1.PodDisruptionBudget, *appsv1.DaemonSet, *appsv1.StatefulSet, *appsv1.Deployment, *corev1.Pod:
-		err = r.kube.Apply(obj)
-	default:
-		err = fmt.Errorf("the twin does not apply %s", o.GVK.Kind)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %s: %v", o.Source, o.Name(), err)
-	}
-	key := objectKey(o.GVK.Kind, o.Object.GetNamespace(), o.Object.GetName())
-	r.objects[key] = o
-	if _, rolls := rolloutKinds[o.GVK.Kind]; rolls && r.started {
-		r.rolling[key] = scenario.WorkloadRef{Kind: o.GVK.Kind, Namespace: o.Object.GetNamespace(), Name: o.Object.GetName()}
+// applyAll applies manifests in the order the twin applies a scenario's.
+func (r *run) applyAll(objs []manifest.Object) error {
+	for _, o := range twinbuild.InApplyOrder(objs) {
+		if err := r.apply(o); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -312,54 +234,6 @@ func (r *run) rolledOut() bool {
 		delete(r.rolling, key)
 	}
 	return true
-}
-
-// createNodes starts each node group with the nodes it has at the start.
-func (r *run) createNodes() error {
-	start := r.eng.Now()
-	for gi, g := range r.sc.Spec.NodeGroups {
-		switch g.Type {
-		case scenario.Karpenter:
-			for ni, n := range g.Karpenter.Nodes {
-				count := n.Count
-				if count == 0 {
-					count = 1
-				}
-				for i := 0; i < count; i++ {
-					if _, err := r.karp.Adopt(g.Karpenter.NodePool, n.InstanceType, n.Zone, n.CapacityType, n.AMI, start.Add(-n.Age.Get(0))); err != nil {
-						return fmt.Errorf("%s: spec.nodeGroups[%d].karpenter.nodes[%d]: %v", r.sc.Path, gi, ni, err)
-					}
-				}
-			}
-		case scenario.Managed:
-			if err := r.createManaged(gi, g); err != nil {
-				return err
-			}
-		case scenario.SelfManaged:
-			if err := r.createSelfManaged(gi, g); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// bootstrap places the starting workloads as a running cluster has them:
-// pods bound and Ready at the start, created when their node was; Fargate
-// pods on nodes of the control plane's version.
-func (r *run) bootstrap() error {
-	r.kube.HoldPodStarts()
-	r.eng.Run(r.eng.Now(), nil)
-	if err := r.fargate.Bootstrap(r.eng.Now()); err != nil {
-		return fmt.Errorf("%s: %v", r.sc.Path, err)
-	}
-	for _, n := range r.kube.Nodes() {
-		r.kube.StartPodsNow(n.Name, n.CreationTimestamp.Time)
-	}
-	r.kube.ReleasePodStarts()
-	r.eng.Run(r.eng.Now(), nil)
-	r.kube.StartTracking()
-	return nil
 }
 
 // settled reports whether nothing is left to happen: every pod bound and

@@ -15,28 +15,6 @@ import (
 // The playbook upgrades one as the workshop does (§6.4): a new launch
 // template version with the hop's AMI, then an instance refresh.
 
-// createSelfManaged creates a group with the instances it runs at the start.
-func (r *run) createSelfManaged(gi int, g scenario.NodeGroup) error {
-	s := g.SelfManaged
-	spec := asg.Spec{
-		Name: g.Name, InstanceType: s.InstanceType, Desired: s.Desired, Min: s.Min, Max: s.Max, Zones: s.Zones,
-		LaunchTemplate:  asg.LaunchTemplate{Name: s.LaunchTemplate.Name, Version: s.LaunchTemplate.Version, ImageID: s.LaunchTemplate.ImageID},
-		Labels:          s.Labels,
-		Taints:          s.Taints,
-		TerminationHook: s.TerminationHook,
-	}
-	if spec.LaunchTemplate.Name == "" {
-		spec.LaunchTemplate.Name = g.Name
-	}
-	if spec.LaunchTemplate.Version == "" {
-		spec.LaunchTemplate.Version = "1"
-	}
-	if err := r.asg.Create(spec, s.Age.Get(0)); err != nil {
-		return fmt.Errorf("%s: spec.nodeGroups[%d]: %v", r.sc.Path, gi, err)
-	}
-	return nil
-}
-
 // refreshSelfManaged moves the group's launch template to the newest AMI of
 // its family for the hop's version and runs an instance refresh with the
 // group's preferences, waiting until it ends.

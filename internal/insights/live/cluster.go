@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/inventory"
 	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // listNodes lists the cluster's nodes.
@@ -301,7 +302,7 @@ func predictDrains(in *insights.Input, nodes []corev1.Node, claims []corev1.Pers
 	}
 	for i := range nodes {
 		n := &nodes[i]
-		ref := rehearse.GroupRef{Name: groupOf[n.Name]}
+		ref := twinbuild.GroupRef{Name: groupOf[n.Name]}
 		if g := cl.Group(ref.Name); g != nil {
 			ref.Type = string(g.Type)
 		}

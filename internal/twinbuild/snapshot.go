@@ -1,4 +1,4 @@
-package rehearse
+package twinbuild
 
 import (
 	"sort"
@@ -75,41 +75,46 @@ type SnapshotPod struct {
 	Workload scenario.WorkloadRef
 }
 
-// Start builds a validated scenario's starting cluster in the twins and
+// Start validates a scenario, builds its starting cluster in the twins and
 // returns it. It runs no action: the twins stop as soon as every starting
 // pod is bound, which takes no virtual time.
 func Start(sc *scenario.Scenario) (*Snapshot, error) {
-	r, err := setup(sc, Options{})
+	if _, err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	tw, err := Build(sc, Options{})
 	if err != nil {
 		return nil, err
 	}
-	s := &Snapshot{Cluster: sc.Spec.Cluster, Groups: map[string]GroupRef{}}
-	for _, n := range r.kube.Nodes() {
+	return tw.Snapshot(), nil
+}
+
+// Snapshot copies the twin's cluster as it is now.
+func (tw *Twin) Snapshot() *Snapshot {
+	s := &Snapshot{Cluster: tw.Scenario.Spec.Cluster, Groups: map[string]GroupRef{}}
+	for _, n := range tw.Kube.Nodes() {
 		s.Nodes = append(s.Nodes, n.DeepCopy())
-		name, typ := r.nodeGroup(n)
+		name, typ := tw.NodeGroup(n)
 		s.Groups[n.Name] = GroupRef{Name: name, Type: typ}
 	}
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
-	for _, p := range r.kube.Pods() {
+	for _, p := range tw.Kube.Pods() {
 		sp := SnapshotPod{Pod: p.DeepCopy()}
-		if kind, name := r.kube.PodOwner(p.Namespace, p.Name); kind != "" {
+		if kind, name := tw.Kube.PodOwner(p.Namespace, p.Name); kind != "" {
 			sp.Workload = scenario.WorkloadRef{Kind: kind, Namespace: p.Namespace, Name: name}
 		}
 		s.Pods = append(s.Pods, sp)
 	}
-	for _, c := range r.kube.PersistentVolumeClaims() {
-		s.Volumes = append(s.Volumes, SnapshotVolume{Claim: c.DeepCopy(), Zone: r.kube.PVCZone(c.Namespace, c.Name)})
+	for _, c := range tw.Kube.PersistentVolumeClaims() {
+		s.Volumes = append(s.Volumes, SnapshotVolume{Claim: c.DeepCopy(), Zone: tw.Kube.PVCZone(c.Namespace, c.Name)})
 	}
-	for _, c := range r.karp.NodeClaims() {
+	for _, c := range tw.Karpenter.NodeClaims() {
 		s.NodeClaims = append(s.NodeClaims, SnapshotNodeClaim{
 			Name: c.Name, NodePool: c.NodePool, NodeClass: c.NodeClass, Node: c.Node, ProviderID: c.ProviderID,
 			ImageID: c.AMI.ID, InstanceType: c.InstanceType.Name, Zone: c.Zone, CapacityType: c.CapacityType,
 			Created: c.Created, ExpireAfter: c.ExpireAfter,
 		})
 	}
-	s.Objects = append(s.Objects, sc.Objects...)
-	sort.SliceStable(s.Objects, func(i, j int) bool {
-		return applyOrder[s.Objects[i].GVK.Kind] < applyOrder[s.Objects[j].GVK.Kind]
-	})
-	return s, nil
+	s.Objects = InApplyOrder(tw.Scenario.Objects)
+	return s
 }
