@@ -23,6 +23,8 @@ type fakeEKS struct {
 	updating bool
 	refuse   error
 	fail     bool
+	// applyAddon is what UpdateAddon does to the cluster.
+	applyAddon func(version string) error
 }
 
 func (f *fakeEKS) DescribeCluster(context.Context, *eks.DescribeClusterInput, ...func(*eks.Options)) (*eks.DescribeClusterOutput, error) {
@@ -83,4 +85,13 @@ func TestUpgradeControlPlaneErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// UpdateAddon is EKS applying the add-on's manifests: coredns's Deployment
+// gets the version's image.
+func (f *fakeEKS) UpdateAddon(ctx context.Context, in *eks.UpdateAddonInput, _ ...func(*eks.Options)) (*eks.UpdateAddonOutput, error) {
+	if f.refuse != nil {
+		return nil, f.refuse
+	}
+	return &eks.UpdateAddonOutput{Update: &ekstypes.Update{Id: aws.String("u-2"), Status: ekstypes.UpdateStatusInProgress}}, f.applyAddon(aws.ToString(in.AddonVersion))
 }

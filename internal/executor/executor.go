@@ -27,18 +27,23 @@ import (
 // Ports are the APIs the executor drives.
 type Ports struct {
 	Kube kubeport.Port
-	EKS  ClusterAPI
+	EKS  EKS
+}
+
+// EKS is the part of the EKS API (awsport.EKS) the executor calls so far.
+type EKS interface {
+	ClusterAPI
+	AddonAPI
 }
 
 // Mechanisms carry out the steps whose API the executor does not drive
 // through a port yet: each moves into the executor as its port arrives (the
-// EKS API for the pre-checks, add-ons and managed node groups; Auto Scaling
+// EKS API for the pre-checks and managed node groups; Auto Scaling
 // and EC2 for self-managed groups; Karpenter's NodePool and EC2NodeClass on
 // the Kubernetes port). A mechanism returns when its step is done, or
 // ErrTimeLimit when the deadline passed first.
 type Mechanisms interface {
 	PreChecks(ctx context.Context, to kubeversion.Minor) error
-	Addon(ctx context.Context, st plan.Step) error
 	NodeGroup(ctx context.Context, st plan.Step, to kubeversion.Minor) error
 }
 
@@ -50,6 +55,9 @@ type Observer interface {
 	HopStarted(h plan.Hop)
 	StepStarted(h plan.Hop, st plan.Step)
 	StepEnded(st plan.Step, err error)
+	// AddonVersion says which version an add-on's step left it at, and
+	// why it stayed when it did.
+	AddonVersion(name, version, note string)
 	// Event is one line of the upgrade's timeline: type Normal or
 	// Warning, reason as in a Kubernetes Event ("HopStarted").
 	Event(eventType, reason, message string)
@@ -102,7 +110,7 @@ func (e *Executor) step(ctx context.Context, h plan.Hop, st plan.Step) error {
 	case plan.ControlPlane:
 		return e.UpgradeControlPlane(ctx, h.To)
 	case plan.AddonUpdate:
-		return m.Addon(ctx, st)
+		return e.UpdateAddon(ctx, st)
 	case plan.NodeGroup:
 		if err := m.NodeGroup(ctx, st, h.To); err != nil {
 			return err

@@ -81,6 +81,9 @@ func (r *recorder) StepEnded(st plan.Step, err error) {
 		r.log("done %s %s", st.Kind, st.Name)
 	}
 }
+func (r *recorder) AddonVersion(name, version, note string) {
+	r.log("add-on %s at %s (%s)", name, version, note)
+}
 func (r *recorder) Event(eventType, reason, message string) {
 	r.log("event %s %s: %s", eventType, reason, message)
 }
@@ -118,7 +121,7 @@ func (r *recorder) NodeGroup(ctx context.Context, st plan.Step, _ kubeversion.Mi
 func oneHop() plan.Plan {
 	from, to := kubeversion.MustParse("1.30"), kubeversion.MustParse("1.31")
 	return plan.Plan{Hops: []plan.Hop{{From: from, To: to, Steps: []plan.Step{
-		{Kind: plan.PreChecks}, {Kind: plan.ControlPlane}, {Kind: plan.AddonUpdate, Name: "kube-proxy"},
+		{Kind: plan.PreChecks}, {Kind: plan.ControlPlane}, {Kind: plan.AddonUpdate, Name: "kube-proxy", From: "v1.30.0-eksbuild.1", To: "v1.30.0-eksbuild.1", Note: "nothing newer"},
 		{Kind: plan.NodeGroup, Name: "blue", Strategy: "in-place"}, {Kind: plan.NodeGroup, Name: "green", Strategy: "in-place"},
 	}}}}
 }
@@ -164,17 +167,27 @@ func TestRun(t *testing.T) {
 		// default PodStartup), so each group's step ends 5 s after it began.
 		name: "every step in order, a node group ends when its pods are settled", deadline: time.Hour,
 		want: append(begin(),
-			" 90s start addon kube-proxy", " 90s done addon kube-proxy",
+			" 90s start addon kube-proxy",
+			" 90s add-on kube-proxy at v1.30.0-eksbuild.1 (nothing newer)",
+			" 90s event Normal AddonUnchanged: add-on kube-proxy stays at v1.30.0-eksbuild.1: nothing newer",
+			" 90s done addon kube-proxy",
 			" 90s start node-group blue", " 95s done node-group blue",
 			" 95s start node-group green", "100s done node-group green"),
 	}, {
-		name: "a failed step stops the plan", fail: plan.AddonUpdate, deadline: time.Hour, wantErr: errors.New("refused"),
+		name: "a failed step stops the plan", fail: "blue", deadline: time.Hour, wantErr: errors.New("refused"),
 		want: append(begin(),
-			" 90s start addon kube-proxy", " 90s failed addon kube-proxy: refused"),
+			" 90s start addon kube-proxy",
+			" 90s add-on kube-proxy at v1.30.0-eksbuild.1 (nothing newer)",
+			" 90s event Normal AddonUnchanged: add-on kube-proxy stays at v1.30.0-eksbuild.1: nothing newer",
+			" 90s done addon kube-proxy",
+			" 90s start node-group blue", " 90s failed node-group blue: refused"),
 	}, {
 		name: "a gate that does not hold by the deadline leaves the step stuck", deadline: 97 * time.Second, wantErr: ErrTimeLimit,
 		want: append(begin(),
-			" 90s start addon kube-proxy", " 90s done addon kube-proxy",
+			" 90s start addon kube-proxy",
+			" 90s add-on kube-proxy at v1.30.0-eksbuild.1 (nothing newer)",
+			" 90s event Normal AddonUnchanged: add-on kube-proxy stays at v1.30.0-eksbuild.1: nothing newer",
+			" 90s done addon kube-proxy",
 			" 90s start node-group blue", " 95s done node-group blue",
 			" 95s start node-group green", " 97s stuck node-group green"),
 	}} {

@@ -27,6 +27,8 @@ type clusterAPI struct {
 	// latest.
 	updates map[string]kubeversion.Minor
 	current string
+	// run applies an add-on's new images to its workloads (UpdateAddon).
+	run *run
 }
 
 var _ executor.ClusterAPI = (*clusterAPI)(nil)
@@ -65,13 +67,40 @@ func (c *clusterAPI) UpdateClusterVersion(_ context.Context, in *awseks.UpdateCl
 	if err := c.cp.Update(target, nil); err != nil {
 		return nil, eksException(err, c.name)
 	}
+	c.current = c.newUpdate(target)
+	return &awseks.UpdateClusterVersionOutput{Update: c.update(c.current)}, nil
+}
+
+// newUpdate records an update and returns its id.
+func (c *clusterAPI) newUpdate(target kubeversion.Minor) string {
 	if c.updates == nil {
 		c.updates = map[string]kubeversion.Minor{}
 	}
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/update/%d", c.name, len(c.updates))))
-	c.current = fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
-	c.updates[c.current] = target
-	return &awseks.UpdateClusterVersionOutput{Update: c.update(c.current)}, nil
+	id := fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
+	c.updates[id] = target
+	return id
+}
+
+// UpdateAddon checks the update with EKS's rules (eks.CheckAddonUpdate)
+// and applies the version's images to the add-on's workloads, which then
+// roll out by their own strategies. The version the add-on reports moves
+// once they have (the executor's AddonVersion).
+func (c *clusterAPI) UpdateAddon(_ context.Context, in *awseks.UpdateAddonInput, _ ...func(*awseks.Options)) (*awseks.UpdateAddonOutput, error) {
+	if aws.ToString(in.ClusterName) != c.name {
+		return nil, c.notFound(aws.ToString(in.ClusterName))
+	}
+	name, to := aws.ToString(in.AddonName), aws.ToString(in.AddonVersion)
+	if err := eks.CheckAddonUpdate(name, c.run.addonVersion(name), to, c.cp.Version(), c.cp.Kubelets()); err != nil {
+		return nil, &ekstypes.InvalidParameterException{Message: aws.String(err.Error()), ClusterName: aws.String(c.name), AddonName: in.AddonName}
+	}
+	v, _ := eks.ParseAddonVersion(to)
+	if err := c.run.applyAddonImages(name, v); err != nil {
+		return nil, err
+	}
+	id := c.newUpdate(c.cp.Version())
+	return &awseks.UpdateAddonOutput{Update: &ekstypes.Update{Id: aws.String(id), Status: ekstypes.UpdateStatusInProgress, Type: ekstypes.UpdateTypeAddonUpdate,
+		Params: []ekstypes.UpdateParam{{Type: ekstypes.UpdateParamTypeAddonVersion, Value: aws.String(to)}}}}, nil
 }
 
 // DescribeUpdate: InProgress until the twin's update completes.

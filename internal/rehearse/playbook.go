@@ -46,7 +46,7 @@ func (r *run) upgrade(target kubeversion.Minor) error {
 // run's time limit.
 func (r *run) executor() *executor.Executor {
 	if r.clusterAPI == nil {
-		r.clusterAPI = &clusterAPI{cp: r.cp, name: r.sc.Spec.Cluster.Name}
+		r.clusterAPI = &clusterAPI{cp: r.cp, name: r.sc.Spec.Cluster.Name, run: r}
 	}
 	return &executor.Executor{
 		Cluster:    r.sc.Spec.Cluster.Name,
@@ -154,8 +154,6 @@ type mechanisms struct{ r *run }
 func (m mechanisms) PreChecks(_ context.Context, to kubeversion.Minor) error {
 	return m.r.preChecks(to)
 }
-
-func (m mechanisms) Addon(_ context.Context, st plan.Step) error { return m.r.updateAddon(st) }
 
 func (m mechanisms) NodeGroup(_ context.Context, st plan.Step, to kubeversion.Minor) error {
 	g, ok := m.r.nodeGroupNamed(st.Name)

@@ -392,6 +392,24 @@ func (p *Port) gate(ctx context.Context, g kubeport.Gate) func() (bool, error) {
 		return func() (bool, error) { return p.c.Quiet(), nil }
 	case kubeport.Until:
 		return func() (bool, error) { return g.Holds(ctx) }
+	case kubeport.RolloutsComplete:
+		// kubectl rollout status walks a DaemonSet's every pod: read at
+		// most once per virtual second, as a client polling the API would,
+		// first at once.
+		var next time.Time
+		return func() (bool, error) {
+			now := p.Now()
+			if now.Before(next) {
+				return false, nil
+			}
+			next = now.Add(time.Second)
+			for _, w := range g.Workloads {
+				if done, _, err := p.c.RolloutStatus(w.Kind, w.Namespace, w.Name); err != nil || !done {
+					return false, nil
+				}
+			}
+			return true, nil
+		}
 	}
 	return nil
 }
