@@ -5,7 +5,8 @@
 // cases against both, so the two cannot drift apart.
 //
 // The port is deliberately small: read nodes, pods, PDBs and workloads;
-// cordon, patch and drain nodes; evict and delete pods; and wait for a
+// cordon, patch and drain nodes; evict and delete pods; read and patch
+// Karpenter's NodePools, EC2NodeClasses and NodeClaims; and wait for a
 // condition. Objects are the upstream types from k8s.io/api, returned as
 // copies the caller owns. Errors from the API are the
 // *apierrors.StatusError a client-go caller gets (apierrors.IsNotFound,
@@ -89,6 +90,9 @@ type Port interface {
 	// port's clock (Now) or ctx is done. The twin advances virtual time
 	// while it waits; a real cluster is polled.
 	Wait(ctx context.Context, timeout time.Duration, cond Condition) error
+
+	// Karpenter's NodePools, EC2NodeClasses and NodeClaims (karpenter.go).
+	Karpenter
 }
 
 // PodQuery selects pods; zero fields select everything.

@@ -90,24 +90,40 @@ func CaseNames() []string {
 
 // Run runs every case against h, each as a parallel subtest.
 func Run(t *testing.T, h Harness) {
-	cases := allCases()
-	known := h.KnownDifferences()
+	var cases []suiteCase
+	for _, c := range allCases() {
+		cases = append(cases, suiteCase{c.name, func(t *testing.T, ctx context.Context) error {
+			env := h.NewEnv(t)
+			return c.run(&fixture{ctx: ctx, env: env, ns: env.Namespace()})
+		}})
+	}
+	runSuite(t, cases, h.KnownDifferences())
+}
+
+// suiteCase is one case of a suite, ready to run in its own subtest.
+type suiteCase struct {
+	name string
+	run  func(t *testing.T, ctx context.Context) error
+}
+
+// runSuite runs cases as parallel subtests, each within caseTimeout,
+// reporting the known differences as the package comment says.
+func runSuite(t *testing.T, cases []suiteCase, known map[string]string) {
 	names := map[string]bool{}
 	for _, c := range cases {
 		names[c.name] = true
 	}
 	for name := range known {
 		if !names[name] {
-			t.Errorf("KnownDifferences names %q, which is not a case of the suite (see conformance.CaseNames)", name)
+			t.Errorf("KnownDifferences names %q, which is not a case of the suite (see the suite's case names)", name)
 		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			env := h.NewEnv(t)
 			ctx, cancel := context.WithTimeout(t.Context(), caseTimeout)
 			defer cancel()
-			err := c.run(&fixture{ctx: ctx, env: env, ns: env.Namespace()})
+			err := c.run(t, ctx)
 			reason, isKnown := known[c.name]
 			var mm *mismatch
 			switch {

@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -53,6 +54,9 @@ type Options struct {
 	// Drain's included (kubectl drain --chunk-size). Default 500, kubectl's
 	// cmdutil.DefaultChunkSize; negative lists in one request.
 	ChunkSize int64
+	// Dynamic is the client for Karpenter's custom resources
+	// (karpenter.go); without it those calls fail.
+	Dynamic dynamic.Interface
 }
 
 // Port is kubeport.Port on a real cluster.

@@ -30,6 +30,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
@@ -42,6 +43,9 @@ type Options struct {
 	// forever for a pod a PDB protects, the twin gives up after this much
 	// virtual time (default 1 h) so that no call hangs.
 	DrainLimit time.Duration
+	// Karpenter is the Karpenter twin whose NodePools, EC2NodeClasses and
+	// NodeClaims the port serves; nil is a cluster without Karpenter's CRDs.
+	Karpenter *karpenter.Karpenter
 }
 
 // Port is kubeport.Port on a twin cluster. It is not safe for concurrent
@@ -50,6 +54,9 @@ type Port struct {
 	c       *kube.Cluster
 	opts    Options
 	running bool // inside Wait or Drain, which run the engine
+	// claimMeta holds what patches changed of NodeClaims' metadata
+	// (karpenter.go).
+	claimMeta map[string]claimMeta
 }
 
 var _ kubeport.Port = (*Port)(nil)

@@ -1,0 +1,191 @@
+package twinaws
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/ladder-eks/ladder/internal/catalog"
+	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
+)
+
+// Add-ons (aws-apis.md §2.9): the port keeps each installed add-on's
+// version and updates. UpdateAddon is checked with the EKS twin's rule
+// (twin/eks.CheckAddonUpdate: one minor at a time, kube-proxy's skew),
+// then EKSOptions.ApplyAddon rolls the new images out; the update is
+// InProgress (the add-on UPDATING) until that rollout reports done.
+
+// ListAddons implements awsport.EKS: names in order, paginated.
+func (e *EKS) ListAddons(_ context.Context, in *eks.ListAddonsInput, _ ...func(*eks.Options)) (*eks.ListAddonsOutput, error) {
+	if err := e.cluster(in.ClusterName); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(e.addons))
+	for n := range e.addons {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	items, next, err := page(names, in.MaxResults, in.NextToken, eksMaxResults)
+	if err != nil {
+		return nil, invalidParameter(e.opts.Cluster, err.Error())
+	}
+	return &eks.ListAddonsOutput{Addons: items, NextToken: next}, nil
+}
+
+// DescribeAddon implements awsport.EKS.
+func (e *EKS) DescribeAddon(_ context.Context, in *eks.DescribeAddonInput, _ ...func(*eks.Options)) (*eks.DescribeAddonOutput, error) {
+	if err := e.cluster(in.ClusterName); err != nil {
+		return nil, err
+	}
+	name := aws.ToString(in.AddonName)
+	a, ok := e.addons[name]
+	if !ok {
+		return nil, addonNotFound(e.opts.Cluster, name)
+	}
+	e.progress(a)
+	status := ekstypes.AddonStatusActive
+	if a.rolledOut != nil {
+		status = ekstypes.AddonStatusUpdating
+	}
+	return &eks.DescribeAddonOutput{Addon: &ekstypes.Addon{
+		AddonName:    &name,
+		ClusterName:  &e.opts.Cluster,
+		AddonVersion: ptr(a.version),
+		Status:       status,
+		AddonArn:     ptr(fmt.Sprintf("arn:aws:eks:%s:%s:addon/%s/%s/%s", e.opts.Region, e.opts.Account, e.opts.Cluster, name, uuid(e.opts.Cluster, "/addon/", name))),
+		Health:       &ekstypes.AddonHealth{Issues: []ekstypes.AddonIssue{}},
+	}}, nil
+}
+
+// DescribeAddonVersions implements awsport.EKS from the embedded catalog,
+// which knows the latest version of each add-on per Kubernetes minor: each
+// is listed as that minor's default (compatibilities[].defaultVersion).
+func (e *EKS) DescribeAddonVersions(_ context.Context, in *eks.DescribeAddonVersionsInput, _ ...func(*eks.Options)) (*eks.DescribeAddonVersionsOutput, error) {
+	byAddon := map[string]*ekstypes.AddonInfo{}
+	var order []string
+	for _, row := range catalog.AddonVersions() {
+		if row.Version == "" || row.KubernetesMinor == "*" {
+			continue
+		}
+		if in.AddonName != nil && *in.AddonName != row.Addon {
+			continue
+		}
+		if in.KubernetesVersion != nil && *in.KubernetesVersion != row.KubernetesMinor {
+			continue
+		}
+		info, ok := byAddon[row.Addon]
+		if !ok {
+			info = &ekstypes.AddonInfo{AddonName: ptr(row.Addon), Type: ptr(addonType(row.Addon)), Owner: ptr("aws"), Publisher: ptr("eks")}
+			byAddon[row.Addon] = info
+			order = append(order, row.Addon)
+		}
+		info.AddonVersions = append(info.AddonVersions, ekstypes.AddonVersionInfo{
+			AddonVersion:    ptr(row.Version),
+			Compatibilities: []ekstypes.Compatibility{{ClusterVersion: ptr(row.KubernetesMinor), DefaultVersion: true}},
+		})
+	}
+	sort.Strings(order)
+	out := make([]ekstypes.AddonInfo, 0, len(order))
+	for _, n := range order {
+		out = append(out, *byAddon[n])
+	}
+	items, next, err := page(out, in.MaxResults, in.NextToken, eksMaxResults)
+	if err != nil {
+		return nil, &ekstypes.InvalidParameterException{Message: ptr(err.Error())}
+	}
+	return &eks.DescribeAddonVersionsOutput{Addons: items, NextToken: next}, nil
+}
+
+func addonType(name string) string {
+	switch name {
+	case "vpc-cni", "coredns", "kube-proxy":
+		return "networking"
+	case "aws-ebs-csi-driver":
+		return "storage"
+	}
+	return "other"
+}
+
+// UpdateAddon implements awsport.EKS. A second update while one runs is
+// ResourceInUseException; a version the twin's rule refuses is
+// InvalidParameterException. A clientRequestToken already used returns the
+// update it started.
+func (e *EKS) UpdateAddon(_ context.Context, in *eks.UpdateAddonInput, _ ...func(*eks.Options)) (*eks.UpdateAddonOutput, error) {
+	if err := e.cluster(in.ClusterName); err != nil {
+		return nil, err
+	}
+	name := aws.ToString(in.AddonName)
+	a, ok := e.addons[name]
+	if !ok {
+		return nil, addonNotFound(e.opts.Cluster, name)
+	}
+	key := "addon/" + name + "/" + aws.ToString(in.ClientRequestToken)
+	if u, ok := e.tokens[key]; ok && in.ClientRequestToken != nil {
+		e.progress(a)
+		return &eks.UpdateAddonOutput{Update: copyUpdate(u)}, nil
+	}
+	e.progress(a)
+	if a.rolledOut != nil {
+		running := a.updates[len(a.updates)-1]
+		return nil, &ekstypes.ResourceInUseException{ClusterName: &e.opts.Cluster, AddonName: &name,
+			Message: ptr(fmt.Sprintf("Cannot AddonUpdate because addon %s currently has update %s in progress", name, aws.ToString(running.Id)))}
+	}
+	to := aws.ToString(in.AddonVersion)
+	if to == "" {
+		latest, ok := catalog.LatestAddon(name, e.opts.ControlPlane.Version().String())
+		if !ok {
+			return nil, &ekstypes.InvalidParameterException{ClusterName: &e.opts.Cluster, AddonName: &name, Message: ptr("Addon version specified is not supported")}
+		}
+		to = latest.Version
+	}
+	if err := twineks.CheckAddonUpdate(name, a.version, to, e.opts.ControlPlane.Version(), kubelets(e.opts.ControlPlane)); err != nil {
+		return nil, &ekstypes.InvalidParameterException{ClusterName: &e.opts.Cluster, AddonName: &name, Message: ptr(err.Error())}
+	}
+	u := &ekstypes.Update{
+		Id:        ptr(uuid(e.opts.Cluster, "/addon/", name, "/", len(a.updates))),
+		Status:    ekstypes.UpdateStatusInProgress,
+		Type:      ekstypes.UpdateTypeAddonUpdate,
+		Params:    []ekstypes.UpdateParam{{Type: ekstypes.UpdateParamTypeAddonVersion, Value: ptr(to)}},
+		CreatedAt: ptr(e.now()),
+		Errors:    []ekstypes.ErrorDetail{},
+	}
+	if in.ResolveConflicts != "" {
+		u.Params = append(u.Params, ekstypes.UpdateParam{Type: ekstypes.UpdateParamTypeResolveConflicts, Value: ptr(string(in.ResolveConflicts))})
+	}
+	done := func() bool { return true }
+	if e.opts.ApplyAddon != nil {
+		var err error
+		if done, err = e.opts.ApplyAddon(name, to); err != nil {
+			return nil, &ekstypes.InvalidRequestException{ClusterName: &e.opts.Cluster, AddonName: &name, Message: ptr(err.Error())}
+		}
+	}
+	a.updates = append(a.updates, u)
+	a.to, a.rolledOut = to, done
+	if in.ClientRequestToken != nil {
+		e.tokens[key] = u
+	}
+	out := copyUpdate(u)
+	e.progress(a)
+	return &eks.UpdateAddonOutput{Update: out}, nil
+}
+
+// progress finishes an add-on's update once its rollout is done.
+func (e *EKS) progress(a *addonState) {
+	if a.rolledOut == nil || !a.rolledOut() {
+		return
+	}
+	a.updates[len(a.updates)-1].Status = ekstypes.UpdateStatusSuccessful
+	a.version, a.rolledOut = a.to, nil
+}
+
+// kubelets is the control plane's view of every node's kubelet.
+func kubelets(cp *twineks.ControlPlane) map[string]string {
+	if cp.Kubelets == nil {
+		return nil
+	}
+	return cp.Kubelets()
+}

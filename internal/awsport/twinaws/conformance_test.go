@@ -1,0 +1,87 @@
+package twinaws
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ladder-eks/ladder/internal/awsport"
+	"github.com/ladder-eks/ladder/internal/awsport/conformance"
+	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twin/ec2"
+	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twin/worker"
+)
+
+// t0 is a day on which EKS offers 1.30 and 1.31, with AMIs for both.
+var t0 = time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+
+var zones = []string{"us-west-2a", "us-west-2b", "us-west-2c"}
+
+// twinCluster is the twins of one cluster wired as a rehearsal wires them:
+// a 1.30 control plane, two managed node groups of two nodes each, and
+// vpc-cni, whose rollout (EKSOptions.ApplyAddon) takes two minutes.
+type twinCluster struct {
+	eks  *EKS
+	port *twinport.Port
+}
+
+const addonRollout = 2 * time.Minute
+
+func newTwinCluster(t *testing.T) *twinCluster {
+	t.Helper()
+	eng := sim.New(t0, 1)
+	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
+	cloud := ec2.New("us-west-2", zones, eng.Rand())
+	cp := twineks.New(eng, "conformance", "us-west-2", kubeversion.MustParse("1.30"), 0)
+	cp.Kubelets = func() map[string]string {
+		out := map[string]string{}
+		for _, n := range kc.Nodes() {
+			out[n.Name] = n.Status.NodeInfo.KubeletVersion
+		}
+		return out
+	}
+	groups := mng.New(eng, kc, worker.New(eng, kc, cloud, worker.Timings{}), mng.Options{
+		InstanceTypes: catalog.InstanceTypes(), Zones: zones,
+		ControlPlaneVersion: cp.Version,
+	})
+	cp.NodeGroupVersions = groups.Versions
+	for _, name := range []string{"blue", "green"} {
+		if err := groups.Adopt(mng.Spec{Name: name, InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 4}, 24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := NewEKS(EKSOptions{
+		Engine: eng, Cluster: "conformance", Region: "us-west-2",
+		ControlPlane: cp, Nodegroups: groups,
+		Addons: []Addon{{Name: "vpc-cni", Version: "v1.18.3-eksbuild.1"}},
+		ApplyAddon: func(string, string) (func() bool, error) {
+			start := eng.Now()
+			return func() bool { return eng.Now().Sub(start) >= addonRollout }, nil
+		},
+	})
+	return &twinCluster{eks: e, port: twinport.New(kc, twinport.Options{})}
+}
+
+type eksHarness struct{}
+
+func (eksHarness) NewEKSEnv(t *testing.T) conformance.EKSEnv { return newTwinCluster(t) }
+
+func (c *twinCluster) EKS() awsport.EKS           { return c.eks }
+func (c *twinCluster) Cluster() string            { return "conformance" }
+func (c *twinCluster) Nodegroups() [2]string      { return [2]string{"green", "blue"} }
+func (c *twinCluster) Addon() (name, next string) { return "vpc-cni", "v1.19.2-eksbuild.1" }
+func (c *twinCluster) Wait(ctx context.Context, timeout time.Duration, cond kubeport.Condition) error {
+	return c.port.Wait(ctx, timeout, cond)
+}
+
+// TestEKSConformance runs the EKS port's conformance suite on the twins.
+func TestEKSConformance(t *testing.T) {
+	conformance.RunEKS(t, eksHarness{})
+}
