@@ -13,8 +13,8 @@ import (
 )
 
 // Add-ons in a rehearsal: the executor's UpdateAddon (internal/executor)
-// reaches the twin through clusterAPI (eksapi.go), which checks it by the
-// EKS twin's rules (internal/twin/eks/addons.go); then the add-on's
+// reaches the twin through the EKS port (awsport/twinaws), which checks it
+// by the EKS twin's rules (internal/twin/eks/addons.go); then the add-on's
 // workloads in kube-system get the new images and roll out by their own
 // strategies — a DaemonSet node by node, a Deployment with surge under its
 // PDB — and the executor waits for kubectl rollout status of each.
@@ -32,21 +32,34 @@ func (r *run) addonVersion(name string) string {
 	return ""
 }
 
-// applyAddonImages is what EKS does on UpdateAddon: the add-on's workloads
-// get the version's images.
-func (r *run) applyAddonImages(name string, v eks.AddonVersion) error {
-	for _, w := range scenario.AddonWorkloads(name) {
+// applyAddon is what EKS does on UpdateAddon: the add-on's workloads get
+// the version's images; the update is done once kubectl rollout status
+// says each has rolled out.
+func (r *run) applyAddon(name, version string) (rolledOut func() bool, err error) {
+	v, err := eks.ParseAddonVersion(version)
+	if err != nil {
+		return nil, err
+	}
+	refs := scenario.AddonWorkloads(name)
+	for _, w := range refs {
 		o, ok := r.objects[objectKey(w.Kind, w.Namespace, w.Name)]
 		if !ok {
-			return fmt.Errorf("add-on %s: %s %s/%s was not applied", name, w.Kind, w.Namespace, w.Name)
+			return nil, fmt.Errorf("add-on %s: %s %s/%s was not applied", name, w.Kind, w.Namespace, w.Name)
 		}
 		if updated, changed := withAddonImages(o, name, v); len(changed) > 0 {
 			if err := r.apply(updated); err != nil {
-				return fmt.Errorf("add-on %s: %v", name, err)
+				return nil, fmt.Errorf("add-on %s: %v", name, err)
 			}
 		}
 	}
-	return nil
+	return func() bool {
+		for _, w := range refs {
+			if done, _, err := r.kube.RolloutStatus(w.Kind, w.Namespace, w.Name); err != nil || !done {
+				return false
+			}
+		}
+		return true
+	}, nil
 }
 
 // AddonVersion implements executor.Observer.

@@ -9,6 +9,7 @@ import (
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 
+	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
@@ -45,12 +46,18 @@ func (r *run) upgrade(target kubeversion.Minor) error {
 // executor is the playbook's executor on the twin's ports, its deadline the
 // run's time limit.
 func (r *run) executor() *executor.Executor {
-	if r.clusterAPI == nil {
-		r.clusterAPI = &clusterAPI{cp: r.cp, name: r.sc.Spec.Cluster.Name, run: r}
+	if r.eksAPI == nil {
+		var addons []twinaws.Addon
+		for _, a := range r.sc.Spec.Addons {
+			addons = append(addons, twinaws.Addon{Name: a.Name, Version: a.Version})
+		}
+		c := r.sc.Spec.Cluster
+		r.eksAPI = twinaws.NewEKS(twinaws.EKSOptions{Engine: r.eng, Cluster: c.Name, Region: c.Region, ControlPlane: r.cp,
+			Nodegroups: r.mng, Fargate: r.fargate, Addons: addons, ApplyAddon: r.applyAddon})
 	}
 	return &executor.Executor{
 		Cluster:    r.sc.Spec.Cluster.Name,
-		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{}), EKS: r.clusterAPI},
+		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{}), EKS: r.eksAPI},
 		Mechanisms: mechanisms{r},
 		Observer:   r,
 		Deadline:   r.limit,
