@@ -79,6 +79,8 @@ type Executor struct {
 	Ports      Ports
 	Mechanisms Mechanisms
 	Observer   Observer
+	// AMIs identifies the AMIs nodes run.
+	AMIs AMIs
 	// Deadline, on the Kubernetes port's clock, ends every wait: a step
 	// still waiting then returns ErrTimeLimit.
 	Deadline time.Time

@@ -2,9 +2,7 @@ package rehearse
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
@@ -57,7 +55,8 @@ func (r *run) executor() *executor.Executor {
 	}
 	return &executor.Executor{
 		Cluster:    r.sc.Spec.Cluster.Name,
-		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{}), EKS: r.eksAPI},
+		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI},
+		AMIs:       amis{r},
 		Mechanisms: mechanisms{r},
 		Observer:   r,
 		Deadline:   r.limit,
@@ -154,6 +153,11 @@ func (r *run) waitFor(done func() bool) error {
 	return nil
 }
 
+// amis looks AMIs up in the scenario's and the catalog's.
+type amis struct{ r *run }
+
+func (a amis) LookupAMI(id string) (catalog.AMI, bool) { return a.r.lookupAMI(id) }
+
 // mechanisms are the twin's ways of carrying out the steps the executor
 // does not drive through ports yet.
 type mechanisms struct{ r *run }
@@ -207,91 +211,34 @@ func (r *run) preChecks(target kubeversion.Minor) error {
 	return nil
 }
 
-// driftKarpenter points the group's EC2NodeClass at the hop's AMIs — the
-// FAMILY@latest alias, which follows the control plane's version, or the
-// new version's AMI id — and waits until Karpenter's drift has replaced every
-// node of the NodePool (semantics.md §A.3).
+// driftKarpenter is the executor's drift of the group's NodePool.
 func (r *run) driftKarpenter(g scenario.NodeGroup, to kubeversion.Minor) error {
-	pool := r.karp.NodePool(g.Karpenter.NodePool)
-	if pool == nil {
-		return fmt.Errorf("NodePool %s not found", g.Karpenter.NodePool)
-	}
-	className := pool.Spec.Template.Spec.NodeClassRef.Name
-	nc := r.karp.NodeClass(className)
-	if nc == nil {
-		return fmt.Errorf("EC2NodeClass %s (NodePool %s) not found", className, pool.Name)
-	}
 	mode := "latest"
 	if g.Upgrade != nil && g.Upgrade.AMI != "" {
 		mode = g.Upgrade.AMI
 	}
-	terms, err := r.amiTerms(g, nc, mode, to)
-	if err != nil {
-		return fmt.Errorf("node group %s: %v", g.Name, err)
-	}
-	if !sameTerms(nc.Spec.AMISelectorTerms, terms) {
-		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"amiSelectorTerms": terms}})
-		r.event("Normal", "Patched", fmt.Sprintf("EC2NodeClass %s: amiSelectorTerms %s", className, describeTerms(terms)))
-		if err := r.patch(&scenario.PatchAction{Kind: "EC2NodeClass", Name: className, Patch: patch}); err != nil {
-			return err
-		}
-	}
-	return r.waitFor(func() bool {
-		return !r.karp.Busy() && !r.karp.AnyDrifted() && r.groupAt(g.Name, to)
-	})
+	err := r.executor().DriftNodePool(context.Background(), g.Name, g.Karpenter.NodePool, mode, to)
+	r.syncNodeClassTerms(g.Karpenter.NodePool)
+	return err
 }
 
-// amiTerms are the amiSelectorTerms for a hop: the family's @latest alias,
-// or the id of the newest AMI of the family for the new version.
-func (r *run) amiTerms(g scenario.NodeGroup, nc *awsv1.EC2NodeClass, mode string, to kubeversion.Minor) ([]awsv1.AMISelectorTerm, error) {
-	family := ""
-	for _, t := range nc.Spec.AMISelectorTerms {
-		if t.Alias != "" {
-			family, _, _ = strings.Cut(t.Alias, "@")
-		}
+// syncNodeClassTerms copies the amiSelectorTerms the executor patched into
+// the applied EC2NodeClass manifest, so that a later patch action of the
+// script starts from them, as kubectl apply's three-way merge would.
+func (r *run) syncNodeClassTerms(pool string) {
+	np := r.karp.NodePool(pool)
+	if np == nil {
+		return
 	}
-	if family == "" {
-		for _, n := range r.kube.Nodes() {
-			if name, _ := r.nodeGroup(n); name == g.Name {
-				if a, ok := r.lookupAMI(n.Annotations[imageAnnotation]); ok {
-					family = a.Family
-					break
-				}
-			}
-		}
+	name := np.Spec.Template.Spec.NodeClassRef.Name
+	nc := r.karp.NodeClass(name)
+	o, ok := r.objects[objectKey("EC2NodeClass", "", name)]
+	if nc == nil || !ok {
+		return
 	}
-	if family == "" {
-		return nil, fmt.Errorf("cannot tell the AMI family of EC2NodeClass %s: use an alias such as al2023@latest in amiSelectorTerms", nc.Name)
+	if applied, ok := o.Object.(*awsv1.EC2NodeClass); ok {
+		applied.Spec.AMISelectorTerms = append([]awsv1.AMISelectorTerm(nil), nc.Spec.AMISelectorTerms...)
 	}
-	if mode == "latest" {
-		return []awsv1.AMISelectorTerm{{Alias: family + "@latest"}}, nil
-	}
-	a, err := catalog.ResolveAlias(family+"@latest", to.String(), catalog.ArchX8664, r.eng.Now())
-	if err != nil {
-		return nil, err
-	}
-	return []awsv1.AMISelectorTerm{{ID: a.ID}}, nil
-}
-
-func sameTerms(a, b []awsv1.AMISelectorTerm) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
-}
-
-func describeTerms(terms []awsv1.AMISelectorTerm) string {
-	var out []string
-	for _, t := range terms {
-		switch {
-		case t.Alias != "":
-			out = append(out, "alias "+t.Alias)
-		case t.ID != "":
-			out = append(out, "id "+t.ID)
-		default:
-			out = append(out, "name "+t.Name)
-		}
-	}
-	return strings.Join(out, ", ")
 }
 
 // groupAt reports whether every node of a group runs a kubelet of minor to.

@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/kubeport"
@@ -399,6 +400,14 @@ func (p *Port) gate(ctx context.Context, g kubeport.Gate) func() (bool, error) {
 		return func() (bool, error) { return p.c.Quiet(), nil }
 	case kubeport.Until:
 		return func() (bool, error) { return g.Holds(ctx) }
+	case kubeport.NodePoolReplaced:
+		k := p.opts.Karpenter
+		if k == nil {
+			return nil
+		}
+		return func() (bool, error) {
+			return !k.Busy() && !k.AnyDrifted() && kubeport.NodesAt(p.c.Nodes(), karpv1.NodePoolLabelKey, g.NodePool, g.Minor), nil
+		}
 	case kubeport.RolloutsComplete:
 		// kubectl rollout status walks a DaemonSet's every pod: read at
 		// most once per virtual second, as a client polling the API would,
