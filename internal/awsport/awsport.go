@@ -73,6 +73,15 @@ type Images interface {
 	DescribeImages(ctx context.Context, params *ec2.DescribeImagesInput, optFns ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error)
 }
 
+// LaunchTemplates is EC2's launch template versions (aws-apis.md §4): how
+// a self-managed node group gets a new AMI — a new version of its launch
+// template with the new ImageId (SourceVersion copies the rest), which an
+// instance refresh then rolls out as its DesiredConfiguration.
+type LaunchTemplates interface {
+	CreateLaunchTemplateVersion(ctx context.Context, params *ec2.CreateLaunchTemplateVersionInput, optFns ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateVersionOutput, error)
+	DescribeLaunchTemplateVersions(ctx context.Context, params *ec2.DescribeLaunchTemplateVersionsInput, optFns ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error)
+}
+
 // Parameters is SSM's GetParameter(s) (aws-apis.md §5), through which AWS
 // publishes the EKS-optimized AMI ids under /aws/service/eks/optimized-ami/...
 // and /aws/service/bottlerocket/....
@@ -83,8 +92,9 @@ type Parameters interface {
 
 // Ports are the AWS ports of one cluster's account and region.
 type Ports struct {
-	EKS         EKS
-	AutoScaling AutoScaling
-	Images      Images
-	Parameters  Parameters
+	EKS             EKS
+	AutoScaling     AutoScaling
+	LaunchTemplates LaunchTemplates
+	Images          Images
+	Parameters      Parameters
 }

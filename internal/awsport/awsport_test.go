@@ -12,8 +12,9 @@ import (
 // The SDK's clients are the ports with no adapter: a method whose signature
 // drifts from the SDK's fails this file's build.
 var (
-	_ awsport.EKS         = (*eks.Client)(nil)
-	_ awsport.AutoScaling = (*autoscaling.Client)(nil)
-	_ awsport.Images      = (*ec2.Client)(nil)
-	_ awsport.Parameters  = (*ssm.Client)(nil)
+	_ awsport.EKS             = (*eks.Client)(nil)
+	_ awsport.AutoScaling     = (*autoscaling.Client)(nil)
+	_ awsport.Images          = (*ec2.Client)(nil)
+	_ awsport.LaunchTemplates = (*ec2.Client)(nil)
+	_ awsport.Parameters      = (*ssm.Client)(nil)
 )

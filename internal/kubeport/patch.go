@@ -21,8 +21,8 @@ type NodePatch struct {
 // ApplyTo changes n as the patch says. Removals run before additions, so a
 // patch can replace a taint by removing and adding its key.
 func (p NodePatch) ApplyTo(n *corev1.Node) {
-	n.Labels = applyMap(n.Labels, p.Labels)
-	n.Annotations = applyMap(n.Annotations, p.Annotations)
+	n.Labels = ApplyMap(n.Labels, p.Labels)
+	n.Annotations = ApplyMap(n.Annotations, p.Annotations)
 	if len(p.RemoveTaints) > 0 {
 		remove := map[string]bool{}
 		for _, k := range p.RemoveTaints {
@@ -55,7 +55,9 @@ func (p NodePatch) Empty() bool {
 	return len(p.Labels) == 0 && len(p.Annotations) == 0 && len(p.AddTaints) == 0 && len(p.RemoveTaints) == 0
 }
 
-func applyMap(m map[string]string, change map[string]*string) map[string]string {
+// ApplyMap changes m as change says, in place: a nil value removes the
+// key. It returns m, made when m is nil and a key is set.
+func ApplyMap(m map[string]string, change map[string]*string) map[string]string {
 	for k, v := range change {
 		if v == nil {
 			delete(m, k)

@@ -45,24 +45,34 @@ type EKSEnv interface {
 // control-plane updates take tens of minutes.
 const updateTimeout = 2 * time.Hour
 
-type eksCase struct {
+// namedCase is one case of a suite over environments of type E.
+type namedCase[E any] struct {
 	name string
-	run  func(ctx context.Context, env EKSEnv) error
+	run  func(ctx context.Context, env E) error
 }
 
-// RunEKS runs the EKS suite against h, each case in a parallel subtest.
-func RunEKS(t *testing.T, h EKSHarness) {
-	for _, c := range eksCases() {
+// runCases runs each case in a subtest (in parallel when each gets a
+// fresh environment from newEnv) within caseTimeout of wall time.
+func runCases[E any](t *testing.T, cases []namedCase[E], parallel bool, newEnv func(*testing.T) E) {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+			if parallel {
+				t.Parallel()
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), caseTimeout)
 			defer cancel()
-			if err := c.run(ctx, h.NewEKSEnv(t)); err != nil {
+			if err := c.run(ctx, newEnv(t)); err != nil {
 				t.Fatal(err)
 			}
 		})
 	}
 }
+
+// caseTimeout bounds a whole case on the wall clock.
+const caseTimeout = 5 * time.Minute
+
+// RunEKS runs the EKS suite against h, each case in a parallel subtest.
+func RunEKS(t *testing.T, h EKSHarness) { runCases(t, eksCases(), true, h.NewEKSEnv) }
 
 // wantError checks that err is, through errors.As, a T, and returns it.
 func wantError[T error](call string, err error) (T, error) {

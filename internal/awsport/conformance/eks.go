@@ -12,23 +12,14 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 )
 
-func eksCases() []eksCase {
-	return []eksCase{
+func eksCases() []namedCase[EKSEnv] {
+	return []namedCase[EKSEnv]{
 		{"eks/not-found", eksNotFound},
 		{"eks/cluster-version-update", eksClusterUpdate},
 		{"eks/nodegroup-version-update", eksNodegroupUpdate},
 		{"eks/addon-update", eksAddonUpdate},
 		{"eks/pagination", eksPagination},
 	}
-}
-
-// EKSCaseNames lists the EKS suite's cases.
-func EKSCaseNames() []string {
-	var out []string
-	for _, c := range eksCases() {
-		out = append(out, c.name)
-	}
-	return out
 }
 
 // eksNotFound: unknown cluster, node group, add-on and update are

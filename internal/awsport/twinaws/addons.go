@@ -28,25 +28,20 @@ func (e *EKS) ListAddons(_ context.Context, in *eks.ListAddonsInput, _ ...func(*
 	for n := range e.addons {
 		names = append(names, n)
 	}
-	sort.Strings(names)
-	items, next, err := page(names, in.MaxResults, in.NextToken, eksMaxResults)
+	items, next, err := e.pageNames(names, in.MaxResults, in.NextToken)
 	if err != nil {
-		return nil, invalidParameter(e.opts.Cluster, err.Error())
+		return nil, err
 	}
 	return &eks.ListAddonsOutput{Addons: items, NextToken: next}, nil
 }
 
 // DescribeAddon implements awsport.EKS.
 func (e *EKS) DescribeAddon(_ context.Context, in *eks.DescribeAddonInput, _ ...func(*eks.Options)) (*eks.DescribeAddonOutput, error) {
-	if err := e.cluster(in.ClusterName); err != nil {
+	name := aws.ToString(in.AddonName)
+	a, err := e.addon(in.ClusterName, name)
+	if err != nil {
 		return nil, err
 	}
-	name := aws.ToString(in.AddonName)
-	a, ok := e.addons[name]
-	if !ok {
-		return nil, addonNotFound(e.opts.Cluster, name)
-	}
-	e.progress(a)
 	status := ekstypes.AddonStatusActive
 	if a.rolledOut != nil {
 		status = ekstypes.AddonStatusUpdating
@@ -115,20 +110,15 @@ func addonType(name string) string {
 // InvalidParameterException. A clientRequestToken already used returns the
 // update it started.
 func (e *EKS) UpdateAddon(_ context.Context, in *eks.UpdateAddonInput, _ ...func(*eks.Options)) (*eks.UpdateAddonOutput, error) {
-	if err := e.cluster(in.ClusterName); err != nil {
-		return nil, err
-	}
 	name := aws.ToString(in.AddonName)
-	a, ok := e.addons[name]
-	if !ok {
-		return nil, addonNotFound(e.opts.Cluster, name)
+	a, err := e.addon(in.ClusterName, name)
+	if err != nil {
+		return nil, err
 	}
 	key := "addon/" + name + "/" + aws.ToString(in.ClientRequestToken)
 	if u, ok := e.tokens[key]; ok && in.ClientRequestToken != nil {
-		e.progress(a)
 		return &eks.UpdateAddonOutput{Update: copyUpdate(u)}, nil
 	}
-	e.progress(a)
 	if a.rolledOut != nil {
 		running := a.updates[len(a.updates)-1]
 		return nil, &ekstypes.ResourceInUseException{ClusterName: &e.opts.Cluster, AddonName: &name,
@@ -171,6 +161,20 @@ func (e *EKS) UpdateAddon(_ context.Context, in *eks.UpdateAddonInput, _ ...func
 	out := copyUpdate(u)
 	e.progress(a)
 	return &eks.UpdateAddonOutput{Update: out}, nil
+}
+
+// addon is an installed add-on of the cluster, with its update's progress
+// brought up to date.
+func (e *EKS) addon(cluster *string, name string) (*addonState, error) {
+	if err := e.cluster(cluster); err != nil {
+		return nil, err
+	}
+	a, ok := e.addons[name]
+	if !ok {
+		return nil, addonNotFound(e.opts.Cluster, name)
+	}
+	e.progress(a)
+	return a, nil
 }
 
 // progress finishes an add-on's update once its rollout is done.

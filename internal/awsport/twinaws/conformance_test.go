@@ -2,6 +2,7 @@ package twinaws
 
 import (
 	"context"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -84,4 +86,70 @@ func (c *twinCluster) Wait(ctx context.Context, timeout time.Duration, cond kube
 // TestEKSConformance runs the EKS port's conformance suite on the twins.
 func TestEKSConformance(t *testing.T) {
 	conformance.RunEKS(t, eksHarness{})
+}
+
+type amiEnv struct{ *AMIs }
+
+func (e amiEnv) Images() awsport.Images         { return e.AMIs }
+func (e amiEnv) Parameters() awsport.Parameters { return e.AMIs }
+func (amiEnv) Minor() string                    { return "1.31" }
+
+// TestAMIConformance runs the AMI suite on the catalog, at t0.
+func TestAMIConformance(t *testing.T) {
+	conformance.RunAMI(t, amiEnv{NewAMIs(func() time.Time { return t0 })})
+}
+
+// The twin publishes an AMI only once it is released: on t0 the
+// recommended 1.31 AMI is the seed's v20260320 release, before it the
+// v20260220 one.
+func TestRecommendedFollowsTheClock(t *testing.T) {
+	name := "/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/standard/recommended/image_id"
+	for _, c := range []struct {
+		at   time.Time
+		want string
+	}{
+		{t0, "ami-0c4dea04571b1b508"},
+		{time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), "ami-9611a9490b074d3c1"},
+	} {
+		out, err := NewAMIs(func() time.Time { return c.at }).GetParameter(context.Background(), &ssm.GetParameterInput{Name: &name})
+		if err != nil || *out.Parameter.Value != c.want {
+			t.Errorf("at %s: %v, %v; want %s", c.at.Format(time.DateOnly), out, err, c.want)
+		}
+	}
+}
+
+// asgCluster is two self-managed node groups of two nodes each, on the
+// 1.30 AMI of the seed.
+type asgCluster struct {
+	api  *AutoScaling
+	port *twinport.Port
+}
+
+type asgHarness struct{}
+
+func (asgHarness) NewAutoScalingEnv(t *testing.T) conformance.AutoScalingEnv {
+	eng := sim.New(t0, 1)
+	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
+	cloud := ec2.New("us-west-2", zones, eng.Rand())
+	a := asg.New(eng, kc, worker.New(eng, kc, cloud, worker.Timings{}), asg.Options{InstanceTypes: catalog.InstanceTypes(), Zones: zones})
+	for _, name := range []string{"workers-b", "workers-a"} {
+		if err := a.Create(asg.Spec{Name: name, InstanceType: "m5.large", Desired: 2, Min: 2, Max: 4,
+			LaunchTemplate: asg.LaunchTemplate{Name: name, Version: "1", ImageID: "ami-0f676a166352f02ab"}}, 24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &asgCluster{api: NewAutoScaling(a), port: twinport.New(kc, twinport.Options{})}
+}
+
+func (c *asgCluster) AutoScaling() awsport.AutoScaling         { return c.api }
+func (c *asgCluster) LaunchTemplates() awsport.LaunchTemplates { return c.api }
+func (c *asgCluster) NextImage() string                        { return "ami-0c4dea04571b1b508" }
+func (c *asgCluster) Groups() [2]string                        { return [2]string{"workers-b", "workers-a"} }
+func (c *asgCluster) Wait(ctx context.Context, timeout time.Duration, cond kubeport.Condition) error {
+	return c.port.Wait(ctx, timeout, cond)
+}
+
+// TestAutoScalingConformance runs the Auto Scaling suite on the twin.
+func TestAutoScalingConformance(t *testing.T) {
+	conformance.RunAutoScaling(t, asgHarness{})
 }

@@ -201,11 +201,10 @@ func (e *EKS) DescribeUpdate(_ context.Context, in *eks.DescribeUpdateInput, _ .
 			}
 		}
 	case in.AddonName != nil:
-		a, ok := e.addons[*in.AddonName]
-		if !ok {
-			return nil, addonNotFound(e.opts.Cluster, *in.AddonName)
+		a, err := e.addon(in.Name, *in.AddonName)
+		if err != nil {
+			return nil, err
 		}
-		e.progress(a)
 		list = a.updates
 	default:
 		list = e.updates
@@ -274,10 +273,9 @@ func (e *EKS) ListNodegroups(_ context.Context, in *eks.ListNodegroupsInput, _ .
 			}
 		}
 	}
-	sort.Strings(names)
-	items, next, err := page(names, in.MaxResults, in.NextToken, eksMaxResults)
+	items, next, err := e.pageNames(names, in.MaxResults, in.NextToken)
 	if err != nil {
-		return nil, invalidParameter(e.opts.Cluster, err.Error())
+		return nil, err
 	}
 	return &eks.ListNodegroupsOutput{Nodegroups: items, NextToken: next}, nil
 }
@@ -446,10 +444,9 @@ func (e *EKS) ListFargateProfiles(_ context.Context, in *eks.ListFargateProfiles
 			names = append(names, p.Name)
 		}
 	}
-	sort.Strings(names)
-	items, next, err := page(names, in.MaxResults, in.NextToken, eksMaxResults)
+	items, next, err := e.pageNames(names, in.MaxResults, in.NextToken)
 	if err != nil {
-		return nil, invalidParameter(e.opts.Cluster, err.Error())
+		return nil, err
 	}
 	return &eks.ListFargateProfilesOutput{FargateProfileNames: items, NextToken: next}, nil
 }
@@ -521,6 +518,17 @@ func (e *EKS) DescribeClusterVersions(_ context.Context, in *eks.DescribeCluster
 		return nil, &ekstypes.InvalidParameterException{Message: ptr(err.Error())}
 	}
 	return &eks.DescribeClusterVersionsOutput{ClusterVersions: items, NextToken: next}, nil
+}
+
+// pageNames is a List operation's page of names, in order; a bad page is
+// InvalidParameterException.
+func (e *EKS) pageNames(names []string, maxResults *int32, nextToken *string) ([]string, *string, error) {
+	sort.Strings(names)
+	items, next, err := page(names, maxResults, nextToken, eksMaxResults)
+	if err != nil {
+		return nil, nil, invalidParameter(e.opts.Cluster, err.Error())
+	}
+	return items, next, nil
 }
 
 func contains[T comparable](list []T, v T) bool {

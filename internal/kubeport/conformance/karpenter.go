@@ -67,15 +67,6 @@ func karpenterCases() []karpCase {
 	}
 }
 
-// KarpenterCaseNames lists the Karpenter suite's cases.
-func KarpenterCaseNames() []string {
-	var out []string
-	for _, c := range karpenterCases() {
-		out = append(out, c.name)
-	}
-	return out
-}
-
 type karpFixture struct {
 	*fixture
 	env KarpenterEnv

@@ -186,8 +186,8 @@ func (p *Port) withClaimMeta(nc *karpv1.NodeClaim) {
 	if !ok {
 		return
 	}
-	nc.Labels = applyChange(nc.Labels, m.labels)
-	nc.Annotations = applyChange(nc.Annotations, m.annotations)
+	nc.Labels = kubeport.ApplyMap(maps.Clone(nc.Labels), m.labels)
+	nc.Annotations = kubeport.ApplyMap(maps.Clone(nc.Annotations), m.annotations)
 }
 
 // mapChange adds to change what turns before into after.
@@ -206,21 +206,6 @@ func mapChange(change map[string]*string, before, after map[string]string) map[s
 		}
 	}
 	return change
-}
-
-func applyChange(m map[string]string, change map[string]*string) map[string]string {
-	m = maps.Clone(m)
-	for k, v := range change {
-		if v == nil {
-			delete(m, k)
-			continue
-		}
-		if m == nil {
-			m = map[string]string{}
-		}
-		m[k] = *v
-	}
-	return m
 }
 
 // invalid is the 422 the API server returns when validation (the CRD's
