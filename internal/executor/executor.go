@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/awsport"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
@@ -26,8 +27,10 @@ import (
 
 // Ports are the APIs the executor drives.
 type Ports struct {
-	Kube kubeport.Port
-	EKS  EKS
+	Kube            kubeport.Port
+	EKS             EKS
+	AutoScaling     awsport.AutoScaling
+	LaunchTemplates awsport.LaunchTemplates
 }
 
 // EKS is the part of the EKS API (awsport.EKS) the executor calls so far.
