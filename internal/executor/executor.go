@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ladder-eks/ladder/internal/awsport"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
@@ -27,17 +26,14 @@ import (
 
 // Ports are the APIs the executor drives.
 type Ports struct {
-	Kube            kubeport.Port
-	EKS             EKS
-	AutoScaling     awsport.AutoScaling
-	LaunchTemplates awsport.LaunchTemplates
+	Kube kubeport.Port
+	EKS  EKS
 }
 
 // EKS is the part of the EKS API (awsport.EKS) the executor calls so far.
 type EKS interface {
 	ClusterAPI
 	AddonAPI
-	NodegroupAPI
 }
 
 // Mechanisms carry out the steps whose API the executor does not drive

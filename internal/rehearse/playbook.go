@@ -44,19 +44,18 @@ func (r *run) upgrade(target kubeversion.Minor) error {
 // executor is the playbook's executor on the twin's ports, its deadline the
 // run's time limit.
 func (r *run) executor() *executor.Executor {
-	if r.aws.EKS == nil {
+	if r.eksAPI == nil {
 		var addons []twinaws.Addon
 		for _, a := range r.sc.Spec.Addons {
 			addons = append(addons, twinaws.Addon{Name: a.Name, Version: a.Version})
 		}
 		c := r.sc.Spec.Cluster
-		r.aws = twinaws.New(twinaws.EKSOptions{Engine: r.eng, Cluster: c.Name, Region: c.Region, ControlPlane: r.cp,
-			Nodegroups: r.mng, Fargate: r.fargate, Addons: addons, ApplyAddon: r.applyAddon}, r.asg, r.sc.ExtraAMIs())
+		r.eksAPI = twinaws.NewEKS(twinaws.EKSOptions{Engine: r.eng, Cluster: c.Name, Region: c.Region, ControlPlane: r.cp,
+			Nodegroups: r.mng, Fargate: r.fargate, Addons: addons, ApplyAddon: r.applyAddon})
 	}
 	return &executor.Executor{
-		Cluster: r.sc.Spec.Cluster.Name,
-		Ports: executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.aws.EKS,
-			AutoScaling: r.aws.AutoScaling, LaunchTemplates: r.aws.LaunchTemplates},
+		Cluster:    r.sc.Spec.Cluster.Name,
+		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI},
 		AMIs:       amis{r},
 		Mechanisms: mechanisms{r},
 		Observer:   r,

@@ -1,15 +1,10 @@
 package rehearse
 
 import (
-	"context"
 	"fmt"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
-
 	"strings"
 
+	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -20,54 +15,50 @@ import (
 // The playbook upgrades one as the workshop does (§6.4): a new launch
 // template version with the hop's AMI, then an instance refresh.
 
-// refreshSelfManaged is the executor's instance refresh of the group. A
-// refresh that killed Ready pods without eviction (no termination hook, or
-// its drain did not finish) says so in the step's note.
+// refreshSelfManaged moves the group's launch template to the newest AMI of
+// its family for the hop's version and runs an instance refresh with the
+// group's preferences, waiting until it ends.
 func (r *run) refreshSelfManaged(g scenario.NodeGroup, to kubeversion.Minor) error {
-	before, err := r.asg.Status(g.Name)
+	st, err := r.asg.Status(g.Name)
 	if err != nil {
 		return err
 	}
-	var prefs *asgtypes.RefreshPreferences
-	if g.Upgrade != nil && g.Upgrade.Refresh != nil {
-		prefs = refreshPreferences(g.Upgrade.Refresh.ASG())
+	cur, ok := r.lookupAMI(st.LaunchTemplate.ImageID)
+	if !ok {
+		return fmt.Errorf("node group %s: launch template image %s is not in the catalog", g.Name, st.LaunchTemplate.ImageID)
 	}
-	err = r.executor().RefreshGroup(context.Background(), g.Name, asg.LabelNodegroupName, prefs, to)
-	if after, serr := r.asg.Status(g.Name); serr == nil && after.Refresh != nil && after.Refresh.Status == asg.RefreshSuccessful && after.PodsKilled > before.PodsKilled {
+	next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, r.eng.Now())
+	if err != nil {
+		return fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", g.Name, cur.Family, to, err)
+	}
+	if next.ID != cur.ID {
+		r.event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s: launch template %s gets image %s (%s)", g.Name, st.LaunchTemplate.Name, next.ID, next.Name))
+		if err := r.asg.SetLaunchTemplate(g.Name, asg.LaunchTemplate{Name: st.LaunchTemplate.Name, ImageID: next.ID}); err != nil {
+			return err
+		}
+	}
+	var prefs asg.Preferences
+	if g.Upgrade != nil && g.Upgrade.Refresh != nil {
+		prefs = g.Upgrade.Refresh.ASG()
+	}
+	var result *asg.InstanceRefresh
+	if err := r.asg.StartInstanceRefresh(g.Name, prefs, func(ir asg.InstanceRefresh) { result = &ir }); err != nil {
+		return fmt.Errorf("node group %s: %v", g.Name, err)
+	}
+	if err := r.waitFor(func() bool { return result != nil }); err != nil {
+		return err
+	}
+	if result.Status != asg.RefreshSuccessful {
+		return fmt.Errorf("node group %s: instance refresh %s: %s", g.Name, result.Status, result.StatusReason)
+	}
+	if after, err := r.asg.Status(g.Name); err == nil && after.PodsKilled > st.PodsKilled {
 		hook := "the termination lifecycle hook's drain did not finish"
 		if !after.TerminationHook {
 			hook = "no termination lifecycle hook drains the nodes"
 		}
-		r.phaseNote(fmt.Sprintf("%d Ready pod(s) killed without eviction: %s", after.PodsKilled-before.PodsKilled, hook))
+		r.phaseNote(fmt.Sprintf("%d Ready pod(s) killed without eviction: %s", after.PodsKilled-st.PodsKilled, hook))
 	}
-	return err
-}
-
-// refreshPreferences are a scenario's refresh preferences as
-// StartInstanceRefresh takes them.
-func refreshPreferences(p asg.Preferences) *asgtypes.RefreshPreferences {
-	out := &asgtypes.RefreshPreferences{
-		MinHealthyPercentage: int32Of(p.MinHealthyPercentage),
-		MaxHealthyPercentage: int32Of(p.MaxHealthyPercentage),
-		SkipMatching:         aws.Bool(p.SkipMatching),
-	}
-	for _, c := range p.CheckpointPercentages {
-		out.CheckpointPercentages = append(out.CheckpointPercentages, int32(c))
-	}
-	if p.InstanceWarmup != nil {
-		out.InstanceWarmup = aws.Int32(int32(*p.InstanceWarmup / time.Second))
-	}
-	if p.CheckpointDelay != nil {
-		out.CheckpointDelay = aws.Int32(int32(*p.CheckpointDelay / time.Second))
-	}
-	return out
-}
-
-func int32Of(p *int) *int32 {
-	if p == nil {
-		return nil
-	}
-	return aws.Int32(int32(*p))
+	return r.waitFor(func() bool { return r.groupAt(g.Name, to) })
 }
 
 // selfManagedReport fills a group's counters.
