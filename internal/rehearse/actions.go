@@ -1,6 +1,7 @@
 package rehearse
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -131,7 +132,7 @@ func (r *run) do(i int, a scenario.Action) error {
 		if err != nil {
 			return err
 		}
-		if err := r.upgradeControlPlane(target); err == errTimeLimit {
+		if err := r.executor().UpgradeControlPlane(context.Background(), target); err == errTimeLimit {
 			r.event("Warning", "TimeLimit", fmt.Sprintf("%s: the control-plane update did not finish within the time limit", describe(a)))
 			return errTimeLimit
 		} else if err != nil {

@@ -2,23 +2,22 @@ package rehearse
 
 import (
 	"fmt"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
-	"github.com/ladder-eks/ladder/internal/plan"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/eks"
 )
 
-// Add-ons in a rehearsal: UpdateAddon is checked by the EKS twin's rules
-// (internal/twin/eks/addons.go), then its workloads in kube-system get the
-// new images and roll out by their own strategies — a DaemonSet node by
-// node, a Deployment with surge under its PDB — and the step waits for
-// kubectl rollout status of each.
+// Add-ons in a rehearsal: the executor's UpdateAddon (internal/executor)
+// reaches the twin through the EKS port (awsport/twinaws), which checks it
+// by the EKS twin's rules (internal/twin/eks/addons.go); then the add-on's
+// workloads in kube-system get the new images and roll out by their own
+// strategies — a DaemonSet node by node, a Deployment with surge under its
+// PDB — and the executor waits for kubectl rollout status of each.
 
 // addonVersion is the version an add-on runs now.
 func (r *run) addonVersion(name string) string {
@@ -33,59 +32,42 @@ func (r *run) addonVersion(name string) string {
 	return ""
 }
 
-// updateAddon runs one add-on step of the plan.
-func (r *run) updateAddon(st plan.Step) error {
-	if st.To == st.From {
-		r.addonNotes[st.Name] = st.Note
-		r.event("Normal", "AddonUnchanged", fmt.Sprintf("add-on %s stays at %s: %s", st.Name, st.From, st.Note))
-		return nil
+// applyAddon is what EKS does on UpdateAddon: the add-on's workloads get
+// the version's images; the update is done once kubectl rollout status
+// says each has rolled out.
+func (r *run) applyAddon(name, version string) (rolledOut func() bool, err error) {
+	v, err := eks.ParseAddonVersion(version)
+	if err != nil {
+		return nil, err
 	}
-	from, to := st.From, st.To
-	if f, err1 := eks.ParseAddonVersion(from); err1 == nil {
-		if t, err2 := eks.ParseAddonVersion(to); err2 == nil && t.Compare(f) < 0 {
-			note := fmt.Sprintf("the table's %s for %s is older than the installed %s, which stays", to, r.cp.Version(), from)
-			r.addonNotes[st.Name] = note
-			r.event("Normal", "AddonUnchanged", fmt.Sprintf("add-on %s: %s", st.Name, note))
-			return nil
-		}
-	}
-	if err := eks.CheckAddonUpdate(st.Name, from, to, r.cp.Version(), r.cp.Kubelets()); err != nil {
-		return err
-	}
-	v, _ := eks.ParseAddonVersion(to)
-	refs := scenario.AddonWorkloads(st.Name)
-	var images []string
+	refs := scenario.AddonWorkloads(name)
 	for _, w := range refs {
 		o, ok := r.objects[objectKey(w.Kind, w.Namespace, w.Name)]
 		if !ok {
-			return fmt.Errorf("add-on %s: %s %s/%s was not applied", st.Name, w.Kind, w.Namespace, w.Name)
+			return nil, fmt.Errorf("add-on %s: %s %s/%s was not applied", name, w.Kind, w.Namespace, w.Name)
 		}
-		updated, changed := withAddonImages(o, st.Name, v)
-		images = append(images, changed...)
-		if len(changed) == 0 {
-			continue
-		}
-		if err := r.apply(updated); err != nil {
-			return fmt.Errorf("add-on %s: %v", st.Name, err)
+		if updated, changed := withAddonImages(o, name, v); len(changed) > 0 {
+			if err := r.apply(updated); err != nil {
+				return nil, fmt.Errorf("add-on %s: %v", name, err)
+			}
 		}
 	}
-	if len(images) == 0 {
-		return fmt.Errorf("add-on %s: none of its workloads (%s) runs an image of the add-on to update", st.Name, describeRefs(refs))
-	}
-	r.event("Normal", "AddonUpdating", fmt.Sprintf("add-on %s: %s → %s (UpdateAddon; images %s)", st.Name, from, to, strings.Join(images, ", ")))
-	if err := r.waitFor(r.everySecond(func() bool {
+	return func() bool {
 		for _, w := range refs {
 			if done, _, err := r.kube.RolloutStatus(w.Kind, w.Namespace, w.Name); err != nil || !done {
 				return false
 			}
 		}
 		return true
-	})); err != nil {
-		return err
+	}, nil
+}
+
+// AddonVersion implements executor.Observer.
+func (r *run) AddonVersion(name, version, note string) {
+	r.addonVersions[name] = version
+	if note != "" {
+		r.addonNotes[name] = note
 	}
-	r.addonVersions[st.Name] = to
-	r.event("Normal", "AddonUpdated", fmt.Sprintf("add-on %s is %s: %s rolled out", st.Name, to, describeRefs(refs)))
-	return nil
 }
 
 // withAddonImages returns a copy of an add-on's workload manifest with its
@@ -117,12 +99,4 @@ func withAddonImages(o manifest.Object, addon string, v eks.AddonVersion) (manif
 	}
 	o.Object = obj
 	return o, changed
-}
-
-func describeRefs(refs []scenario.WorkloadRef) string {
-	var out []string
-	for _, w := range refs {
-		out = append(out, fmt.Sprintf("%s %s/%s", strings.ToLower(w.Kind), w.Namespace, w.Name))
-	}
-	return strings.Join(out, ", ")
 }

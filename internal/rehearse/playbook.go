@@ -1,14 +1,16 @@
 package rehearse
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 
+	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/executor"
+	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
 	"github.com/ladder-eks/ladder/internal/report"
@@ -21,7 +23,9 @@ import (
 // own mechanism, each step waiting until it is done — every node of a group
 // at the hop's version — before the next starts.
 
-// upgrade runs the playbook to target.
+// upgrade runs the playbook to target: the executor carries out the plan
+// on the twin's ports, and the run, as its observer, records the hops and
+// phases.
 func (r *run) upgrade(target kubeversion.Minor) error {
 	var order []string
 	if u := r.sc.Spec.Upgrade; u != nil {
@@ -34,16 +38,29 @@ func (r *run) upgrade(target kubeversion.Minor) error {
 	if err != nil {
 		return err
 	}
-	for _, hop := range p.Hops {
-		r.hops = append(r.hops, report.Hop{From: hop.From.String(), To: hop.To.String()})
-		r.event("Normal", "HopStarted", fmt.Sprintf("upgrading %s → %s", hop.From, hop.To))
-		for _, st := range hop.Steps {
-			if err := r.phase(len(r.hops)-1, hop, st); err != nil {
-				return err
-			}
+	return r.executor().Run(context.Background(), p)
+}
+
+// executor is the playbook's executor on the twin's ports, its deadline the
+// run's time limit.
+func (r *run) executor() *executor.Executor {
+	if r.eksAPI == nil {
+		var addons []twinaws.Addon
+		for _, a := range r.sc.Spec.Addons {
+			addons = append(addons, twinaws.Addon{Name: a.Name, Version: a.Version})
 		}
+		c := r.sc.Spec.Cluster
+		r.eksAPI = twinaws.NewEKS(twinaws.EKSOptions{Engine: r.eng, Cluster: c.Name, Region: c.Region, ControlPlane: r.cp,
+			Nodegroups: r.mng, Fargate: r.fargate, Addons: addons, ApplyAddon: r.applyAddon})
 	}
-	return nil
+	return &executor.Executor{
+		Cluster:    r.sc.Spec.Cluster.Name,
+		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI},
+		AMIs:       amis{r},
+		Mechanisms: mechanisms{r},
+		Observer:   r,
+		Deadline:   r.limit,
+	}
 }
 
 // inventory is what the planner needs from the scenario and the twins.
@@ -58,19 +75,27 @@ func (r *run) inventory() plan.Inventory {
 	return inv
 }
 
-// phase runs one step and records it.
-func (r *run) phase(hop int, h plan.Hop, st plan.Step) error {
-	ph := report.Phase{Hop: hop, Kind: st.Kind, Name: st.Name, Strategy: st.Strategy, From: st.From, To: st.To,
-		Start: seconds(r.eng.Elapsed()), Status: report.Succeeded}
-	r.phases = append(r.phases, ph)
-	i := len(r.phases) - 1
-	r.currentPhase = i
+// HopStarted implements executor.Observer.
+func (r *run) HopStarted(h plan.Hop) {
+	r.hops = append(r.hops, report.Hop{From: h.From.String(), To: h.To.String()})
+}
+
+// StepStarted implements executor.Observer: a step is a phase of the
+// report.
+func (r *run) StepStarted(_ plan.Hop, st plan.Step) {
+	r.phases = append(r.phases, report.Phase{Hop: len(r.hops) - 1, Kind: st.Kind, Name: st.Name, Strategy: st.Strategy,
+		From: st.From, To: st.To, Start: seconds(r.eng.Elapsed()), Status: report.Succeeded})
+	r.currentPhase = len(r.phases) - 1
 	r.inPhase = true
-	err := r.step(h, st)
+}
+
+// StepEnded implements executor.Observer.
+func (r *run) StepEnded(_ plan.Step, err error) {
+	i := r.currentPhase
 	r.inPhase = false
 	r.phases[i].End = seconds(r.eng.Elapsed())
 	switch {
-	case err == errTimeLimit:
+	case executor.IsTimeLimit(err):
 		msg := "the time limit ran out during this step"
 		if why := r.stuckReasons(); len(why) > 0 {
 			msg += ": " + why[0]
@@ -83,8 +108,11 @@ func (r *run) phase(hop int, h plan.Hop, st plan.Step) error {
 	default:
 		r.phaseViolated(i)
 	}
-	return err
 }
+
+// Event implements executor.Observer: the executor's lines are the
+// scenario's own.
+func (r *run) Event(eventType, reason, message string) { r.event(eventType, reason, message) }
 
 // phaseNote adds what a reader of the current phase must know.
 func (r *run) phaseNote(msg string) {
@@ -100,7 +128,7 @@ func (r *run) phaseNote(msg string) {
 
 // errTimeLimit reports that a step was still waiting when the virtual-time
 // limit ran out: the rehearsal is stuck, not failed.
-var errTimeLimit = fmt.Errorf("time limit")
+var errTimeLimit = executor.ErrTimeLimit
 
 // everySecond wraps a costly condition (kubectl rollout status walks every
 // pod of a DaemonSet) so it is evaluated at most once per virtual second,
@@ -125,27 +153,25 @@ func (r *run) waitFor(done func() bool) error {
 	return nil
 }
 
-func (r *run) step(h plan.Hop, st plan.Step) error {
-	switch st.Kind {
-	case plan.PreChecks:
-		return r.preChecks(h.To)
-	case plan.ControlPlane:
-		return r.upgradeControlPlane(h.To)
-	case plan.AddonUpdate:
-		return r.updateAddon(st)
-	case plan.NodeGroup:
-		g, ok := r.nodeGroupNamed(st.Name)
-		if !ok {
-			return fmt.Errorf("node group %s is not in the scenario", st.Name)
-		}
-		if err := r.upgradeGroup(g, st.Strategy, h.To); err != nil {
-			return err
-		}
-		// The group is done when its pods have a home again: every pod
-		// bound and Ready, none terminating.
-		return r.waitFor(r.kube.Quiet)
+// amis looks AMIs up in the scenario's and the catalog's.
+type amis struct{ r *run }
+
+func (a amis) LookupAMI(id string) (catalog.AMI, bool) { return a.r.lookupAMI(id) }
+
+// mechanisms are the twin's ways of carrying out the steps the executor
+// does not drive through ports yet.
+type mechanisms struct{ r *run }
+
+func (m mechanisms) PreChecks(_ context.Context, to kubeversion.Minor) error {
+	return m.r.preChecks(to)
+}
+
+func (m mechanisms) NodeGroup(_ context.Context, st plan.Step, to kubeversion.Minor) error {
+	g, ok := m.r.nodeGroupNamed(st.Name)
+	if !ok {
+		return fmt.Errorf("node group %s is not in the scenario", st.Name)
 	}
-	return fmt.Errorf("unknown step %s", st.Kind)
+	return m.r.upgradeGroup(g, st.Strategy, to)
 }
 
 // upgradeGroup runs a node group's mechanism for one hop.
@@ -185,105 +211,34 @@ func (r *run) preChecks(target kubeversion.Minor) error {
 	return nil
 }
 
-// upgradeControlPlane is UpdateClusterVersion and the wait for ACTIVE.
-func (r *run) upgradeControlPlane(target kubeversion.Minor) error {
-	from := r.cp.Version()
-	if err := r.cp.Update(target, nil); err != nil {
-		return err
-	}
-	r.event("Normal", "ControlPlaneUpdating", fmt.Sprintf("updating the control plane from %s to %s (status UPDATING; pods are not restarted)", from, target))
-	if err := r.waitFor(func() bool { return !r.cp.Updating() }); err != nil {
-		return err
-	}
-	r.event("Normal", "ControlPlaneUpdated", fmt.Sprintf("control plane updated to %s (status ACTIVE; endpoint and OIDC issuer unchanged)", target))
-	return nil
-}
-
-// driftKarpenter points the group's EC2NodeClass at the hop's AMIs — the
-// FAMILY@latest alias, which follows the control plane's version, or the
-// new version's AMI id — and waits until Karpenter's drift has replaced every
-// node of the NodePool (semantics.md §A.3).
+// driftKarpenter is the executor's drift of the group's NodePool.
 func (r *run) driftKarpenter(g scenario.NodeGroup, to kubeversion.Minor) error {
-	pool := r.karp.NodePool(g.Karpenter.NodePool)
-	if pool == nil {
-		return fmt.Errorf("NodePool %s not found", g.Karpenter.NodePool)
-	}
-	className := pool.Spec.Template.Spec.NodeClassRef.Name
-	nc := r.karp.NodeClass(className)
-	if nc == nil {
-		return fmt.Errorf("EC2NodeClass %s (NodePool %s) not found", className, pool.Name)
-	}
 	mode := "latest"
 	if g.Upgrade != nil && g.Upgrade.AMI != "" {
 		mode = g.Upgrade.AMI
 	}
-	terms, err := r.amiTerms(g, nc, mode, to)
-	if err != nil {
-		return fmt.Errorf("node group %s: %v", g.Name, err)
-	}
-	if !sameTerms(nc.Spec.AMISelectorTerms, terms) {
-		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"amiSelectorTerms": terms}})
-		r.event("Normal", "Patched", fmt.Sprintf("EC2NodeClass %s: amiSelectorTerms %s", className, describeTerms(terms)))
-		if err := r.patch(&scenario.PatchAction{Kind: "EC2NodeClass", Name: className, Patch: patch}); err != nil {
-			return err
-		}
-	}
-	return r.waitFor(func() bool {
-		return !r.karp.Busy() && !r.karp.AnyDrifted() && r.groupAt(g.Name, to)
-	})
+	err := r.executor().DriftNodePool(context.Background(), g.Name, g.Karpenter.NodePool, mode, to)
+	r.syncNodeClassTerms(g.Karpenter.NodePool)
+	return err
 }
 
-// amiTerms are the amiSelectorTerms for a hop: the family's @latest alias,
-// or the id of the newest AMI of the family for the new version.
-func (r *run) amiTerms(g scenario.NodeGroup, nc *awsv1.EC2NodeClass, mode string, to kubeversion.Minor) ([]awsv1.AMISelectorTerm, error) {
-	family := ""
-	for _, t := range nc.Spec.AMISelectorTerms {
-		if t.Alias != "" {
-			family, _, _ = strings.Cut(t.Alias, "@")
-		}
+// syncNodeClassTerms copies the amiSelectorTerms the executor patched into
+// the applied EC2NodeClass manifest, so that a later patch action of the
+// script starts from them, as kubectl apply's three-way merge would.
+func (r *run) syncNodeClassTerms(pool string) {
+	np := r.karp.NodePool(pool)
+	if np == nil {
+		return
 	}
-	if family == "" {
-		for _, n := range r.kube.Nodes() {
-			if name, _ := r.nodeGroup(n); name == g.Name {
-				if a, ok := r.lookupAMI(n.Annotations[imageAnnotation]); ok {
-					family = a.Family
-					break
-				}
-			}
-		}
+	name := np.Spec.Template.Spec.NodeClassRef.Name
+	nc := r.karp.NodeClass(name)
+	o, ok := r.objects[objectKey("EC2NodeClass", "", name)]
+	if nc == nil || !ok {
+		return
 	}
-	if family == "" {
-		return nil, fmt.Errorf("cannot tell the AMI family of EC2NodeClass %s: use an alias such as al2023@latest in amiSelectorTerms", nc.Name)
+	if applied, ok := o.Object.(*awsv1.EC2NodeClass); ok {
+		applied.Spec.AMISelectorTerms = append([]awsv1.AMISelectorTerm(nil), nc.Spec.AMISelectorTerms...)
 	}
-	if mode == "latest" {
-		return []awsv1.AMISelectorTerm{{Alias: family + "@latest"}}, nil
-	}
-	a, err := catalog.ResolveAlias(family+"@latest", to.String(), catalog.ArchX8664, r.eng.Now())
-	if err != nil {
-		return nil, err
-	}
-	return []awsv1.AMISelectorTerm{{ID: a.ID}}, nil
-}
-
-func sameTerms(a, b []awsv1.AMISelectorTerm) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
-}
-
-func describeTerms(terms []awsv1.AMISelectorTerm) string {
-	var out []string
-	for _, t := range terms {
-		switch {
-		case t.Alias != "":
-			out = append(out, "alias "+t.Alias)
-		case t.ID != "":
-			out = append(out, "id "+t.ID)
-		default:
-			out = append(out, "name "+t.Name)
-		}
-	}
-	return strings.Join(out, ", ")
 }
 
 // groupAt reports whether every node of a group runs a kubelet of minor to.

@@ -88,3 +88,28 @@ func TestPlaybookPreCheckStopsAHop(t *testing.T) {
 		t.Errorf("failure = %q", rep.Failure)
 	}
 }
+
+// TestPatchAfterPlaybookKeepsItsAMITerms: the playbook's drift points the
+// EC2NodeClass at al2023@latest; a later patch of another field starts
+// from that, as kubectl apply's merge would, and does not put back the
+// 1.30 AMI id (which would drift every node back to 1.30).
+func TestPatchAfterPlaybookKeepsItsAMITerms(t *testing.T) {
+	sc := loadTestdata(t, "testdata/playbook/scenario.yaml")
+	sc.Spec.Upgrade = nil
+	sc.Spec.Actions = []scenario.Action{
+		{Upgrade: &scenario.PlaybookAction{To: "1.31"}},
+		{Patch: &scenario.PatchAction{Kind: "EC2NodeClass", Name: "default", Patch: []byte(`{"spec":{"tags":{"team":"checkout"}}}`)}},
+	}
+	rep, err := Run(sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != report.Succeeded {
+		t.Fatalf("status %s: %v %s", rep.Status, rep.Stuck, rep.Failure)
+	}
+	for _, n := range rep.Nodes {
+		if !strings.HasPrefix(n.Version, "v1.31.") {
+			t.Errorf("node %s runs %s after the patch, want 1.31", n.Name, n.Version)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
@@ -82,6 +83,8 @@ type run struct {
 	addonVersions map[string]string
 	addonNotes    map[string]string
 	probe         *probe
+	// eksAPI is the EKS API the executor calls, on the twins.
+	eksAPI *twinaws.EKS
 	// inPhase is set while a playbook step runs (currentPhase);
 	// violations are the PDB breaches so far (violations.go).
 	inPhase    bool

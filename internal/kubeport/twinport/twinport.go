@@ -26,9 +26,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
@@ -342,3 +344,88 @@ func minTime(a, b time.Time) time.Time {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// WaitGate implements kubeport.GateWaiter. The twin's state changes only in
+// its events, so a gate it can read from its own bookkeeping is checked
+// after every event, as a watch would see it, and holds from the very event
+// that made it true; the wait ends at that instant. A gate it cannot read
+// itself is polled through its Condition, as Wait does. When no event is
+// left the gate can never come to hold, and the wait ends at once with a
+// timeout.
+func (p *Port) WaitGate(ctx context.Context, timeout time.Duration, g kubeport.Gate) error {
+	if p.running {
+		return errReentrant("WaitGate")
+	}
+	holds := p.gate(ctx, g)
+	if holds == nil {
+		if err := p.Wait(ctx, timeout, g.Condition(p)); err != nil {
+			return fmt.Errorf("waiting for %s: %w", g, err)
+		}
+		return nil
+	}
+	if done, err := holds(); done || err != nil {
+		return err
+	}
+	var condErr error
+	p.running = true
+	stop := p.c.Engine().Run(p.Now().Add(timeout), func() bool {
+		if ctx.Err() != nil {
+			return true
+		}
+		done, err := holds()
+		condErr = err
+		return done || err != nil
+	})
+	p.running = false
+	switch {
+	case condErr != nil:
+		return condErr
+	case ctx.Err() != nil:
+		return fmt.Errorf("waiting for %s: %w: %w", g, kubeport.ErrWaitTimeout, ctx.Err())
+	case stop == sim.Done:
+		return nil
+	case stop == sim.Idle:
+		return fmt.Errorf("waiting for %s: %w: the twin has nothing left to do", g, kubeport.ErrWaitTimeout)
+	default:
+		return fmt.Errorf("waiting for %s: %w after %s of virtual time", g, kubeport.ErrWaitTimeout, timeout)
+	}
+}
+
+// gate is how the twin reads a gate after each event: from its own state,
+// or by the gate's own cheap condition; nil for a gate it leaves to
+// polling.
+func (p *Port) gate(ctx context.Context, g kubeport.Gate) func() (bool, error) {
+	switch g := g.(type) {
+	case kubeport.PodsSettled:
+		return func() (bool, error) { return p.c.Quiet(), nil }
+	case kubeport.Until:
+		return func() (bool, error) { return g.Holds(ctx) }
+	case kubeport.NodePoolReplaced:
+		k := p.opts.Karpenter
+		if k == nil {
+			return nil
+		}
+		return func() (bool, error) {
+			return !k.Busy() && !k.AnyDrifted() && kubeport.NodesAt(p.c.Nodes(), karpv1.NodePoolLabelKey, g.NodePool, g.Minor), nil
+		}
+	case kubeport.RolloutsComplete:
+		// kubectl rollout status walks a DaemonSet's every pod: read at
+		// most once per virtual second, as a client polling the API would,
+		// first at once.
+		var next time.Time
+		return func() (bool, error) {
+			now := p.Now()
+			if now.Before(next) {
+				return false, nil
+			}
+			next = now.Add(time.Second)
+			for _, w := range g.Workloads {
+				if done, _, err := p.c.RolloutStatus(w.Kind, w.Namespace, w.Name); err != nil || !done {
+					return false, nil
+				}
+			}
+			return true, nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+// Package executor carries out an upgrade plan (internal/plan): for each hop
+// the pre-checks, the control plane, the add-ons, then every node group by
+// its strategy, with the gates between steps. It drives the cluster through
+// ports only — the Kubernetes API (internal/kubeport) and, as they arrive,
+// the AWS APIs — so the same executor rehearses an upgrade on the twin's
+// ports (ladder rehearse) and will run it on a real cluster's.
+//
+// It waits the way a client of a real cluster does: for a named state of
+// the cluster (a kubeport.Gate: "pods settled", "rollouts done"), never for
+// a callback. What it does it tells an Observer — the hop and step it is in,
+// and the upgrade's own timeline lines (HopStarted, ControlPlaneUpdating, …)
+// — which builds the report; what the cluster's controllers log is the
+// observer's business, not the executor's.
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/plan"
+)
+
+// Ports are the APIs the executor drives.
+type Ports struct {
+	Kube kubeport.Port
+	EKS  EKS
+}
+
+// EKS is the part of the EKS API (awsport.EKS) the executor calls so far.
+type EKS interface {
+	ClusterAPI
+	AddonAPI
+}
+
+// Mechanisms carry out the steps whose API the executor does not drive
+// through a port yet: each moves into the executor as its port arrives (the
+// EKS API for the pre-checks and managed node groups; Auto Scaling
+// and EC2 for self-managed groups; Karpenter's NodePool and EC2NodeClass on
+// the Kubernetes port). A mechanism returns when its step is done, or
+// ErrTimeLimit when the deadline passed first.
+type Mechanisms interface {
+	PreChecks(ctx context.Context, to kubeversion.Minor) error
+	NodeGroup(ctx context.Context, st plan.Step, to kubeversion.Minor) error
+}
+
+// Observer hears what the executor does, in order.
+type Observer interface {
+	// HopStarted opens a hop; StepStarted and StepEnded bracket each of
+	// its steps. err is the step's error: nil when it succeeded, one
+	// satisfying IsTimeLimit when it was still waiting at the deadline.
+	HopStarted(h plan.Hop)
+	StepStarted(h plan.Hop, st plan.Step)
+	StepEnded(st plan.Step, err error)
+	// AddonVersion says which version an add-on's step left it at, and
+	// why it stayed when it did.
+	AddonVersion(name, version, note string)
+	// Event is one line of the upgrade's timeline: type Normal or
+	// Warning, reason as in a Kubernetes Event ("HopStarted").
+	Event(eventType, reason, message string)
+}
+
+// ErrTimeLimit is a step still waiting when the deadline passed: the
+// upgrade is stuck, not failed.
+var ErrTimeLimit = errors.New("time limit")
+
+// IsTimeLimit reports whether err means the deadline passed.
+func IsTimeLimit(err error) bool {
+	return errors.Is(err, ErrTimeLimit) || errors.Is(err, kubeport.ErrWaitTimeout)
+}
+
+// Executor carries out plans.
+type Executor struct {
+	// Cluster is the EKS cluster's name.
+	Cluster    string
+	Ports      Ports
+	Mechanisms Mechanisms
+	Observer   Observer
+	// AMIs identifies the AMIs nodes run.
+	AMIs AMIs
+	// Deadline, on the Kubernetes port's clock, ends every wait: a step
+	// still waiting then returns ErrTimeLimit.
+	Deadline time.Time
+}
+
+// Run carries out p, hop by hop and step by step, and stops at the first
+// step that does not succeed, returning its error.
+func (e *Executor) Run(ctx context.Context, p plan.Plan) error {
+	for _, h := range p.Hops {
+		e.Observer.HopStarted(h)
+		e.Observer.Event("Normal", "HopStarted", fmt.Sprintf("upgrading %s → %s", h.From, h.To))
+		for _, st := range h.Steps {
+			e.Observer.StepStarted(h, st)
+			err := e.step(ctx, h, st)
+			e.Observer.StepEnded(st, err)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *Executor) step(ctx context.Context, h plan.Hop, st plan.Step) error {
+	m := e.Mechanisms
+	switch st.Kind {
+	case plan.PreChecks:
+		return m.PreChecks(ctx, h.To)
+	case plan.ControlPlane:
+		return e.UpgradeControlPlane(ctx, h.To)
+	case plan.AddonUpdate:
+		return e.UpdateAddon(ctx, st)
+	case plan.NodeGroup:
+		if err := m.NodeGroup(ctx, st, h.To); err != nil {
+			return err
+		}
+		// The group is done when its pods have a home again: every pod
+		// bound and Ready, none terminating.
+		return e.WaitFor(ctx, kubeport.PodsSettled{})
+	}
+	return fmt.Errorf("unknown step %s", st.Kind)
+}
+
+// WaitFor waits for a gate until the deadline; a gate that does not hold
+// by then is ErrTimeLimit.
+func (e *Executor) WaitFor(ctx context.Context, g kubeport.Gate) error {
+	k := e.Ports.Kube
+	err := kubeport.WaitFor(ctx, k, e.Deadline.Sub(k.Now()), g)
+	if errors.Is(err, kubeport.ErrWaitTimeout) {
+		return ErrTimeLimit
+	}
+	return err
+}

@@ -1,0 +1,198 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/plan"
+	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+)
+
+var t0 = time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+
+// webTwin is a twin port with one node running web, two Ready replicas.
+func webTwin(t *testing.T) *twinport.Port {
+	t.Helper()
+	c := kube.New(sim.New(t0, 1), kube.Options{})
+	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("10")}
+	if err := c.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc}}, true); err != nil {
+		t.Fatal(err)
+	}
+	lbls := map[string]string{"app": "web"}
+	two := int32(2)
+	if err := c.Apply(&appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: appsv1.DeploymentSpec{Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: lbls},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbls},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}}}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := twinport.New(c, twinport.Options{})
+	settled := kubeport.PodsSettled{}.Condition(p)
+	if err := p.Wait(context.Background(), time.Minute, func(ctx context.Context) (bool, error) {
+		pods, err := p.ListPods(ctx, kubeport.PodQuery{})
+		if err != nil || len(pods) != 2 {
+			return false, err
+		}
+		return settled(ctx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// recorder is the observer and the mechanisms: it writes down every call,
+// with the virtual second it came at.
+type recorder struct {
+	port  kubeport.Port
+	start time.Time
+	lines []string
+	// fail makes the step of that kind (or node group name) fail.
+	fail string
+}
+
+func (r *recorder) log(format string, args ...any) {
+	r.lines = append(r.lines, fmt.Sprintf("%3.0fs ", r.port.Now().Sub(r.start).Seconds())+fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) HopStarted(h plan.Hop)                { r.log("hop %s→%s", h.From, h.To) }
+func (r *recorder) StepStarted(_ plan.Hop, st plan.Step) { r.log("start %s %s", st.Kind, st.Name) }
+func (r *recorder) StepEnded(st plan.Step, err error) {
+	switch {
+	case IsTimeLimit(err):
+		r.log("stuck %s %s", st.Kind, st.Name)
+	case err != nil:
+		r.log("failed %s %s: %v", st.Kind, st.Name, err)
+	default:
+		r.log("done %s %s", st.Kind, st.Name)
+	}
+}
+func (r *recorder) AddonVersion(name, version, note string) {
+	r.log("add-on %s at %s (%s)", name, version, note)
+}
+func (r *recorder) Event(eventType, reason, message string) {
+	r.log("event %s %s: %s", eventType, reason, message)
+}
+
+func (r *recorder) step(kind, name string) error {
+	if r.fail == kind || (r.fail != "" && r.fail == name) {
+		return errors.New("refused")
+	}
+	return nil
+}
+
+func (r *recorder) PreChecks(context.Context, kubeversion.Minor) error {
+	return r.step(plan.PreChecks, "")
+}
+func (r *recorder) ControlPlane(context.Context, kubeversion.Minor) error {
+	return r.step(plan.ControlPlane, "")
+}
+func (r *recorder) Addon(_ context.Context, st plan.Step) error {
+	return r.step(plan.AddonUpdate, st.Name)
+}
+
+// NodeGroup replaces a node's worth of pods: it deletes one of web's pods,
+// which its Deployment recreates.
+func (r *recorder) NodeGroup(ctx context.Context, st plan.Step, _ kubeversion.Minor) error {
+	if err := r.step(plan.NodeGroup, st.Name); err != nil {
+		return err
+	}
+	pods, err := r.port.ListPods(ctx, kubeport.PodQuery{Namespace: "default"})
+	if err != nil {
+		return err
+	}
+	return r.port.DeletePod(ctx, "default", pods[0].Name, new(int64))
+}
+
+func oneHop() plan.Plan {
+	from, to := kubeversion.MustParse("1.30"), kubeversion.MustParse("1.31")
+	return plan.Plan{Hops: []plan.Hop{{From: from, To: to, Steps: []plan.Step{
+		{Kind: plan.PreChecks}, {Kind: plan.ControlPlane}, {Kind: plan.AddonUpdate, Name: "kube-proxy", From: "v1.30.0-eksbuild.1", To: "v1.30.0-eksbuild.1", Note: "nothing newer"},
+		{Kind: plan.NodeGroup, Name: "blue", Strategy: "in-place"}, {Kind: plan.NodeGroup, Name: "green", Strategy: "in-place"},
+	}}}}
+}
+
+// executor is an executor on a twin running web, with a control plane at
+// 1.30 whose updates take 90 s.
+func executor(t *testing.T, rec *recorder, deadline time.Duration) (*Executor, *fakeEKS) {
+	p := webTwin(t)
+	rec.port, rec.start = p, p.Now()
+	api := &fakeEKS{eng: p.Cluster().Engine(), version: "1.30", took: 90 * time.Second}
+	return &Executor{Cluster: "demo", Ports: Ports{Kube: p, EKS: api}, Mechanisms: rec, Observer: rec, Deadline: p.Now().Add(deadline)}, api
+}
+
+func run(t *testing.T, rec *recorder, deadline time.Duration) error {
+	ex, _ := executor(t, rec, deadline)
+	return ex.Run(context.Background(), oneHop())
+}
+
+// begin is what every run of oneHop starts with: the control plane's step
+// ends at the event that completes its update, 90 s in; kube-proxy has
+// nothing newer and stays.
+func begin() []string {
+	return []string{
+		"  0s hop 1.30→1.31",
+		"  0s event Normal HopStarted: upgrading 1.30 → 1.31",
+		"  0s start pre-checks ", "  0s done pre-checks ",
+		"  0s start control-plane ",
+		"  0s event Normal ControlPlaneUpdating: updating the control plane from 1.30 to 1.31 (status UPDATING; pods are not restarted)",
+		" 90s event Normal ControlPlaneUpdated: control plane updated to 1.31 (status ACTIVE; endpoint and OIDC issuer unchanged)",
+		" 90s done control-plane ",
+		" 90s start addon kube-proxy",
+		" 90s add-on kube-proxy at v1.30.0-eksbuild.1 (nothing newer)",
+		" 90s event Normal AddonUnchanged: add-on kube-proxy stays at v1.30.0-eksbuild.1: nothing newer",
+		" 90s done addon kube-proxy",
+	}
+}
+
+func TestRun(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		fail     string
+		deadline time.Duration
+		wantErr  error
+		want     []string
+	}{{
+		// After each node group the executor waits until the pods have a
+		// home again: web's replacement pod starts in 5 s (the twin's
+		// default PodStartup), so each group's step ends 5 s after it began.
+		name: "every step in order, a node group ends when its pods are settled", deadline: time.Hour,
+		want: append(begin(),
+			" 90s start node-group blue", " 95s done node-group blue",
+			" 95s start node-group green", "100s done node-group green"),
+	}, {
+		name: "a failed step stops the plan", fail: "blue", deadline: time.Hour, wantErr: errors.New("refused"),
+		want: append(begin(),
+			" 90s start node-group blue", " 90s failed node-group blue: refused"),
+	}, {
+		name: "a gate that does not hold by the deadline leaves the step stuck", deadline: 97 * time.Second, wantErr: ErrTimeLimit,
+		want: append(begin(),
+			" 90s start node-group blue", " 95s done node-group blue",
+			" 95s start node-group green", " 97s stuck node-group green"),
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{fail: tc.fail}
+			err := run(t, rec, tc.deadline)
+			if fmt.Sprint(err) != fmt.Sprint(tc.wantErr) {
+				t.Errorf("Run = %v, want %v", err, tc.wantErr)
+			}
+			if got, want := strings.Join(rec.lines, "\n"), strings.Join(tc.want, "\n"); got != want {
+				t.Errorf("calls:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
