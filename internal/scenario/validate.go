@@ -336,6 +336,14 @@ func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
 		case t.Alias != "":
 			if _, err := catalog.ParseAlias(t.Alias); err != nil {
 				v.failObject(o, f+".alias", err.Error(), "")
+			} else if version := v.sc.Spec.Cluster.Version; checkVersion(version) == nil {
+				// Karpenter resolves the alias at the cluster's version when
+				// the class is applied, and the twin refuses a class whose
+				// x86_64 alias resolves to no AMI.
+				minor, _ := catalog.NormalizeMinor(version)
+				if _, err := catalog.ResolveAlias(t.Alias, minor, catalog.ArchX8664, v.sc.Spec.Start.UTC()); err != nil {
+					v.failObject(o, f+".alias", err.Error(), "pin a release the catalog has, or use @latest")
+				}
 			}
 		case t.ID != "":
 			if !v.knownAMI(t.ID) {

@@ -27,15 +27,18 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 		name    string
 		replace []string
 		field   string // in Validate's error
+		file    string // the file Validate's error names, if not the scenario's
 	}{
+		// Karpenter's EC2NodeClass, resolved when the manifests are applied.
+		{"nodeclass alias of no release", []string{"- id: ami-0f676a166352f02ab", "- alias: al2023@v20991231"}, "spec.amiSelectorTerms[0].alias", "/virtual/manifests/cluster.yaml:"},
 		// Managed node groups.
-		{"managed mixed architectures", []string{fixtureGroupEnd, managedGroup, "instanceTypes: [m5.large]", "instanceTypes: [m5.large, m7g.large]"}, "spec.nodeGroups[1].managed.instanceTypes[1]"},
-		{"managed version above the cluster's", []string{fixtureGroupEnd, managedGroup + "        version: \"1.31\"\n"}, "spec.nodeGroups[1].managed.version"},
-		{"managed launch template without name", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {version: \"2\"}\n"}, "spec.nodeGroups[1].managed.launchTemplate.name"},
-		{"managed custom AMI of the other arch", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {name: lt, imageId: ami-24fd2cff8dae19a97}\n"}, "spec.nodeGroups[1].managed.launchTemplate.imageId"},
+		{"managed mixed architectures", []string{fixtureGroupEnd, managedGroup, "instanceTypes: [m5.large]", "instanceTypes: [m5.large, m7g.large]"}, "spec.nodeGroups[1].managed.instanceTypes[1]", ""},
+		{"managed version above the cluster's", []string{fixtureGroupEnd, managedGroup + "        version: \"1.31\"\n"}, "spec.nodeGroups[1].managed.version", ""},
+		{"managed launch template without name", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {version: \"2\"}\n"}, "spec.nodeGroups[1].managed.launchTemplate.name", ""},
+		{"managed custom AMI of the other arch", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {name: lt, imageId: ami-24fd2cff8dae19a97}\n"}, "spec.nodeGroups[1].managed.launchTemplate.imageId", ""},
 		// Self-managed Auto Scaling groups.
-		{"self-managed negative min", []string{fixtureGroupEnd, selfManagedGroup + "        min: -1\n"}, "spec.nodeGroups[1].selfManaged.min"},
-		{"self-managed AMI of the other arch", []string{fixtureGroupEnd, selfManagedGroup, "instanceType: m5.large\n        desired", "instanceType: m7g.large\n        desired"}, "spec.nodeGroups[1].selfManaged.launchTemplate.imageId"},
+		{"self-managed negative min", []string{fixtureGroupEnd, selfManagedGroup + "        min: -1\n"}, "spec.nodeGroups[1].selfManaged.min", ""},
+		{"self-managed AMI of the other arch", []string{fixtureGroupEnd, selfManagedGroup, "instanceType: m5.large\n        desired", "instanceType: m7g.large\n        desired"}, "spec.nodeGroups[1].selfManaged.launchTemplate.imageId", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, err := scenario.ParseFixture(t, tc.replace...)
@@ -49,7 +52,11 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Validate accepted a scenario Build refuses")
 			}
-			if !strings.Contains(err.Error(), "/virtual/scenario.yaml:") || !strings.Contains(err.Error(), tc.field+":") {
+			file := tc.file
+			if file == "" {
+				file = "/virtual/scenario.yaml:"
+			}
+			if !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), tc.field+":") {
 				t.Fatalf("Validate's error does not name file:line and %s:\n%v", tc.field, err)
 			}
 		})
