@@ -336,6 +336,14 @@ func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
 		case t.Alias != "":
 			if _, err := catalog.ParseAlias(t.Alias); err != nil {
 				v.failObject(o, f+".alias", err.Error(), "")
+			} else if version := v.sc.Spec.Cluster.Version; checkVersion(version) == nil {
+				// Karpenter resolves the alias at the cluster's version when
+				// the class is applied, and the twin refuses a class whose
+				// x86_64 alias resolves to no AMI.
+				minor, _ := catalog.NormalizeMinor(version)
+				if _, err := catalog.ResolveAlias(t.Alias, minor, catalog.ArchX8664, v.sc.Spec.Start.UTC()); err != nil {
+					v.failObject(o, f+".alias", err.Error(), "pin a release the catalog has, or use @latest")
+				}
 			}
 		case t.ID != "":
 			if !v.knownAMI(t.ID) {
@@ -349,15 +357,30 @@ func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
 }
 
 func (v *validator) knownAMI(id string) bool {
-	if _, ok := catalog.LookupAMI(id); ok {
-		return true
-	}
-	for _, a := range v.sc.Spec.AMIs {
+	_, ok := v.lookupAMI(id)
+	return ok
+}
+
+// lookupAMI finds an AMI as the twins do: the scenario's own first, then
+// the catalog.
+func (v *validator) lookupAMI(id string) (catalog.AMI, bool) {
+	for _, a := range v.sc.ExtraAMIs() {
 		if a.ID == id {
-			return true
+			return a, true
 		}
 	}
-	return false
+	return catalog.LookupAMI(id)
+}
+
+// amiArch refuses a launch template's AMI that does not run on the
+// group's instance type, as CreateNodegroup and the Auto Scaling group's
+// launch refuse it.
+func (v *validator) amiArch(field, id, instanceType string) {
+	a, okAMI := v.lookupAMI(id)
+	it, okType := v.types[instanceType]
+	if okAMI && okType && a.KubeArch() != it.Arch {
+		v.fail(field, "AMI %s is %s but instance type %s is %s (use an AMI of the instance type's architecture)", id, a.KubeArch(), it.Name, it.Arch)
+	}
 }
 
 func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map[string]bool) {
@@ -512,8 +535,11 @@ func (v *validator) nodeGroups() {
 		case Managed:
 			m := g.Managed
 			for j, t := range m.InstanceTypes {
-				if _, ok := v.types[t]; !ok {
+				it, ok := v.types[t]
+				if !ok {
 					v.fail(fmt.Sprintf("%s.managed.instanceTypes[%d]", f, j), "%q is not in the instance-type catalog (add it under spec.instanceTypes)", t)
+				} else if first, ok := v.types[m.InstanceTypes[0]]; ok && it.Arch != first.Arch {
+					v.fail(fmt.Sprintf("%s.managed.instanceTypes[%d]", f, j), "%s is %s but %s is %s: a managed node group's instance types share one architecture (EKS CreateNodegroup refuses a mix)", t, it.Arch, first.Name, first.Arch)
 				}
 			}
 			if len(m.InstanceTypes) == 0 {
@@ -528,10 +554,18 @@ func (v *validator) nodeGroups() {
 			if m.Version != "" {
 				if err := checkVersion(m.Version); err != nil {
 					v.fail(f+".managed.version", "%v", err)
+				} else if gv, _ := kubeversion.Parse(m.Version); checkVersion(v.sc.Spec.Cluster.Version) == nil && kubeversion.MustParse(v.sc.Spec.Cluster.Version).Less(gv) {
+					cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
+					v.fail(f+".managed.version", "%s is newer than the cluster's %s (a node group is never ahead of its control plane; set at most %s)", gv, cp, cp)
 				}
+			}
+			if lt := m.LaunchTemplate; lt != nil && lt.Name == "" {
+				v.fail(f+".managed.launchTemplate.name", "missing (EKS CreateNodegroup needs the launch template's name)")
 			}
 			if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && !v.knownAMI(m.LaunchTemplate.ImageID) {
 				v.fail(f+".managed.launchTemplate.imageId", "AMI %s is not in the catalog (declare it under spec.amis)", m.LaunchTemplate.ImageID)
+			} else if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && len(m.InstanceTypes) > 0 {
+				v.amiArch(f+".managed.launchTemplate.imageId", m.LaunchTemplate.ImageID, m.InstanceTypes[0])
 			}
 			// CreateNodegroup refuses a version with a custom AMI (§B): the
 			// group's version is its AMI's.
@@ -549,6 +583,8 @@ func (v *validator) nodeGroups() {
 				v.fail(f+".selfManaged.launchTemplate.imageId", "missing (the AMI the group's launch template uses)")
 			} else if !v.knownAMI(s.LaunchTemplate.ImageID) {
 				v.fail(f+".selfManaged.launchTemplate.imageId", "AMI %s is not in the catalog (declare it under spec.amis)", s.LaunchTemplate.ImageID)
+			} else {
+				v.amiArch(f+".selfManaged.launchTemplate.imageId", s.LaunchTemplate.ImageID, s.InstanceType)
 			}
 		case Fargate:
 			if len(g.Fargate.Selectors) == 0 {
@@ -617,6 +653,9 @@ func blockField(typ string) string {
 }
 
 func (v *validator) counts(f string, desired, min, max int) {
+	if min < 0 {
+		v.fail(f+".min", "cannot be negative")
+	}
 	if desired < 0 {
 		v.fail(f+".desired", "cannot be negative")
 	}

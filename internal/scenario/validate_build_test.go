@@ -1,0 +1,64 @@
+package scenario_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
+)
+
+// managedGroup and selfManagedGroup are node groups appended to the
+// fixture's spec.nodeGroups (after its Karpenter group), to be edited by
+// the cases.
+const (
+	fixtureGroupEnd = "capacityType: on-demand}\n"
+	managedGroup    = fixtureGroupEnd +
+		"    - name: mng\n      type: managed\n      managed:\n        instanceTypes: [m5.large]\n        desired: 2\n"
+	selfManagedGroup = fixtureGroupEnd +
+		"    - name: asg\n      type: self-managed\n      selfManaged:\n        instanceType: m5.large\n        desired: 2\n        launchTemplate: {imageId: ami-0f676a166352f02ab}\n"
+)
+
+// TestValidateRefusesWhatBuildRefuses feeds scenarios whose starting nodes
+// the twin cannot create to both scenario.Validate and twinbuild.Build:
+// whatever Build refuses, Validate must refuse first, naming the field.
+func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replace []string
+		field   string // in Validate's error
+		file    string // the file Validate's error names, if not the scenario's
+	}{
+		// Karpenter's EC2NodeClass, resolved when the manifests are applied.
+		{"nodeclass alias of no release", []string{"- id: ami-0f676a166352f02ab", "- alias: al2023@v20991231"}, "spec.amiSelectorTerms[0].alias", "/virtual/manifests/cluster.yaml:"},
+		// Managed node groups.
+		{"managed mixed architectures", []string{fixtureGroupEnd, managedGroup, "instanceTypes: [m5.large]", "instanceTypes: [m5.large, m7g.large]"}, "spec.nodeGroups[1].managed.instanceTypes[1]", ""},
+		{"managed version above the cluster's", []string{fixtureGroupEnd, managedGroup + "        version: \"1.31\"\n"}, "spec.nodeGroups[1].managed.version", ""},
+		{"managed launch template without name", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {version: \"2\"}\n"}, "spec.nodeGroups[1].managed.launchTemplate.name", ""},
+		{"managed custom AMI of the other arch", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {name: lt, imageId: ami-24fd2cff8dae19a97}\n"}, "spec.nodeGroups[1].managed.launchTemplate.imageId", ""},
+		// Self-managed Auto Scaling groups.
+		{"self-managed negative min", []string{fixtureGroupEnd, selfManagedGroup + "        min: -1\n"}, "spec.nodeGroups[1].selfManaged.min", ""},
+		{"self-managed AMI of the other arch", []string{fixtureGroupEnd, selfManagedGroup, "instanceType: m5.large\n        desired", "instanceType: m7g.large\n        desired"}, "spec.nodeGroups[1].selfManaged.launchTemplate.imageId", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := scenario.ParseFixture(t, tc.replace...)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if _, err := twinbuild.Build(sc, twinbuild.Options{}); err == nil {
+				t.Fatalf("Build accepted the scenario; the case tests nothing")
+			}
+			_, err = sc.Validate()
+			if err == nil {
+				t.Fatalf("Validate accepted a scenario Build refuses")
+			}
+			file := tc.file
+			if file == "" {
+				file = "/virtual/scenario.yaml:"
+			}
+			if !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), tc.field+":") {
+				t.Fatalf("Validate's error does not name file:line and %s:\n%v", tc.field, err)
+			}
+		})
+	}
+}
