@@ -38,23 +38,12 @@ func (e *Executor) UpgradeControlPlane(ctx context.Context, to kubeversion.Minor
 	}
 	id := aws.ToString(up.Update.Id)
 	e.Observer.Event("Normal", "ControlPlaneUpdating", fmt.Sprintf("updating the control plane from %s to %s (status UPDATING; pods are not restarted)", aws.ToString(before.Version), to))
-	var update *ekstypes.Update
-	if err := e.WaitFor(ctx, kubeport.Until{What: "control-plane update " + id, Holds: func(ctx context.Context) (bool, error) {
-		out, err := e.Ports.EKS.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: aws.String(e.Cluster), UpdateId: aws.String(id)})
-		if err != nil {
-			return false, apiError(err)
-		}
-		update = out.Update
-		return update.Status != ekstypes.UpdateStatusInProgress, nil
-	}}); err != nil {
+	update, err := e.waitForUpdate(ctx, "control-plane update "+id, &eks.DescribeUpdateInput{Name: aws.String(e.Cluster), UpdateId: aws.String(id)}, apiError)
+	if err != nil {
 		return err
 	}
 	if update.Status != ekstypes.UpdateStatusSuccessful {
-		var errs []string
-		for _, d := range update.Errors {
-			errs = append(errs, fmt.Sprintf("%s: %s", d.ErrorCode, aws.ToString(d.ErrorMessage)))
-		}
-		return fmt.Errorf("control-plane update %s to %s: %s: %s", id, to, update.Status, strings.Join(errs, "; "))
+		return fmt.Errorf("control-plane update %s to %s: %s: %s", id, to, update.Status, updateErrors(update))
 	}
 	after, err := e.describeCluster(ctx)
 	if err != nil {
@@ -66,6 +55,31 @@ func (e *Executor) UpgradeControlPlane(ctx context.Context, to kubeversion.Minor
 	}
 	e.Observer.Event("Normal", "ControlPlaneUpdated", fmt.Sprintf("control plane updated to %s (status %s; %s)", aws.ToString(after.Version), after.Status, kept))
 	return nil
+}
+
+// waitForUpdate polls DescribeUpdate (in is sent on every poll: the twin
+// reads the gate after each of its events) until the update is no longer
+// InProgress; wrap words the API's errors.
+func (e *Executor) waitForUpdate(ctx context.Context, what string, in *eks.DescribeUpdateInput, wrap func(error) error) (*ekstypes.Update, error) {
+	var update *ekstypes.Update
+	err := e.WaitFor(ctx, kubeport.Until{What: what, Holds: func(ctx context.Context) (bool, error) {
+		out, err := e.Ports.EKS.DescribeUpdate(ctx, in)
+		if err != nil {
+			return false, wrap(err)
+		}
+		update = out.Update
+		return update.Status != ekstypes.UpdateStatusInProgress, nil
+	}})
+	return update, err
+}
+
+// updateErrors lists a failed update's errors as "Code: message; ...".
+func updateErrors(u *ekstypes.Update) string {
+	errs := make([]string, 0, len(u.Errors))
+	for _, d := range u.Errors {
+		errs = append(errs, fmt.Sprintf("%s: %s", d.ErrorCode, aws.ToString(d.ErrorMessage)))
+	}
+	return strings.Join(errs, "; ")
 }
 
 func (e *Executor) describeCluster(ctx context.Context) (*ekstypes.Cluster, error) {
@@ -90,6 +104,16 @@ func apiError(err error) error {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
 		return errors.New(ae.ErrorCode() + ": " + ae.ErrorMessage())
+	}
+	return err
+}
+
+// cliError words an AWS API error as the AWS CLI prints it:
+// "An error occurred (Code) when calling the Op operation: message".
+func cliError(op string, err error) error {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return fmt.Errorf("An error occurred (%s) when calling the %s operation: %s", ae.ErrorCode(), op, ae.ErrorMessage())
 	}
 	return err
 }

@@ -17,12 +17,13 @@ import (
 // fakeEKS is a control plane on the twin's clock: an update is InProgress
 // for took, then Successful (or Failed with an error detail).
 type fakeEKS struct {
-	eng      *sim.Engine
-	version  string
-	took     time.Duration
-	updating bool
-	refuse   error
-	fail     bool
+	NodegroupAPI // not called by these tests
+	eng          *sim.Engine
+	version      string
+	took         time.Duration
+	updating     bool
+	refuse       error
+	fail         bool
 	// applyAddon is what UpdateAddon does to the cluster.
 	applyAddon func(version string) error
 }

@@ -34,6 +34,7 @@ type Ports struct {
 type EKS interface {
 	ClusterAPI
 	AddonAPI
+	NodegroupAPI
 }
 
 // Mechanisms carry out the steps whose API the executor does not drive

@@ -41,11 +41,7 @@ func (g NodePoolReplaced) Condition(p Port) Condition {
 		if err != nil {
 			return false, err
 		}
-		ptrs := make([]*corev1.Node, len(nodes))
-		for i := range nodes {
-			ptrs[i] = &nodes[i]
-		}
-		return NodesAt(ptrs, karpv1.NodePoolLabelKey, g.NodePool, g.Minor), nil
+		return NodesAt(pointers(nodes), karpv1.NodePoolLabelKey, g.NodePool, g.Minor), nil
 	}
 }
 
@@ -61,4 +57,34 @@ func NodesAt(nodes []*corev1.Node, key, value string, minor kubeversion.Minor) b
 		}
 	}
 	return true
+}
+
+// NodesAtMinor holds when every node labelled Label=Value runs a kubelet of
+// Minor: a node group has caught up with a hop.
+type NodesAtMinor struct {
+	Label, Value string
+	Minor        kubeversion.Minor
+}
+
+func (g NodesAtMinor) String() string {
+	return fmt.Sprintf("nodes %s=%s at %s", g.Label, g.Value, g.Minor)
+}
+
+// Condition lists the nodes.
+func (g NodesAtMinor) Condition(p Port) Condition {
+	return func(ctx context.Context) (bool, error) {
+		nodes, err := p.ListNodes(ctx)
+		if err != nil {
+			return false, err
+		}
+		return NodesAt(pointers(nodes), g.Label, g.Value, g.Minor), nil
+	}
+}
+
+func pointers(nodes []corev1.Node) []*corev1.Node {
+	out := make([]*corev1.Node, len(nodes))
+	for i := range nodes {
+		out[i] = &nodes[i]
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package rehearse
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -27,28 +28,31 @@ func (r *run) updateManaged(g scenario.NodeGroup, to kubeversion.Minor) error {
 	if !ok {
 		return fmt.Errorf("node group %s not found", name)
 	}
-	req := mng.UpdateRequest{Force: g.Upgrade != nil && g.Upgrade.Force}
-	if lt := st.LaunchTemplate; lt != nil && lt.ImageID != "" {
-		// A custom-AMI group is not upgraded by a version bump (§B): its
-		// launch template gets a new version with the hop's AMI.
-		cur, ok := r.lookupAMI(lt.ImageID)
-		if !ok {
-			return fmt.Errorf("node group %s: launch template image %s is not in the catalog", name, lt.ImageID)
-		}
-		next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, r.eng.Now())
-		if err != nil {
-			return fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", name, cur.Family, to, err)
-		}
-		// CreateLaunchTemplateVersion numbers versions 1, 2, …
-		version := "2"
-		if n, err := strconv.Atoi(lt.Version); err == nil {
-			version = strconv.Itoa(n + 1)
-		}
-		r.event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s (custom AMI): launch template %s version %s with image %s (%s)", name, lt.Name, version, next.ID, next.Name))
-		req.LaunchTemplate = &mng.LaunchTemplate{ID: lt.ID, Name: lt.Name, Version: version, ImageID: next.ID}
-	} else {
-		req.Version = to.String()
+	force := g.Upgrade != nil && g.Upgrade.Force
+	lt := st.LaunchTemplate
+	if lt == nil || lt.ImageID == "" {
+		return r.executor().UpdateNodegroup(context.Background(), name, force, to)
 	}
+	// A custom-AMI group is not upgraded by a version bump (§B): its
+	// launch template gets a new version with the hop's AMI. (Still the
+	// twin's own call: the EKS port has no launch template behind a
+	// managed node group yet.)
+	req := mng.UpdateRequest{Force: force}
+	cur, ok := r.lookupAMI(lt.ImageID)
+	if !ok {
+		return fmt.Errorf("node group %s: launch template image %s is not in the catalog", name, lt.ImageID)
+	}
+	next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, r.eng.Now())
+	if err != nil {
+		return fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", name, cur.Family, to, err)
+	}
+	// CreateLaunchTemplateVersion numbers versions 1, 2, …
+	version := "2"
+	if n, err := strconv.Atoi(lt.Version); err == nil {
+		version = strconv.Itoa(n + 1)
+	}
+	r.event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s (custom AMI): launch template %s version %s with image %s (%s)", name, lt.Name, version, next.ID, next.Name))
+	req.LaunchTemplate = &mng.LaunchTemplate{ID: lt.ID, Name: lt.Name, Version: version, ImageID: next.ID}
 	var result *mng.Update
 	if err := r.mng.UpdateVersion(name, req, func(u mng.Update) { result = &u }); err != nil {
 		return err

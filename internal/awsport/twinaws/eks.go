@@ -72,7 +72,11 @@ type EKS struct {
 	updates []*ekstypes.Update
 	// tokens maps a clientRequestToken to the update it started.
 	tokens map[string]*ekstypes.Update
-	addons map[string]*addonState
+	// ngUpdates holds each node group update as last built for
+	// DescribeUpdate, rebuilt only when its status or errors change: the
+	// executor polls an update after every twin event.
+	ngUpdates map[[2]string]builtUpdate // by node group and update ID
+	addons    map[string]*addonState
 }
 
 type addonState struct {
@@ -89,7 +93,7 @@ func NewEKS(opts EKSOptions) *EKS {
 	if opts.Account == "" {
 		opts.Account = "111122223333"
 	}
-	e := &EKS{opts: opts, tokens: map[string]*ekstypes.Update{}, addons: map[string]*addonState{}}
+	e := &EKS{opts: opts, tokens: map[string]*ekstypes.Update{}, ngUpdates: map[[2]string]builtUpdate{}, addons: map[string]*addonState{}}
 	for _, a := range opts.Addons {
 		e.addons[a.Name] = &addonState{version: a.Version}
 	}
@@ -191,14 +195,21 @@ func (e *EKS) DescribeUpdate(_ context.Context, in *eks.DescribeUpdateInput, _ .
 	var list []*ekstypes.Update
 	switch {
 	case in.NodegroupName != nil:
-		st, ok := e.nodegroup(*in.NodegroupName)
-		if !ok {
-			return nil, nodegroupNotFound(e.opts.Cluster, *in.NodegroupName)
-		}
-		for _, u := range st.Updates {
-			if u.ID == id {
-				return &eks.DescribeUpdateOutput{Update: nodegroupUpdate(u)}, nil
+		// Read the one update record, not the group's status: the
+		// executor polls this after every twin event.
+		if e.opts.Nodegroups != nil {
+			if u, ok := e.opts.Nodegroups.UpdateRecord(*in.NodegroupName, id); ok {
+				key := [2]string{*in.NodegroupName, id}
+				b, ok := e.ngUpdates[key]
+				if !ok || b.status != u.Status || b.errors != len(u.Errors) {
+					b = builtUpdate{status: u.Status, errors: len(u.Errors), update: nodegroupUpdate(u)}
+					e.ngUpdates[key] = b
+				}
+				return &eks.DescribeUpdateOutput{Update: copyUpdate(b.update)}, nil
 			}
+		}
+		if _, ok := e.nodegroup(*in.NodegroupName); !ok {
+			return nil, nodegroupNotFound(e.opts.Cluster, *in.NodegroupName)
 		}
 	case in.AddonName != nil:
 		a, err := e.addon(in.Name, *in.AddonName)
@@ -215,6 +226,14 @@ func (e *EKS) DescribeUpdate(_ context.Context, in *eks.DescribeUpdateInput, _ .
 		}
 	}
 	return nil, updateNotFound(id)
+}
+
+// builtUpdate is a node group update as DescribeUpdate last returned it,
+// with the record's status and error count it was built from.
+type builtUpdate struct {
+	status string
+	errors int
+	update *ekstypes.Update
 }
 
 func copyUpdate(u *ekstypes.Update) *ekstypes.Update {

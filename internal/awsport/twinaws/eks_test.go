@@ -43,14 +43,7 @@ func TestEKSErrorTypes(t *testing.T) {
 // The Strict node precondition: a node group behind the control plane
 // keeps it from moving (semantics.md §E), and the cluster stays ACTIVE.
 func TestUpdateClusterVersionRefusesANodegroupBehind(t *testing.T) {
-	tc := newTwinCluster(t)
-	ctx := context.Background()
-	if _, err := tc.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String("conformance"), Version: aws.String("1.31")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tc.Wait(ctx, time.Hour, func(ctx context.Context) (bool, error) { return !tc.eks.opts.ControlPlane.Updating(), nil }); err != nil {
-		t.Fatal(err)
-	}
+	tc, ctx := clusterAt131(t)
 	_, err := tc.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String("conformance"), Version: aws.String("1.32")})
 	var ire *ekstypes.InvalidRequestException
 	if !errors.As(err, &ire) || !strings.Contains(aws.ToString(ire.Message), "node group blue is at Kubernetes 1.30") {
@@ -122,4 +115,56 @@ func TestNewWiresThePorts(t *testing.T) {
 	if _, err := p.EKS.DescribeCluster(context.Background(), &eks.DescribeClusterInput{Name: aws.String("conformance")}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A node group's DescribeUpdate, polled while the update runs, follows the
+// update to its end, and a caller changing what it got back does not
+// change what the next call returns (the twin keeps the built update).
+func TestDescribeNodegroupUpdateFollowsTheUpdate(t *testing.T) {
+	tc, ctx := clusterAt131(t)
+	up, err := tc.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String("conformance"), NodegroupName: aws.String("blue"), Version: aws.String("1.31")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &eks.DescribeUpdateInput{Name: aws.String("conformance"), NodegroupName: aws.String("blue"), UpdateId: up.Update.Id}
+	first, err := tc.eks.DescribeUpdate(ctx, in)
+	if err != nil || first.Update.Status != ekstypes.UpdateStatusInProgress {
+		t.Fatalf("DescribeUpdate at start: %v %+v, want InProgress", err, first)
+	}
+	first.Update.Status = ekstypes.UpdateStatusCancelled
+	first.Update.Params[0].Value = aws.String("tampered")
+	polls := 0
+	var last *ekstypes.Update
+	if err := tc.Wait(ctx, 3*time.Hour, func(ctx context.Context) (bool, error) {
+		out, err := tc.eks.DescribeUpdate(ctx, in)
+		if err != nil {
+			return false, err
+		}
+		polls++
+		last = out.Update
+		return last.Status != ekstypes.UpdateStatusInProgress, nil
+	}); err != nil {
+		t.Fatalf("after %d polls: %v", polls, err)
+	}
+	if last.Status != ekstypes.UpdateStatusSuccessful || aws.ToString(last.Params[0].Value) != "1.31" || polls < 2 {
+		t.Fatalf("after %d polls the update is %s with %s=%s, want Successful to 1.31", polls, last.Status, last.Params[0].Type, aws.ToString(last.Params[0].Value))
+	}
+	if _, err := tc.eks.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: aws.String("conformance"), NodegroupName: aws.String("blue"), UpdateId: aws.String("no-such-update")}); err == nil {
+		t.Errorf("DescribeUpdate of an unknown update: no error")
+	}
+}
+
+// clusterAt131 is the conformance twin with its control plane updated to
+// 1.31 and its node groups still at 1.30.
+func clusterAt131(t *testing.T) (*twinCluster, context.Context) {
+	t.Helper()
+	tc := newTwinCluster(t)
+	ctx := context.Background()
+	if _, err := tc.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String("conformance"), Version: aws.String("1.31")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.Wait(ctx, time.Hour, func(ctx context.Context) (bool, error) { return !tc.eks.opts.ControlPlane.Updating(), nil }); err != nil {
+		t.Fatal(err)
+	}
+	return tc, ctx
 }

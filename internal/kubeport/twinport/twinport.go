@@ -408,6 +408,8 @@ func (p *Port) gate(ctx context.Context, g kubeport.Gate) func() (bool, error) {
 		return func() (bool, error) {
 			return !k.Busy() && !k.AnyDrifted() && kubeport.NodesAt(p.c.Nodes(), karpv1.NodePoolLabelKey, g.NodePool, g.Minor), nil
 		}
+	case kubeport.NodesAtMinor:
+		return func() (bool, error) { return kubeport.NodesAt(p.c.Nodes(), g.Label, g.Value, g.Minor), nil }
 	case kubeport.RolloutsComplete:
 		// kubectl rollout status walks a DaemonSet's every pod: read at
 		// most once per virtual second, as a client polling the API would,

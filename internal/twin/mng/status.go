@@ -121,6 +121,27 @@ func (s *Service) Status(name string) (Status, bool) {
 	return s.status(g), true
 }
 
+// UpdateRecord returns one update of a live group as DescribeUpdate shows
+// it: its identity, versions, status and errors, without the per-node
+// record (Phases, Launched, Replaced, Blocked) that Status copies. A caller
+// polling an update after every twin event reads this, so it must not cost
+// the group's size; ok is false for an unknown or deleted group or update.
+func (s *Service) UpdateRecord(name, id string) (Update, bool) {
+	g, ok := s.groups[name]
+	if !ok || g.status == StatusDeleted {
+		return Update{}, false
+	}
+	for _, rec := range g.updates {
+		if rec.ID == id {
+			c := *rec
+			c.Phases, c.Launched, c.Replaced, c.Blocked = nil, nil, nil, nil
+			c.Errors = cloneErrors(rec.Errors)
+			return c, true
+		}
+	}
+	return Update{}, false
+}
+
 // Busy reports whether a group is being created, updated or deleted.
 func (s *Service) Busy() bool {
 	for _, g := range s.groups {
@@ -187,9 +208,14 @@ func (r *Update) clone() Update {
 	c.Launched = slices.Clone(r.Launched)
 	c.Replaced = slices.Clone(r.Replaced)
 	c.Blocked = slices.Clone(r.Blocked)
-	c.Errors = slices.Clone(r.Errors)
-	for i := range c.Errors {
-		c.Errors[i].ResourceIDs = slices.Clone(c.Errors[i].ResourceIDs)
+	c.Errors = cloneErrors(r.Errors)
+	return c
+}
+
+func cloneErrors(errs []Failure) []Failure {
+	c := slices.Clone(errs)
+	for i := range c {
+		c[i].ResourceIDs = slices.Clone(c[i].ResourceIDs)
 	}
 	return c
 }
