@@ -21,6 +21,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
@@ -32,7 +33,7 @@ const DefaultTimeLimit = 6 * time.Hour
 // returns every problem found, each one line naming the file, the field and
 // the fix. Warnings are problems that do not stop a rehearsal.
 func (sc *Scenario) Validate() (warnings []string, err error) {
-	v := &validator{sc: sc}
+	v := &validator{sc: sc, classAMIs: map[string][]catalog.AMI{}}
 	v.header()
 	v.cluster()
 	v.catalogs()
@@ -63,6 +64,9 @@ type validator struct {
 	namespaces, nodeClasses, storageClasses map[string]bool
 	// script is the objects the actions have reached (validate_patch.go).
 	script applied
+	// classAMIs are what each starting EC2NodeClass resolves to
+	// (karpenter.ResolveNodeClassAMIs), for its NodePools and nodes.
+	classAMIs map[string][]catalog.AMI
 }
 
 func (v *validator) fail(field, format string, args ...any) {
@@ -241,7 +245,30 @@ func (v *validator) manifests() {
 	for _, o := range all {
 		v.object(o, namespaces, classes, storageClasses)
 	}
+	v.nodePoolAMIs()
 	v.podCount()
+}
+
+// nodePoolAMIs refuses a starting NodePool whose EC2NodeClass resolves to
+// AMIs of no architecture its requirements allow: it could launch no node
+// (karpenter.CheckNodePoolAMIs, the twin's filter of what a pool offers).
+func (v *validator) nodePoolAMIs() {
+	for _, o := range v.sc.Objects {
+		np, ok := o.Object.(*karpv1.NodePool)
+		if !ok || np.Spec.Template.Spec.NodeClassRef == nil {
+			continue
+		}
+		class := np.Spec.Template.Spec.NodeClassRef.Name
+		amis, ok := v.classAMIs[class]
+		if !ok {
+			continue // unresolved or missing: reported with the class
+		}
+		nc, _ := v.sc.Find("EC2NodeClass", "", class)
+		if err := karpenter.CheckNodePoolAMIs(np, nc.Object.(*awsv1.EC2NodeClass), amis, v.sc.InstanceTypes(), v.sc.Spec.Cluster.Zones); err != nil {
+			v.failObject(o, "spec.template.spec.requirements", err.Error(),
+				"select an AMI of an architecture the requirements allow, or allow the AMIs' architecture (kubernetes.io/arch)")
+		}
+	}
 }
 
 // object checks one manifest as the API server and the twin would.
@@ -331,28 +358,32 @@ func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
 			"add amiFamily: AL2023 (or the family of the selected AMI), as the EC2NodeClass CRD requires")
 	}
 	for i, t := range nc.Spec.AMISelectorTerms {
-		f := fmt.Sprintf("spec.amiSelectorTerms[%d]", i)
-		switch {
-		case t.Alias != "":
+		if t.Alias != "" {
 			if _, err := catalog.ParseAlias(t.Alias); err != nil {
-				v.failObject(o, f+".alias", err.Error(), "")
-			} else if version := v.sc.Spec.Cluster.Version; checkVersion(version) == nil {
-				// Karpenter resolves the alias at the cluster's version when
-				// the class is applied, and the twin refuses a class whose
-				// x86_64 alias resolves to no AMI.
-				minor, _ := catalog.NormalizeMinor(version)
-				if _, err := catalog.ResolveAlias(t.Alias, minor, catalog.ArchX8664, v.sc.Spec.Start.UTC()); err != nil {
-					v.failObject(o, f+".alias", err.Error(), "pin a release the catalog has, or use @latest")
-				}
+				v.failObject(o, fmt.Sprintf("spec.amiSelectorTerms[%d].alias", i), err.Error(), "")
+				return
 			}
-		case t.ID != "":
-			if !v.knownAMI(t.ID) {
-				v.failObject(o, f+".id", fmt.Sprintf("AMI %s is not in the twin's AMI catalog", t.ID), "declare it under spec.amis in the scenario with its kubernetesVersion")
-			}
-		case t.Name != "":
-		default:
-			v.failObject(o, f, "the twin resolves alias, id and name selectors only", "use one of them")
 		}
+	}
+	if len(nc.Spec.AMISelectorTerms) == 0 || checkVersion(v.sc.Spec.Cluster.Version) != nil {
+		return
+	}
+	// Karpenter resolves the class when it is applied, at the cluster's
+	// version and the start, with the twin's own resolution.
+	minor, _ := catalog.NormalizeMinor(v.sc.Spec.Cluster.Version)
+	amis, err := karpenter.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC())
+	var amiErr *karpenter.AMIError
+	switch {
+	case errors.As(err, &amiErr):
+		fix := ""
+		if strings.HasSuffix(amiErr.Field, ".alias") {
+			fix = "pin a release the catalog has, or use @latest"
+		}
+		v.failObject(o, amiErr.Field, amiErr.Msg, fix)
+	case err != nil:
+		v.failObject(o, "spec.amiSelectorTerms", err.Error(), "")
+	default:
+		v.classAMIs[nc.Name] = amis
 	}
 }
 
@@ -531,6 +562,7 @@ func (v *validator) nodeGroups() {
 			usedPools[k.NodePool] = true
 			for j, n := range k.Nodes {
 				v.existingNode(fmt.Sprintf("%s.karpenter.nodes[%d]", f, j), n, zones)
+				v.nodeAMI(fmt.Sprintf("%s.karpenter.nodes[%d]", f, j), k.NodePool, n)
 			}
 		case Managed:
 			m := g.Managed
@@ -692,6 +724,31 @@ func (v *validator) existingNode(f string, n ExistingNode, zones map[string]bool
 	}
 	if n.Count < 0 {
 		v.fail(f+".count", "cannot be negative")
+	}
+}
+
+// nodeAMI refuses a starting Karpenter node that names no AMI when its
+// NodePool's EC2NodeClass has none for the node's architecture: Karpenter
+// would have launched it with the newest such AMI (karpenter.NewestAMI).
+func (v *validator) nodeAMI(f, pool string, n ExistingNode) {
+	it, ok := v.types[n.InstanceType]
+	if n.AMI != "" || !ok {
+		return
+	}
+	o, ok := v.sc.Find("NodePool", "", pool)
+	if !ok {
+		return
+	}
+	ref := o.Object.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef
+	if ref == nil {
+		return
+	}
+	amis, ok := v.classAMIs[ref.Name]
+	if !ok {
+		return
+	}
+	if _, ok := karpenter.NewestAMI(amis, it.Arch); !ok {
+		v.fail(f+".instanceType", "%s is %s but EC2NodeClass %s resolves to no %s AMI (use an instance type of its AMIs' architecture, set the node's ami, or select an AMI of that architecture)", it.Name, it.Arch, ref.Name, it.Arch)
 	}
 }
 

@@ -3,6 +3,7 @@ package scenario_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
@@ -31,6 +32,9 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 	}{
 		// Karpenter's EC2NodeClass, resolved when the manifests are applied.
 		{"nodeclass alias of no release", []string{"- id: ami-0f676a166352f02ab", "- alias: al2023@v20991231"}, "spec.amiSelectorTerms[0].alias", "/virtual/manifests/cluster.yaml:"},
+		{"nodeclass name matching no AMI", []string{"- id: ami-0f676a166352f02ab", `- name: "no-such-image-*"`}, "spec.amiSelectorTerms[0].name", "/virtual/manifests/cluster.yaml:"},
+		{"nodeclass id of the other arch than its node", []string{"- id: ami-0f676a166352f02ab", "- id: ami-24fd2cff8dae19a97"}, "spec.nodeGroups[0].karpenter.nodes[0].instanceType", ""},
+		{"nodeclass name of the other arch than its node", []string{"- id: ami-0f676a166352f02ab", `- name: "amazon-eks-arm64-node-1.30-*"`}, "spec.nodeGroups[0].karpenter.nodes[0].instanceType", ""},
 		// Managed node groups.
 		{"managed mixed architectures", []string{fixtureGroupEnd, managedGroup, "instanceTypes: [m5.large]", "instanceTypes: [m5.large, m7g.large]"}, "spec.nodeGroups[1].managed.instanceTypes[1]", ""},
 		{"managed version above the cluster's", []string{fixtureGroupEnd, managedGroup + "        version: \"1.31\"\n"}, "spec.nodeGroups[1].managed.version", ""},
@@ -58,6 +62,52 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), tc.field+":") {
 				t.Fatalf("Validate's error does not name file:line and %s:\n%v", tc.field, err)
+			}
+		})
+	}
+}
+
+// TestValidateRefusesANodePoolThatCanLaunchNothing: a NodePool whose
+// EC2NodeClass selects AMIs of an architecture its requirements exclude
+// builds, but the twin's Karpenter can launch no node for it and its pods
+// stay Pending; Validate refuses it first, on the NodePool's requirements.
+func TestValidateRefusesANodePoolThatCanLaunchNothing(t *testing.T) {
+	noNodes := "      karpenter:\n        nodePool: default\n        nodes:\n          - {instanceType: m5.large, zone: us-west-2a, capacityType: on-demand}\n"
+	amd64Only := "requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]"
+	for _, tc := range []struct {
+		name     string
+		replace  []string
+		launches bool
+	}{
+		{"arm64 AMI, amd64 pool", []string{"- id: ami-0f676a166352f02ab", "- id: ami-24fd2cff8dae19a97", "requirements: []", amd64Only}, false},
+		{"arm64 AMI, pool of either arch", []string{"- id: ami-0f676a166352f02ab", "- id: ami-24fd2cff8dae19a97"}, true},
+		{"amd64 AMI, amd64 pool", []string{"requirements: []", amd64Only}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := scenario.ParseFixture(t, append([]string{noNodes, "      karpenter:\n        nodePool: default\n"}, tc.replace...)...)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			tw, err := twinbuild.Build(sc, twinbuild.Options{})
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			tw.Engine.RunUntil(tw.Engine.Now().Add(10 * time.Minute))
+			if launched := len(tw.Karpenter.NodeClaims()) > 0; launched != tc.launches {
+				t.Fatalf("the twin launched a NodeClaim: %v, want %v", launched, tc.launches)
+			}
+			_, err = sc.Validate()
+			if tc.launches {
+				if err != nil {
+					t.Fatalf("Validate refused a NodePool that launches: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate accepted a NodePool that can launch nothing")
+			}
+			if !strings.Contains(err.Error(), "/virtual/manifests/cluster.yaml:") || !strings.Contains(err.Error(), "spec.template.spec.requirements:") {
+				t.Fatalf("Validate's error does not name file:line and the NodePool's requirements:\n%v", err)
 			}
 		})
 	}

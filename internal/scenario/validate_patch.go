@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
@@ -52,7 +53,7 @@ func (v *validator) dryRunPatch(f string, p *PatchAction, namespace string) {
 		return
 	}
 	res := objs[0]
-	check := &validator{sc: v.sc, types: v.types}
+	check := &validator{sc: v.sc, types: v.types, classAMIs: map[string][]catalog.AMI{}}
 	check.object(res, v.namespaces, v.nodeClasses, v.storageClasses)
 	for _, e := range check.errs {
 		v.fail(f+".patch.patch", "leaves %s invalid: %s", o.Name(), fieldMessage(e))
