@@ -566,6 +566,7 @@ func (v *validator) nodeGroups() {
 			}
 		case Managed:
 			m := g.Managed
+			typeErrs := len(v.errs)
 			for j, t := range m.InstanceTypes {
 				it, ok := v.types[t]
 				if !ok {
@@ -577,32 +578,24 @@ func (v *validator) nodeGroups() {
 			if len(m.InstanceTypes) == 0 {
 				v.fail(f+".managed.instanceTypes", "list at least one instance type")
 			}
+			typesOK := len(v.errs) == typeErrs
 			before := len(v.errs)
 			v.counts(f+".managed", m.Desired, m.Min, m.Max)
 			v.groupZones(f+".managed.zones", m.Zones, zones)
 			if len(v.errs) == before {
 				v.managedScaling(f+".managed", m)
 			}
+			versionOK := true
 			if m.Version != "" {
 				if err := checkVersion(m.Version); err != nil {
 					v.fail(f+".managed.version", "%v", err)
-				} else if gv, _ := kubeversion.Parse(m.Version); checkVersion(v.sc.Spec.Cluster.Version) == nil && kubeversion.MustParse(v.sc.Spec.Cluster.Version).Less(gv) {
-					cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
-					v.fail(f+".managed.version", "%s is newer than the cluster's %s (a node group is never ahead of its control plane; set at most %s)", gv, cp, cp)
+					versionOK = false
 				}
 			}
-			if lt := m.LaunchTemplate; lt != nil && lt.Name == "" {
-				v.fail(f+".managed.launchTemplate.name", "missing (EKS CreateNodegroup needs the launch template's name)")
-			}
-			if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && !v.knownAMI(m.LaunchTemplate.ImageID) {
-				v.fail(f+".managed.launchTemplate.imageId", "AMI %s is not in the catalog (declare it under spec.amis)", m.LaunchTemplate.ImageID)
-			} else if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && len(m.InstanceTypes) > 0 {
-				v.amiArch(f+".managed.launchTemplate.imageId", m.LaunchTemplate.ImageID, m.InstanceTypes[0])
-			}
-			// CreateNodegroup refuses a version with a custom AMI (§B): the
-			// group's version is its AMI's.
-			if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && (m.Version != "" || m.ReleaseVersion != "") {
-				v.fail(f+".managed.version", "remove version and releaseVersion: the launch template's imageId %s sets the group's version (EKS refuses both)", m.LaunchTemplate.ImageID)
+			if typesOK && versionOK {
+				// Counts and zones aside, the image is the instance
+				// types' and the version's.
+				v.managedImage(f+".managed", g.Name, m)
 			}
 		case SelfManaged:
 			s := g.SelfManaged
@@ -675,6 +668,68 @@ func (v *validator) managedScaling(f string, m *ManagedGroup) {
 		field, msg = f+".capacityType", strings.TrimPrefix(msg, "capacityType ")
 	}
 	v.fail(field, "%s (EKS CreateNodegroup refuses it)", msg)
+}
+
+// managedImage refuses what the twin's CreateNodegroup refuses in a
+// group's image (mng.ResolveImage): a version ahead of the control plane,
+// an amiType of the other architecture or with no AMI for the version, a
+// release the catalog does not have, a launch template without a name or
+// whose image is unknown or of the other architecture, amiType CUSTOM
+// without an image. The group exists at the start, at the scenario's start
+// time.
+func (v *validator) managedImage(f, name string, m *ManagedGroup) {
+	if len(m.InstanceTypes) == 0 || checkVersion(v.sc.Spec.Cluster.Version) != nil {
+		return
+	}
+	it, ok := v.types[m.InstanceTypes[0]]
+	if !ok {
+		return
+	}
+	spec := mng.Spec{Name: name, InstanceTypes: m.InstanceTypes, AMIType: m.AMIType, Version: m.Version, ReleaseVersion: m.ReleaseVersion}
+	if lt := m.LaunchTemplate; lt != nil {
+		spec.LaunchTemplate = &mng.LaunchTemplate{Name: lt.Name, Version: lt.Version, ImageID: lt.ImageID}
+	}
+	cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
+	_, err := mng.ResolveImage(spec, it, cp, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC(), true)
+	var imgErr *mng.ImageError
+	if !errors.As(err, &imgErr) {
+		return
+	}
+	msg := imgErr.Err.Error()
+	var apiErr *mng.Error
+	if errors.As(imgErr.Err, &apiErr) {
+		msg = apiErr.Message
+	}
+	field, fix := f+"."+imgErr.Field, ""
+	switch imgErr.Field {
+	case "launchTemplate":
+		field, fix = f+".launchTemplate.name", "name the group's launch template"
+	case "launchTemplate.imageId":
+		fix = "declare the AMI under spec.amis, of the instance types' architecture"
+	case "version":
+		if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" {
+			fix = "remove version and releaseVersion: the launch template's AMI sets the group's version"
+		} else {
+			fix = fmt.Sprintf("set at most the cluster's %s: a node group is never ahead of its control plane", cp)
+		}
+	case "amiType":
+		if m.AMIType == mng.AMITypeCustom {
+			fix = "name the AMI in launchTemplate.imageId, or use an EKS amiType such as AL2023_" + amiTypeArch(it.Arch) + "_STANDARD"
+			break
+		}
+		fix = fmt.Sprintf("use an amiType of the instance types' architecture (%s) with AMIs for Kubernetes %s, e.g. AL2023_%s_STANDARD, or a launch template with imageId", it.Arch, cp, amiTypeArch(it.Arch))
+	case "releaseVersion":
+		fix = "pin a release of the group's version the catalog has, or remove releaseVersion for the newest"
+	}
+	v.fail(field, "%s (EKS CreateNodegroup refuses it; %s)", msg, fix)
+}
+
+// amiTypeArch is the architecture as amiType names spell it.
+func amiTypeArch(kubeArch string) string {
+	if kubeArch == "arm64" {
+		return "ARM_64"
+	}
+	return "x86_64"
 }
 
 func blockField(typ string) string {

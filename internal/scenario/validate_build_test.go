@@ -40,6 +40,13 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 		{"managed version above the cluster's", []string{fixtureGroupEnd, managedGroup + "        version: \"1.31\"\n"}, "spec.nodeGroups[1].managed.version", ""},
 		{"managed launch template without name", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {version: \"2\"}\n"}, "spec.nodeGroups[1].managed.launchTemplate.name", ""},
 		{"managed custom AMI of the other arch", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {name: lt, imageId: ami-24fd2cff8dae19a97}\n"}, "spec.nodeGroups[1].managed.launchTemplate.imageId", ""},
+		{"managed custom AMI unknown", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {name: lt, imageId: ami-00000000000000000}\n"}, "spec.nodeGroups[1].managed.launchTemplate.imageId", ""},
+		{"managed custom AMI and a version", []string{fixtureGroupEnd, managedGroup + "        version: \"1.30\"\n        launchTemplate: {name: lt, imageId: ami-0f676a166352f02ab}\n"}, "spec.nodeGroups[1].managed.version", ""},
+		{"managed amiType of the other arch", []string{fixtureGroupEnd, managedGroup + "        amiType: AL2023_ARM_64_STANDARD\n"}, "spec.nodeGroups[1].managed.amiType", ""},
+		{"managed amiType with no AMI for the version", []string{fixtureGroupEnd, managedGroup + "        amiType: AL2_x86_64\n", `version: "1.30"`, `version: "1.33"`}, "spec.nodeGroups[1].managed.amiType", ""},
+		{"managed amiType not modelled", []string{fixtureGroupEnd, managedGroup + "        amiType: WINDOWS_CORE_2022_x86_64\n"}, "spec.nodeGroups[1].managed.amiType", ""},
+		{"managed amiType CUSTOM without an image", []string{fixtureGroupEnd, managedGroup + "        amiType: CUSTOM\n        launchTemplate: {name: lt, version: \"1\"}\n"}, "spec.nodeGroups[1].managed.amiType", ""},
+		{"managed release the catalog lacks", []string{fixtureGroupEnd, managedGroup + "        releaseVersion: \"1.30.0-20200101\"\n"}, "spec.nodeGroups[1].managed.releaseVersion", ""},
 		// Self-managed Auto Scaling groups.
 		{"self-managed negative min", []string{fixtureGroupEnd, selfManagedGroup + "        min: -1\n"}, "spec.nodeGroups[1].selfManaged.min", ""},
 		{"self-managed AMI of the other arch", []string{fixtureGroupEnd, selfManagedGroup, "instanceType: m5.large\n        desired", "instanceType: m7g.large\n        desired"}, "spec.nodeGroups[1].selfManaged.launchTemplate.imageId", ""},
