@@ -55,11 +55,11 @@ type validator struct {
 	errs     []error
 	warnings []string
 	types    map[string]catalog.InstanceType
-	// priorityClasses are the values of the classes pods may name: the
-	// system classes and the scenario's PriorityClasses (its actions'
-	// included); defaultPriority is what a pod naming none gets.
-	priorityClasses map[string]int32
-	defaultPriority int32
+	// priorityClasses are the classes pods may name: the system classes
+	// and the scenario's PriorityClasses (its actions' included);
+	// defaultPriority is what a pod naming none gets (validate_priority.go).
+	priorityClasses map[string]priority
+	defaultPriority priority
 	// What the manifests create, for checks of references.
 	namespaces, nodeClasses, storageClasses map[string]bool
 	// script is the objects the actions have reached (validate_patch.go).
@@ -214,25 +214,14 @@ func (v *validator) manifests() {
 	for i := range v.sc.Spec.Actions {
 		all = append(all, v.sc.ActionObjects[i]...)
 	}
-	v.priorityClasses = map[string]int32{kube.SystemNodeCritical: kube.SystemCriticalPriority + 1000, kube.SystemClusterCritical: kube.SystemCriticalPriority}
-	var globalDefault *schedulingv1.PriorityClass
+	v.priorities(all)
 	for _, o := range all {
 		if _, ok := o.Object.(*corev1.Namespace); ok {
 			namespaces[o.Object.GetName()] = true
 		}
-		if pc, ok := o.Object.(*schedulingv1.PriorityClass); ok {
-			v.priorityClasses[pc.Name] = pc.Value
-			// Of several globalDefault classes, the lowest value applies.
-			if pc.GlobalDefault && (globalDefault == nil || pc.Value < globalDefault.Value) {
-				globalDefault = pc
-			}
-		}
 		if nc, ok := o.Object.(*awsv1.EC2NodeClass); ok {
 			classes[nc.Name] = true
 		}
-	}
-	if globalDefault != nil {
-		v.defaultPriority = globalDefault.Value
 	}
 	storageClasses := map[string]bool{}
 	for _, o := range all {
@@ -471,17 +460,21 @@ func (v *validator) podSpec(o manifest.Object, field string, spec *corev1.PodSpe
 	}
 	// The Priority admission plugin refuses a pod naming a class that does
 	// not exist (priority.go): no pod of the workload would ever be created.
-	value, known := v.defaultPriority, true
+	class, known := v.defaultPriority, true
 	if name := spec.PriorityClassName; name != "" {
-		value, known = v.priorityClasses[name]
+		class, known = v.priorityClasses[name]
 		if !known {
 			v.failObject(o, field+".priorityClassName", fmt.Sprintf("no PriorityClass with name %s was found", name),
 				fmt.Sprintf("add a scheduling.k8s.io/v1 PriorityClass manifest named %s, or use %s or %s", name, kube.SystemClusterCritical, kube.SystemNodeCritical))
 		}
 	}
-	if known && spec.Priority != nil && *spec.Priority != value {
-		v.failObject(o, field+".priority", fmt.Sprintf("%d must not be provided in pod spec; the priority admission controller computes %d from the PriorityClass", *spec.Priority, value),
+	if known && spec.Priority != nil && *spec.Priority != class.value {
+		v.failObject(o, field+".priority", fmt.Sprintf("%d must not be provided in pod spec; the priority admission controller computes %d from the PriorityClass", *spec.Priority, class.value),
 			"remove spec.priority and name the class in priorityClassName")
+	}
+	if known && spec.PreemptionPolicy != nil && *spec.PreemptionPolicy != class.policy {
+		v.failObject(o, field+".preemptionPolicy", fmt.Sprintf("the string value of PreemptionPolicy (%s) must not be provided in pod spec; priority admission controller computed %s from the given PriorityClass name", *spec.PreemptionPolicy, class.policy),
+			"remove preemptionPolicy from the pod spec and set it on the PriorityClass the pod names")
 	}
 	if err := kube.ValidateStartupAnnotation(annotations); err != nil {
 		v.failObject(o, strings.TrimSuffix(field, ".spec")+".metadata.annotations", err.Error(), "")
