@@ -53,7 +53,11 @@ func (v *validator) dryRunPatch(f string, p *PatchAction, namespace string) {
 		return
 	}
 	res := objs[0]
-	check := &validator{sc: v.sc, types: v.types, classAMIs: map[string][]catalog.AMI{}}
+	// The patched object is checked against what the scenario defines, as
+	// a starting manifest is: its instance types, PriorityClasses and
+	// EC2NodeClasses.
+	check := &validator{sc: v.sc, types: v.types, classAMIs: map[string][]catalog.AMI{},
+		priorityClasses: v.priorityClasses, defaultPriority: v.defaultPriority}
 	check.object(res, v.namespaces, v.nodeClasses, v.storageClasses)
 	for _, e := range check.errs {
 		v.fail(f+".patch.patch", "leaves %s invalid: %s", o.Name(), fieldMessage(e))
