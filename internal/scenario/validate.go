@@ -33,7 +33,7 @@ const DefaultTimeLimit = 6 * time.Hour
 // returns every problem found, each one line naming the file, the field and
 // the fix. Warnings are problems that do not stop a rehearsal.
 func (sc *Scenario) Validate() (warnings []string, err error) {
-	v := &validator{sc: sc, classAMIs: map[string][]catalog.AMI{}}
+	v := &validator{sc: sc, resolved: map[*awsv1.EC2NodeClass][]catalog.AMI{}}
 	v.header()
 	v.cluster()
 	v.catalogs()
@@ -64,9 +64,10 @@ type validator struct {
 	namespaces, nodeClasses, storageClasses map[string]bool
 	// script is the objects the actions have reached (validate_patch.go).
 	script applied
-	// classAMIs are what each starting EC2NodeClass resolves to
-	// (karpenter.ResolveNodeClassAMIs), for its NodePools and nodes.
-	classAMIs map[string][]catalog.AMI
+	// resolved is what each EC2NodeClass manifest (starting, applied or
+	// patched) resolves to (karpenter.ResolveNodeClassAMIs), for its
+	// NodePools and nodes (validate_karpenter.go).
+	resolved map[*awsv1.EC2NodeClass][]catalog.AMI
 }
 
 func (v *validator) fail(field, format string, args ...any) {
@@ -238,28 +239,6 @@ func (v *validator) manifests() {
 	v.podCount()
 }
 
-// nodePoolAMIs refuses a starting NodePool whose EC2NodeClass resolves to
-// AMIs of no architecture its requirements allow: it could launch no node
-// (karpenter.CheckNodePoolAMIs, the twin's filter of what a pool offers).
-func (v *validator) nodePoolAMIs() {
-	for _, o := range v.sc.Objects {
-		np, ok := o.Object.(*karpv1.NodePool)
-		if !ok || np.Spec.Template.Spec.NodeClassRef == nil {
-			continue
-		}
-		class := np.Spec.Template.Spec.NodeClassRef.Name
-		amis, ok := v.classAMIs[class]
-		if !ok {
-			continue // unresolved or missing: reported with the class
-		}
-		nc, _ := v.sc.Find("EC2NodeClass", "", class)
-		if err := karpenter.CheckNodePoolAMIs(np, nc.Object.(*awsv1.EC2NodeClass), amis, v.sc.InstanceTypes(), v.sc.Spec.Cluster.Zones); err != nil {
-			v.failObject(o, "spec.template.spec.requirements", err.Error(),
-				"select an AMI of an architecture the requirements allow, or allow the AMIs' architecture (kubernetes.io/arch)")
-		}
-	}
-}
-
 // object checks one manifest as the API server and the twin would.
 func (v *validator) object(o manifest.Object, namespaces, classes, storageClasses map[string]bool) {
 	if ns := o.Object.GetNamespace(); ns != "" && !namespaces[ns] {
@@ -372,7 +351,7 @@ func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
 	case err != nil:
 		v.failObject(o, "spec.amiSelectorTerms", err.Error(), "")
 	default:
-		v.classAMIs[nc.Name] = amis
+		v.resolved[nc] = amis
 	}
 }
 
@@ -775,31 +754,6 @@ func (v *validator) existingNode(f string, n ExistingNode, zones map[string]bool
 	}
 }
 
-// nodeAMI refuses a starting Karpenter node that names no AMI when its
-// NodePool's EC2NodeClass has none for the node's architecture: Karpenter
-// would have launched it with the newest such AMI (karpenter.NewestAMI).
-func (v *validator) nodeAMI(f, pool string, n ExistingNode) {
-	it, ok := v.types[n.InstanceType]
-	if n.AMI != "" || !ok {
-		return
-	}
-	o, ok := v.sc.Find("NodePool", "", pool)
-	if !ok {
-		return
-	}
-	ref := o.Object.(*karpv1.NodePool).Spec.Template.Spec.NodeClassRef
-	if ref == nil {
-		return
-	}
-	amis, ok := v.classAMIs[ref.Name]
-	if !ok {
-		return
-	}
-	if _, ok := karpenter.NewestAMI(amis, it.Arch); !ok {
-		v.fail(f+".instanceType", "%s is %s but EC2NodeClass %s resolves to no %s AMI (use an instance type of its AMIs' architecture, set the node's ami, or select an AMI of that architecture)", it.Name, it.Arch, ref.Name, it.Arch)
-	}
-}
-
 func (v *validator) someTypes() string {
 	names := make([]string, 0, len(v.types))
 	for n := range v.types {
@@ -846,6 +800,7 @@ func (v *validator) actions() {
 				v.fail(f+".apply", "holds no object the twin models")
 			}
 			v.scriptApply(v.sc.ActionObjects[i])
+			v.scriptPools(f+".apply", v.sc.ActionObjects[i])
 		case a.Patch != nil:
 			p := a.Patch
 			ns := p.Namespace

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
@@ -56,13 +55,14 @@ func (v *validator) dryRunPatch(f string, p *PatchAction, namespace string) {
 	// The patched object is checked against what the scenario defines, as
 	// a starting manifest is: its instance types, PriorityClasses and
 	// EC2NodeClasses.
-	check := &validator{sc: v.sc, types: v.types, classAMIs: map[string][]catalog.AMI{},
+	check := &validator{sc: v.sc, types: v.types, resolved: v.resolved,
 		priorityClasses: v.priorityClasses, defaultPriority: v.defaultPriority}
 	check.object(res, v.namespaces, v.nodeClasses, v.storageClasses)
 	for _, e := range check.errs {
 		v.fail(f+".patch.patch", "leaves %s invalid: %s", o.Name(), fieldMessage(e))
 	}
 	v.scriptApply(objs)
+	v.scriptPools(f+".patch.patch", objs)
 }
 
 // fieldMessage is an object error without its location, which is the

@@ -13,16 +13,32 @@ func TestValidatePatchedObjects(t *testing.T) {
 	patch := func(p string) []string {
 		return []string{"    - wait: {settled: true}\n", "    - wait: {settled: true}\n    - " + p + "\n"}
 	}
-	cases := []struct {
-		name    string
-		replace []string
-		want    string // "" for valid
-	}{
+	const amd64Only = "requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]"
+	cases := []validateCase{
 		{name: "a Deployment whose pods name a system class", replace: append([]string{template, "    spec:\n      priorityClassName: system-cluster-critical\n      containers:\n        - {name: web"},
 			patch("patch: {kind: Deployment, namespace: app, name: web, patch: {spec: {replicas: 2}}}")...)},
 		{name: "a Deployment given a class no manifest creates", replace: patch("patch: {kind: Deployment, namespace: app, name: web, patch: {spec: {template: {spec: {priorityClassName: web-critical}}}}}"),
 			want: "spec.actions[2].patch.patch: leaves Deployment app/web invalid: spec.template.spec.priorityClassName: no PriorityClass with name web-critical was found"},
+		{name: "an EC2NodeClass patched to an AMI of the pool's other arch", replace: append([]string{"requirements: []", amd64Only},
+			patch("patch: {kind: EC2NodeClass, name: default, patch: {spec: {amiSelectorTerms: [{id: ami-24fd2cff8dae19a97}]}}}")...),
+			want: "spec.actions[2].patch.patch: leaves NodePool default unable to launch a node: EC2NodeClass default: spec.amiSelectorTerms: selects arm64 AMIs only, but NodePool default allows amd64 instance types only"},
+		{name: "an EC2NodeClass patched to an arm64 AMI, pool of either arch", replace: patch("patch: {kind: EC2NodeClass, name: default, patch: {spec: {amiSelectorTerms: [{id: ami-24fd2cff8dae19a97}]}}}")},
+		{name: "a NodePool patched to the arch its class has no AMI for", replace: patch("patch: {kind: NodePool, name: default, patch: {spec: {template: {spec: {requirements: [{key: kubernetes.io/arch, operator: In, values: [arm64]}]}}}}}"),
+			want: "spec.actions[2].patch.patch: leaves NodePool default unable to launch a node: EC2NodeClass default: spec.amiSelectorTerms: selects amd64 AMIs only, but NodePool default allows arm64 instance types only"},
 	}
+	runValidateCases(t, cases)
+}
+
+// validateCase is a fixture edit (validateFixture's replacements) and the
+// one line Validate must print, "" for a valid scenario.
+type validateCase struct {
+	name    string
+	replace []string
+	want    string
+}
+
+func runValidateCases(t *testing.T, cases []validateCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := validateFixture(t, tc.replace...)

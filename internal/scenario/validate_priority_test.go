@@ -18,11 +18,7 @@ func TestValidatePriorityClasses(t *testing.T) {
 	defaultClass := func(name, value string) string {
 		return "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: " + name + "\nvalue: " + value + "\nglobalDefault: true\n"
 	}
-	cases := []struct {
-		name    string
-		replace []string
-		want    string // "" for valid
-	}{
+	cases := []validateCase{
 		{name: "a system class", replace: []string{template, withClass("system-cluster-critical")}},
 		{name: "the scenario's class", replace: []string{template, withClass("web-critical"), "---\napiVersion: v1\nkind: Service", strings.Replace(class, "%s", "1000", 1)}},
 		{name: "an unknown class", replace: []string{template, withClass("web-critcal")},
@@ -45,17 +41,5 @@ func TestValidatePriorityClasses(t *testing.T) {
 		{name: "a class above the user range", replace: []string{"---\napiVersion: v1\nkind: Service", strings.Replace(class, "%s", "2000000000", 1)},
 			want: `PriorityClass web-critical: value: Forbidden: maximum allowed value of a user defined priority is 1000000000`},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := validateFixture(t, tc.replace...)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("Validate: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("Validate: %v\nwant %q", err, tc.want)
-			case err != nil && strings.Contains(err.Error(), "\n"):
-				t.Fatalf("more than one line: %v", err)
-			}
-		})
-	}
+	runValidateCases(t, cases)
 }
