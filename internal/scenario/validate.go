@@ -402,13 +402,13 @@ func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map
 	case !classes[ref.Name]:
 		v.failObject(o, "spec.template.spec.nodeClassRef.name", fmt.Sprintf("EC2NodeClass %q is not in the scenario's manifests", ref.Name), "add its manifest or fix the name")
 	}
+	// The NodePool CRD's rules, which the twin applies too.
+	var reqErr *karpenter.RequirementError
+	if errors.As(karpenter.CheckRequirements(np), &reqErr) {
+		v.failObject(o, reqErr.Field, reqErr.Msg, reqErr.Fix)
+	}
 	for i, r := range np.Spec.Template.Spec.Requirements {
 		f := fmt.Sprintf("spec.template.spec.requirements[%d]", i)
-		switch r.Operator {
-		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist, corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-		default:
-			v.failObject(o, f+".operator", fmt.Sprintf("%q is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt", r.Operator), "")
-		}
 		if r.Key == corev1.LabelInstanceTypeStable && (r.Operator == corev1.NodeSelectorOpIn || r.Operator == corev1.NodeSelectorOpNotIn) {
 			for _, name := range r.Values {
 				if _, ok := v.types[name]; !ok {

@@ -35,6 +35,10 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 		{"nodeclass name matching no AMI", []string{"- id: ami-0f676a166352f02ab", `- name: "no-such-image-*"`}, "spec.amiSelectorTerms[0].name", "/virtual/manifests/cluster.yaml:"},
 		{"nodeclass id of the other arch than its node", []string{"- id: ami-0f676a166352f02ab", "- id: ami-24fd2cff8dae19a97"}, "spec.nodeGroups[0].karpenter.nodes[0].instanceType", ""},
 		{"nodeclass name of the other arch than its node", []string{"- id: ami-0f676a166352f02ab", `- name: "amazon-eks-arm64-node-1.30-*"`}, "spec.nodeGroups[0].karpenter.nodes[0].instanceType", ""},
+		// The NodePool CRD's rules on requirements.
+		{"nodepool In without values", []string{"requirements: []", "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: []}]"}, "spec.template.spec.requirements[0].values", "/virtual/manifests/cluster.yaml:"},
+		{"nodepool Gt of no integer", []string{"requirements: []", "requirements: [{key: karpenter.k8s.aws/instance-cpu, operator: Gt, values: [four]}]"}, "spec.template.spec.requirements[0].values", "/virtual/manifests/cluster.yaml:"},
+		{"nodepool minValues above its values", []string{"requirements: []", "requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [m5], minValues: 2}]"}, "spec.template.spec.requirements[0].minValues", "/virtual/manifests/cluster.yaml:"},
 		// Managed node groups.
 		{"managed mixed architectures", []string{fixtureGroupEnd, managedGroup, "instanceTypes: [m5.large]", "instanceTypes: [m5.large, m7g.large]"}, "spec.nodeGroups[1].managed.instanceTypes[1]", ""},
 		{"managed version above the cluster's", []string{fixtureGroupEnd, managedGroup + "        version: \"1.31\"\n"}, "spec.nodeGroups[1].managed.version", ""},

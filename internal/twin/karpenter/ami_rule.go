@@ -140,7 +140,7 @@ func NewestAMI(amis []catalog.AMI, kubeArch string) (catalog.AMI, bool) {
 func CheckNodePoolAMIs(np *karpv1.NodePool, nc *awsv1.EC2NodeClass, amis []catalog.AMI, types []catalog.InstanceType, zones []string) error {
 	p, err := newPool(np.DeepCopy())
 	if err != nil {
-		return err
+		return nil // refused by CheckRequirements: not a question of AMIs
 	}
 	allowed := map[string]bool{}
 	for _, it := range types {
