@@ -860,6 +860,7 @@ func (v *validator) actions() {
 			}
 		case a.RolloutRestart != nil:
 			v.workloadRef(f+".rolloutRestart", *a.RolloutRestart)
+			v.restartPaused(f+".rolloutRestart", *a.RolloutRestart)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
@@ -110,4 +112,16 @@ func joinSemicolon(parts []string) string {
 		out += "; " + p
 	}
 	return out
+}
+
+// restartPaused refuses a rollout restart of a Deployment the script has
+// left paused, as kubectl's objectRestarter does (and the twin with it).
+func (v *validator) restartPaused(f string, w WorkloadRef) {
+	o, ok := v.script[appliedKey(w.Kind, nsOrDefault(w.Namespace), w.Name)]
+	if !ok {
+		return
+	}
+	if d, ok := o.Object.(*appsv1.Deployment); ok && d.Spec.Paused {
+		v.fail(f, "deployments.apps %q can't restart paused deployment (resume it first: patch spec.paused to false in an action before this one)", w.Name)
+	}
 }

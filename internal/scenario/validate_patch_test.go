@@ -25,6 +25,10 @@ func TestValidatePatchedObjects(t *testing.T) {
 		{name: "an EC2NodeClass patched to an arm64 AMI, pool of either arch", replace: patch("patch: {kind: EC2NodeClass, name: default, patch: {spec: {amiSelectorTerms: [{id: ami-24fd2cff8dae19a97}]}}}")},
 		{name: "a NodePool patched to the arch its class has no AMI for", replace: patch("patch: {kind: NodePool, name: default, patch: {spec: {template: {spec: {requirements: [{key: kubernetes.io/arch, operator: In, values: [arm64]}]}}}}}"),
 			want: "spec.actions[2].patch.patch: leaves NodePool default unable to launch a node: EC2NodeClass default: spec.amiSelectorTerms: selects amd64 AMIs only, but NodePool default allows arm64 instance types only"},
+		{name: "a restart of a paused Deployment", replace: append([]string{"  replicas: 1\n", "  replicas: 1\n  paused: true\n"}, patch("rolloutRestart: {kind: Deployment, namespace: app, name: web}")...),
+			want: `spec.actions[2].rolloutRestart: deployments.apps "web" can't restart paused deployment`},
+		{name: "a restart of a Deployment a patch resumed", replace: append([]string{"  replicas: 1\n", "  replicas: 1\n  paused: true\n"},
+			patch("patch: {kind: Deployment, namespace: app, name: web, patch: {spec: {paused: false}}}\n    - rolloutRestart: {kind: Deployment, namespace: app, name: web}")...)},
 	}
 	runValidateCases(t, cases)
 }
