@@ -51,6 +51,9 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 		{"managed amiType not modelled", []string{fixtureGroupEnd, managedGroup + "        amiType: WINDOWS_CORE_2022_x86_64\n"}, "spec.nodeGroups[1].managed.amiType", ""},
 		{"managed amiType CUSTOM without an image", []string{fixtureGroupEnd, managedGroup + "        amiType: CUSTOM\n        launchTemplate: {name: lt, version: \"1\"}\n"}, "spec.nodeGroups[1].managed.amiType", ""},
 		{"managed release the catalog lacks", []string{fixtureGroupEnd, managedGroup + "        releaseVersion: \"1.30.0-20200101\"\n"}, "spec.nodeGroups[1].managed.releaseVersion", ""},
+		// Fargate: a micro-VM, and an address, per pod.
+		{"fargate pods beyond the zones' addresses", []string{fixtureGroupEnd, fixtureGroupEnd + "    - name: fg\n      type: fargate\n      fargate:\n        selectors: [{namespace: app}]\n",
+			"  replicas: 1\n", "  replicas: 9000\n"}, "spec.nodeGroups[1].fargate.selectors", ""},
 		// Self-managed Auto Scaling groups.
 		{"self-managed negative min", []string{fixtureGroupEnd, selfManagedGroup + "        min: -1\n"}, "spec.nodeGroups[1].selfManaged.min", ""},
 		{"self-managed AMI of the other arch", []string{fixtureGroupEnd, selfManagedGroup, "instanceType: m5.large\n        desired", "instanceType: m7g.large\n        desired"}, "spec.nodeGroups[1].selfManaged.launchTemplate.imageId", ""},
