@@ -653,25 +653,39 @@ func (v *validator) managedImage(f, name string, m *ManagedGroup) {
 	if len(m.InstanceTypes) == 0 || checkVersion(v.sc.Spec.Cluster.Version) != nil {
 		return
 	}
-	it, ok := v.types[m.InstanceTypes[0]]
-	if !ok {
-		return
-	}
 	spec := mng.Spec{Name: name, InstanceTypes: m.InstanceTypes, AMIType: m.AMIType, Version: m.Version, ReleaseVersion: m.ReleaseVersion}
 	if lt := m.LaunchTemplate; lt != nil {
 		spec.LaunchTemplate = &mng.LaunchTemplate{Name: lt.Name, Version: lt.Version, ImageID: lt.ImageID}
+	}
+	if imgErr := v.resolveImage(spec); imgErr != nil {
+		v.imageError(f, m, imgErr)
+	}
+}
+
+// resolveImage is mng.ResolveImage of a group that exists at the start,
+// at the cluster's version and the start time, on its first instance
+// type; nil when it resolves or the instance type is unknown (reported
+// with the type).
+func (v *validator) resolveImage(spec mng.Spec) *mng.ImageError {
+	it, ok := v.types[spec.InstanceTypes[0]]
+	if !ok {
+		return nil
 	}
 	cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
 	_, err := mng.ResolveImage(spec, it, cp, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC(), true)
 	var imgErr *mng.ImageError
 	if !errors.As(err, &imgErr) {
-		return
+		return nil
 	}
-	msg := imgErr.Err.Error()
-	var apiErr *mng.Error
-	if errors.As(imgErr.Err, &apiErr) {
-		msg = apiErr.Message
-	}
+	return imgErr
+}
+
+// imageError reports a managed group's image refusal at the scenario's
+// field, with a fix.
+func (v *validator) imageError(f string, m *ManagedGroup, imgErr *mng.ImageError) {
+	it := v.types[m.InstanceTypes[0]]
+	cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
+	msg := imageMessage(imgErr)
 	field, fix := f+"."+imgErr.Field, ""
 	switch imgErr.Field {
 	case "launchTemplate":
@@ -694,6 +708,15 @@ func (v *validator) managedImage(f, name string, m *ManagedGroup) {
 		fix = "pin a release of the group's version the catalog has, or remove releaseVersion for the newest"
 	}
 	v.fail(field, "%s (EKS CreateNodegroup refuses it; %s)", msg, fix)
+}
+
+// imageMessage is the EKS error's message, without the AWS CLI's framing.
+func imageMessage(imgErr *mng.ImageError) string {
+	var apiErr *mng.Error
+	if errors.As(imgErr.Err, &apiErr) {
+		return apiErr.Message
+	}
+	return imgErr.Err.Error()
 }
 
 // amiTypeArch is the architecture as amiType names spell it.
