@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -216,6 +217,9 @@ func (v *validator) manifests() {
 		all = append(all, v.sc.ActionObjects[i]...)
 	}
 	v.priorities(all)
+	// The starting manifests are applied before any action: what only an
+	// action creates is not there for them.
+	startNamespaces, startClasses := maps.Clone(namespaces), maps.Clone(classes)
 	for _, o := range all {
 		if _, ok := o.Object.(*corev1.Namespace); ok {
 			namespaces[o.Object.GetName()] = true
@@ -232,8 +236,12 @@ func (v *validator) manifests() {
 	}
 	v.namespaces, v.nodeClasses, v.storageClasses = namespaces, classes, storageClasses
 	v.duplicates()
-	for _, o := range all {
-		v.object(o, namespaces, classes, storageClasses)
+	for i, o := range all {
+		if i < len(v.sc.Objects) {
+			v.object(o, startNamespaces, startClasses, storageClasses)
+		} else {
+			v.object(o, namespaces, classes, storageClasses)
+		}
 	}
 	v.nodePoolAMIs()
 	v.podCount()
@@ -242,7 +250,11 @@ func (v *validator) manifests() {
 // object checks one manifest as the API server and the twin would.
 func (v *validator) object(o manifest.Object, namespaces, classes, storageClasses map[string]bool) {
 	if ns := o.Object.GetNamespace(); ns != "" && !namespaces[ns] {
-		v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is not created by any manifest", ns), "add a Namespace manifest")
+		if v.namespaces[ns] {
+			v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is created only by an action, after this manifest is applied", ns), "add the Namespace manifest to spec.manifests")
+		} else {
+			v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is not created by any manifest", ns), "add a Namespace manifest")
+		}
 	}
 	if err := manifest.ValidateSpec(o); err != nil {
 		v.errs = append(v.errs, err)
@@ -399,6 +411,8 @@ func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map
 		v.failObject(o, "spec.template.spec.nodeClassRef", "missing", "reference an EC2NodeClass: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}")
 	case ref.Kind != "" && ref.Kind != "EC2NodeClass":
 		v.failObject(o, "spec.template.spec.nodeClassRef.kind", fmt.Sprintf("%q is not EC2NodeClass", ref.Kind), "")
+	case !classes[ref.Name] && v.nodeClasses[ref.Name]:
+		v.failObject(o, "spec.template.spec.nodeClassRef.name", fmt.Sprintf("EC2NodeClass %q is applied only by an action, after this NodePool (Karpenter refuses a NodePool whose class does not exist)", ref.Name), "add the EC2NodeClass to spec.manifests")
 	case !classes[ref.Name]:
 		v.failObject(o, "spec.template.spec.nodeClassRef.name", fmt.Sprintf("EC2NodeClass %q is not in the scenario's manifests", ref.Name), "add its manifest or fix the name")
 	}

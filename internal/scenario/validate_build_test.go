@@ -35,6 +35,13 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 		{"nodeclass name matching no AMI", []string{"- id: ami-0f676a166352f02ab", `- name: "no-such-image-*"`}, "spec.amiSelectorTerms[0].name", "/virtual/manifests/cluster.yaml:"},
 		{"nodeclass id of the other arch than its node", []string{"- id: ami-0f676a166352f02ab", "- id: ami-24fd2cff8dae19a97"}, "spec.nodeGroups[0].karpenter.nodes[0].instanceType", ""},
 		{"nodeclass name of the other arch than its node", []string{"- id: ami-0f676a166352f02ab", `- name: "amazon-eks-arm64-node-1.30-*"`}, "spec.nodeGroups[0].karpenter.nodes[0].instanceType", ""},
+		// What only an action creates is not there for the starting manifests.
+		{"nodepool of a class an action applies", []string{"name: default}\n      requirements", "name: late}\n      requirements",
+			"    - wait: {settled: true}\n", "    - wait: {settled: true}\n    - apply: {inline: \"apiVersion: karpenter.k8s.aws/v1\\nkind: EC2NodeClass\\nmetadata: {name: late}\\nspec: {role: r, amiSelectorTerms: [{alias: al2023@latest}]}\\n\"}\n"},
+			"spec.template.spec.nodeClassRef.name", "/virtual/manifests/cluster.yaml:"},
+		{"workload in a namespace an action creates", []string{"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app\n---\n", "",
+			"    - wait: {settled: true}\n", "    - wait: {settled: true}\n    - apply: {inline: \"apiVersion: v1\\nkind: Namespace\\nmetadata: {name: app}\\n\"}\n"},
+			"metadata.namespace", "/virtual/manifests/cluster.yaml:"},
 		// The NodePool CRD's rules on requirements.
 		{"nodepool In without values", []string{"requirements: []", "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: []}]"}, "spec.template.spec.requirements[0].values", "/virtual/manifests/cluster.yaml:"},
 		{"nodepool Gt of no integer", []string{"requirements: []", "requirements: [{key: karpenter.k8s.aws/instance-cpu, operator: Gt, values: [four]}]"}, "spec.template.spec.requirements[0].values", "/virtual/manifests/cluster.yaml:"},
