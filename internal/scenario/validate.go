@@ -836,6 +836,7 @@ func (v *validator) actions() {
 			if len(v.sc.ActionObjects[i]) == 0 {
 				v.fail(f+".apply", "holds no object the twin models")
 			}
+			v.scriptReapply(f+".apply", v.sc.ActionObjects[i])
 			v.scriptApply(v.sc.ActionObjects[i])
 			v.scriptPools(f+".apply", v.sc.ActionObjects[i])
 		case a.Patch != nil:

@@ -28,6 +28,20 @@ func (v *validator) startScript() {
 	}
 }
 
+// scriptReapply refuses an apply or patch action that re-applies a Pod:
+// the twin refuses any update of a bare Pod ("pods are immutable; delete it
+// first"), and the scenario cannot delete one.
+func (v *validator) scriptReapply(f string, objs []manifest.Object) {
+	for _, o := range objs {
+		if o.GVK.Kind != "Pod" {
+			continue
+		}
+		if _, ok := v.script[appliedKey("Pod", o.Object.GetNamespace(), o.Object.GetName())]; ok {
+			v.fail(f, "Pod %s/%s: pods are immutable; delete it first (a bare Pod cannot change: make it a Deployment to roll it)", o.Object.GetNamespace(), o.Object.GetName())
+		}
+	}
+}
+
 func (v *validator) scriptApply(objs []manifest.Object) {
 	for _, o := range objs {
 		v.script[appliedKey(o.GVK.Kind, o.Object.GetNamespace(), o.Object.GetName())] = o
@@ -53,6 +67,7 @@ func (v *validator) dryRunPatch(f string, p *PatchAction, namespace string) {
 		v.fail(f+".patch.patch", "leaves %s invalid: %s", o.Name(), fieldMessage(err))
 		return
 	}
+	v.scriptReapply(f+".patch", objs)
 	res := objs[0]
 	// The patched object is checked against what the scenario defines, as
 	// a starting manifest is: its instance types, PriorityClasses and

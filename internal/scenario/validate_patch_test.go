@@ -13,6 +13,7 @@ func TestValidatePatchedObjects(t *testing.T) {
 	patch := func(p string) []string {
 		return []string{"    - wait: {settled: true}\n", "    - wait: {settled: true}\n    - " + p + "\n"}
 	}
+	const bare = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: solo, namespace: app}\nspec:\n  containers: [{name: c, image: busybox}]\n"
 	const amd64Only = "requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]"
 	cases := []validateCase{
 		{name: "a Deployment whose pods name a system class", replace: append([]string{template, "    spec:\n      priorityClassName: system-cluster-critical\n      containers:\n        - {name: web"},
@@ -29,6 +30,12 @@ func TestValidatePatchedObjects(t *testing.T) {
 			want: `spec.actions[2].rolloutRestart: deployments.apps "web" can't restart paused deployment`},
 		{name: "a restart of a Deployment a patch resumed", replace: append([]string{"  replicas: 1\n", "  replicas: 1\n  paused: true\n"},
 			patch("patch: {kind: Deployment, namespace: app, name: web, patch: {spec: {paused: false}}}\n    - rolloutRestart: {kind: Deployment, namespace: app, name: web}")...)},
+		{name: "a bare Pod applied again", replace: append([]string{"---\napiVersion: v1\nkind: Service", bare + "---\napiVersion: v1\nkind: Service"},
+			patch("apply: {inline: \""+strings.ReplaceAll(bare, "\n", "\\n")+"\"}")...),
+			want: `spec.actions[2].apply: Pod app/solo: pods are immutable; delete it first`},
+		{name: "a bare Pod patched", replace: append([]string{"---\napiVersion: v1\nkind: Service", bare + "---\napiVersion: v1\nkind: Service"},
+			patch("patch: {kind: Pod, namespace: app, name: solo, patch: {metadata: {labels: {a: b}}}}")...),
+			want: `spec.actions[2].patch: Pod app/solo: pods are immutable; delete it first`},
 	}
 	runValidateCases(t, cases)
 }
