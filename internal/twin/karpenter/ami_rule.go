@@ -69,7 +69,7 @@ func ResolveNodeClassAMIs(nc *awsv1.EC2NodeClass, kubernetesVersion string, extr
 		case term.ID != "":
 			a, ok := findAMI(extra, term.ID)
 			if !ok {
-				return nil, fail(field+".id", "AMI %s is not in the twin's AMI catalog (declare it under spec.amis in the scenario with its Kubernetes version)", term.ID)
+				return nil, fail(field+".id", "AMI %s is not in the twin's AMI catalog (declare it under spec.amis in the scenario with its kubernetesVersion)", term.ID)
 			}
 			add(a)
 		case term.Name != "":
