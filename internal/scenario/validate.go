@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
@@ -32,7 +34,7 @@ const DefaultTimeLimit = 6 * time.Hour
 // returns every problem found, each one line naming the file, the field and
 // the fix. Warnings are problems that do not stop a rehearsal.
 func (sc *Scenario) Validate() (warnings []string, err error) {
-	v := &validator{sc: sc}
+	v := &validator{sc: sc, resolved: map[*awsv1.EC2NodeClass][]catalog.AMI{}}
 	v.header()
 	v.cluster()
 	v.catalogs()
@@ -54,15 +56,19 @@ type validator struct {
 	errs     []error
 	warnings []string
 	types    map[string]catalog.InstanceType
-	// priorityClasses are the values of the classes pods may name: the
-	// system classes and the scenario's PriorityClasses (its actions'
-	// included); defaultPriority is what a pod naming none gets.
-	priorityClasses map[string]int32
-	defaultPriority int32
+	// priorityClasses are the classes pods may name: the system classes
+	// and the scenario's PriorityClasses (its actions' included);
+	// defaultPriority is what a pod naming none gets (validate_priority.go).
+	priorityClasses map[string]priority
+	defaultPriority priority
 	// What the manifests create, for checks of references.
 	namespaces, nodeClasses, storageClasses map[string]bool
 	// script is the objects the actions have reached (validate_patch.go).
 	script applied
+	// resolved is what each EC2NodeClass manifest (starting, applied or
+	// patched) resolves to (karpenter.ResolveNodeClassAMIs), for its
+	// NodePools and nodes (validate_karpenter.go).
+	resolved map[*awsv1.EC2NodeClass][]catalog.AMI
 }
 
 func (v *validator) fail(field, format string, args ...any) {
@@ -210,25 +216,17 @@ func (v *validator) manifests() {
 	for i := range v.sc.Spec.Actions {
 		all = append(all, v.sc.ActionObjects[i]...)
 	}
-	v.priorityClasses = map[string]int32{kube.SystemNodeCritical: kube.SystemCriticalPriority + 1000, kube.SystemClusterCritical: kube.SystemCriticalPriority}
-	var globalDefault *schedulingv1.PriorityClass
+	v.priorities(all)
+	// The starting manifests are applied before any action: what only an
+	// action creates is not there for them.
+	startNamespaces, startClasses := maps.Clone(namespaces), maps.Clone(classes)
 	for _, o := range all {
 		if _, ok := o.Object.(*corev1.Namespace); ok {
 			namespaces[o.Object.GetName()] = true
 		}
-		if pc, ok := o.Object.(*schedulingv1.PriorityClass); ok {
-			v.priorityClasses[pc.Name] = pc.Value
-			// Of several globalDefault classes, the lowest value applies.
-			if pc.GlobalDefault && (globalDefault == nil || pc.Value < globalDefault.Value) {
-				globalDefault = pc
-			}
-		}
 		if nc, ok := o.Object.(*awsv1.EC2NodeClass); ok {
 			classes[nc.Name] = true
 		}
-	}
-	if globalDefault != nil {
-		v.defaultPriority = globalDefault.Value
 	}
 	storageClasses := map[string]bool{}
 	for _, o := range all {
@@ -238,16 +236,25 @@ func (v *validator) manifests() {
 	}
 	v.namespaces, v.nodeClasses, v.storageClasses = namespaces, classes, storageClasses
 	v.duplicates()
-	for _, o := range all {
-		v.object(o, namespaces, classes, storageClasses)
+	for i, o := range all {
+		if i < len(v.sc.Objects) {
+			v.object(o, startNamespaces, startClasses, storageClasses)
+		} else {
+			v.object(o, namespaces, classes, storageClasses)
+		}
 	}
+	v.nodePoolAMIs()
 	v.podCount()
 }
 
 // object checks one manifest as the API server and the twin would.
 func (v *validator) object(o manifest.Object, namespaces, classes, storageClasses map[string]bool) {
 	if ns := o.Object.GetNamespace(); ns != "" && !namespaces[ns] {
-		v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is not created by any manifest", ns), "add a Namespace manifest")
+		if v.namespaces[ns] {
+			v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is created only by an action, after this manifest is applied", ns), "add the Namespace manifest to spec.manifests")
+		} else {
+			v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is not created by any manifest", ns), "add a Namespace manifest")
+		}
 	}
 	if err := manifest.ValidateSpec(o); err != nil {
 		v.errs = append(v.errs, err)
@@ -331,28 +338,32 @@ func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
 			"add amiFamily: AL2023 (or the family of the selected AMI), as the EC2NodeClass CRD requires")
 	}
 	for i, t := range nc.Spec.AMISelectorTerms {
-		f := fmt.Sprintf("spec.amiSelectorTerms[%d]", i)
-		switch {
-		case t.Alias != "":
+		if t.Alias != "" {
 			if _, err := catalog.ParseAlias(t.Alias); err != nil {
-				v.failObject(o, f+".alias", err.Error(), "")
-			} else if version := v.sc.Spec.Cluster.Version; checkVersion(version) == nil {
-				// Karpenter resolves the alias at the cluster's version when
-				// the class is applied, and the twin refuses a class whose
-				// x86_64 alias resolves to no AMI.
-				minor, _ := catalog.NormalizeMinor(version)
-				if _, err := catalog.ResolveAlias(t.Alias, minor, catalog.ArchX8664, v.sc.Spec.Start.UTC()); err != nil {
-					v.failObject(o, f+".alias", err.Error(), "pin a release the catalog has, or use @latest")
-				}
+				v.failObject(o, fmt.Sprintf("spec.amiSelectorTerms[%d].alias", i), err.Error(), "")
+				return
 			}
-		case t.ID != "":
-			if !v.knownAMI(t.ID) {
-				v.failObject(o, f+".id", fmt.Sprintf("AMI %s is not in the twin's AMI catalog", t.ID), "declare it under spec.amis in the scenario with its kubernetesVersion")
-			}
-		case t.Name != "":
-		default:
-			v.failObject(o, f, "the twin resolves alias, id and name selectors only", "use one of them")
 		}
+	}
+	if len(nc.Spec.AMISelectorTerms) == 0 || checkVersion(v.sc.Spec.Cluster.Version) != nil {
+		return
+	}
+	// Karpenter resolves the class when it is applied, at the cluster's
+	// version and the start, with the twin's own resolution.
+	minor, _ := catalog.NormalizeMinor(v.sc.Spec.Cluster.Version)
+	amis, err := karpenter.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC())
+	var amiErr *karpenter.AMIError
+	switch {
+	case errors.As(err, &amiErr):
+		fix := ""
+		if strings.HasSuffix(amiErr.Field, ".alias") {
+			fix = "pin a release the catalog has, or use @latest"
+		}
+		v.failObject(o, amiErr.Field, amiErr.Msg, fix)
+	case err != nil:
+		v.failObject(o, "spec.amiSelectorTerms", err.Error(), "")
+	default:
+		v.resolved[nc] = amis
 	}
 }
 
@@ -400,16 +411,18 @@ func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map
 		v.failObject(o, "spec.template.spec.nodeClassRef", "missing", "reference an EC2NodeClass: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}")
 	case ref.Kind != "" && ref.Kind != "EC2NodeClass":
 		v.failObject(o, "spec.template.spec.nodeClassRef.kind", fmt.Sprintf("%q is not EC2NodeClass", ref.Kind), "")
+	case !classes[ref.Name] && v.nodeClasses[ref.Name]:
+		v.failObject(o, "spec.template.spec.nodeClassRef.name", fmt.Sprintf("EC2NodeClass %q is applied only by an action, after this NodePool (Karpenter refuses a NodePool whose class does not exist)", ref.Name), "add the EC2NodeClass to spec.manifests")
 	case !classes[ref.Name]:
 		v.failObject(o, "spec.template.spec.nodeClassRef.name", fmt.Sprintf("EC2NodeClass %q is not in the scenario's manifests", ref.Name), "add its manifest or fix the name")
 	}
+	// The NodePool CRD's rules, which the twin applies too.
+	var reqErr *karpenter.RequirementError
+	if errors.As(karpenter.CheckRequirements(np), &reqErr) {
+		v.failObject(o, reqErr.Field, reqErr.Msg, reqErr.Fix)
+	}
 	for i, r := range np.Spec.Template.Spec.Requirements {
 		f := fmt.Sprintf("spec.template.spec.requirements[%d]", i)
-		switch r.Operator {
-		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist, corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-		default:
-			v.failObject(o, f+".operator", fmt.Sprintf("%q is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt", r.Operator), "")
-		}
 		if r.Key == corev1.LabelInstanceTypeStable && (r.Operator == corev1.NodeSelectorOpIn || r.Operator == corev1.NodeSelectorOpNotIn) {
 			for _, name := range r.Values {
 				if _, ok := v.types[name]; !ok {
@@ -440,17 +453,21 @@ func (v *validator) podSpec(o manifest.Object, field string, spec *corev1.PodSpe
 	}
 	// The Priority admission plugin refuses a pod naming a class that does
 	// not exist (priority.go): no pod of the workload would ever be created.
-	value, known := v.defaultPriority, true
+	class, known := v.defaultPriority, true
 	if name := spec.PriorityClassName; name != "" {
-		value, known = v.priorityClasses[name]
+		class, known = v.priorityClasses[name]
 		if !known {
 			v.failObject(o, field+".priorityClassName", fmt.Sprintf("no PriorityClass with name %s was found", name),
 				fmt.Sprintf("add a scheduling.k8s.io/v1 PriorityClass manifest named %s, or use %s or %s", name, kube.SystemClusterCritical, kube.SystemNodeCritical))
 		}
 	}
-	if known && spec.Priority != nil && *spec.Priority != value {
-		v.failObject(o, field+".priority", fmt.Sprintf("%d must not be provided in pod spec; the priority admission controller computes %d from the PriorityClass", *spec.Priority, value),
+	if known && spec.Priority != nil && *spec.Priority != class.value {
+		v.failObject(o, field+".priority", fmt.Sprintf("%d must not be provided in pod spec; the priority admission controller computes %d from the PriorityClass", *spec.Priority, class.value),
 			"remove spec.priority and name the class in priorityClassName")
+	}
+	if known && spec.PreemptionPolicy != nil && *spec.PreemptionPolicy != class.policy {
+		v.failObject(o, field+".preemptionPolicy", fmt.Sprintf("the string value of PreemptionPolicy (%s) must not be provided in pod spec; priority admission controller computed %s from the given PriorityClass name", *spec.PreemptionPolicy, class.policy),
+			"remove preemptionPolicy from the pod spec and set it on the PriorityClass the pod names")
 	}
 	if err := kube.ValidateStartupAnnotation(annotations); err != nil {
 		v.failObject(o, strings.TrimSuffix(field, ".spec")+".metadata.annotations", err.Error(), "")
@@ -531,9 +548,11 @@ func (v *validator) nodeGroups() {
 			usedPools[k.NodePool] = true
 			for j, n := range k.Nodes {
 				v.existingNode(fmt.Sprintf("%s.karpenter.nodes[%d]", f, j), n, zones)
+				v.nodeAMI(fmt.Sprintf("%s.karpenter.nodes[%d]", f, j), k.NodePool, n)
 			}
 		case Managed:
 			m := g.Managed
+			typeErrs := len(v.errs)
 			for j, t := range m.InstanceTypes {
 				it, ok := v.types[t]
 				if !ok {
@@ -545,32 +564,24 @@ func (v *validator) nodeGroups() {
 			if len(m.InstanceTypes) == 0 {
 				v.fail(f+".managed.instanceTypes", "list at least one instance type")
 			}
+			typesOK := len(v.errs) == typeErrs
 			before := len(v.errs)
 			v.counts(f+".managed", m.Desired, m.Min, m.Max)
 			v.groupZones(f+".managed.zones", m.Zones, zones)
 			if len(v.errs) == before {
 				v.managedScaling(f+".managed", m)
 			}
+			versionOK := true
 			if m.Version != "" {
 				if err := checkVersion(m.Version); err != nil {
 					v.fail(f+".managed.version", "%v", err)
-				} else if gv, _ := kubeversion.Parse(m.Version); checkVersion(v.sc.Spec.Cluster.Version) == nil && kubeversion.MustParse(v.sc.Spec.Cluster.Version).Less(gv) {
-					cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
-					v.fail(f+".managed.version", "%s is newer than the cluster's %s (a node group is never ahead of its control plane; set at most %s)", gv, cp, cp)
+					versionOK = false
 				}
 			}
-			if lt := m.LaunchTemplate; lt != nil && lt.Name == "" {
-				v.fail(f+".managed.launchTemplate.name", "missing (EKS CreateNodegroup needs the launch template's name)")
-			}
-			if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && !v.knownAMI(m.LaunchTemplate.ImageID) {
-				v.fail(f+".managed.launchTemplate.imageId", "AMI %s is not in the catalog (declare it under spec.amis)", m.LaunchTemplate.ImageID)
-			} else if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && len(m.InstanceTypes) > 0 {
-				v.amiArch(f+".managed.launchTemplate.imageId", m.LaunchTemplate.ImageID, m.InstanceTypes[0])
-			}
-			// CreateNodegroup refuses a version with a custom AMI (§B): the
-			// group's version is its AMI's.
-			if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" && (m.Version != "" || m.ReleaseVersion != "") {
-				v.fail(f+".managed.version", "remove version and releaseVersion: the launch template's imageId %s sets the group's version (EKS refuses both)", m.LaunchTemplate.ImageID)
+			if typesOK && versionOK {
+				// Counts and zones aside, the image is the instance
+				// types' and the version's.
+				v.managedImage(f+".managed", g.Name, m)
 			}
 		case SelfManaged:
 			s := g.SelfManaged
@@ -643,6 +654,91 @@ func (v *validator) managedScaling(f string, m *ManagedGroup) {
 		field, msg = f+".capacityType", strings.TrimPrefix(msg, "capacityType ")
 	}
 	v.fail(field, "%s (EKS CreateNodegroup refuses it)", msg)
+}
+
+// managedImage refuses what the twin's CreateNodegroup refuses in a
+// group's image (mng.ResolveImage): a version ahead of the control plane,
+// an amiType of the other architecture or with no AMI for the version, a
+// release the catalog does not have, a launch template without a name or
+// whose image is unknown or of the other architecture, amiType CUSTOM
+// without an image. The group exists at the start, at the scenario's start
+// time.
+func (v *validator) managedImage(f, name string, m *ManagedGroup) {
+	if len(m.InstanceTypes) == 0 || checkVersion(v.sc.Spec.Cluster.Version) != nil {
+		return
+	}
+	spec := mng.Spec{Name: name, InstanceTypes: m.InstanceTypes, AMIType: m.AMIType, Version: m.Version, ReleaseVersion: m.ReleaseVersion}
+	if lt := m.LaunchTemplate; lt != nil {
+		spec.LaunchTemplate = &mng.LaunchTemplate{Name: lt.Name, Version: lt.Version, ImageID: lt.ImageID}
+	}
+	if imgErr := v.resolveImage(spec); imgErr != nil {
+		v.imageError(f, m, imgErr)
+	}
+}
+
+// resolveImage is mng.ResolveImage of a group that exists at the start,
+// at the cluster's version and the start time, on its first instance
+// type; nil when it resolves or the instance type is unknown (reported
+// with the type).
+func (v *validator) resolveImage(spec mng.Spec) *mng.ImageError {
+	it, ok := v.types[spec.InstanceTypes[0]]
+	if !ok {
+		return nil
+	}
+	cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
+	_, err := mng.ResolveImage(spec, it, cp, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC(), true)
+	var imgErr *mng.ImageError
+	if !errors.As(err, &imgErr) {
+		return nil
+	}
+	return imgErr
+}
+
+// imageError reports a managed group's image refusal at the scenario's
+// field, with a fix.
+func (v *validator) imageError(f string, m *ManagedGroup, imgErr *mng.ImageError) {
+	it := v.types[m.InstanceTypes[0]]
+	cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
+	msg := imageMessage(imgErr)
+	field, fix := f+"."+imgErr.Field, ""
+	switch imgErr.Field {
+	case "launchTemplate":
+		field, fix = f+".launchTemplate.name", "name the group's launch template"
+	case "launchTemplate.imageId":
+		fix = "declare the AMI under spec.amis, of the instance types' architecture"
+	case "version":
+		if m.LaunchTemplate != nil && m.LaunchTemplate.ImageID != "" {
+			fix = "remove version and releaseVersion: the launch template's AMI sets the group's version"
+		} else {
+			fix = fmt.Sprintf("set at most the cluster's %s: a node group is never ahead of its control plane", cp)
+		}
+	case "amiType":
+		if m.AMIType == mng.AMITypeCustom {
+			fix = "name the AMI in launchTemplate.imageId, or use an EKS amiType such as AL2023_" + amiTypeArch(it.Arch) + "_STANDARD"
+			break
+		}
+		fix = fmt.Sprintf("use an amiType of the instance types' architecture (%s) with AMIs for Kubernetes %s, e.g. AL2023_%s_STANDARD, or a launch template with imageId", it.Arch, cp, amiTypeArch(it.Arch))
+	case "releaseVersion":
+		fix = "pin a release of the group's version the catalog has, or remove releaseVersion for the newest"
+	}
+	v.fail(field, "%s (EKS CreateNodegroup refuses it; %s)", msg, fix)
+}
+
+// imageMessage is the EKS error's message, without the AWS CLI's framing.
+func imageMessage(imgErr *mng.ImageError) string {
+	var apiErr *mng.Error
+	if errors.As(imgErr.Err, &apiErr) {
+		return apiErr.Message
+	}
+	return imgErr.Err.Error()
+}
+
+// amiTypeArch is the architecture as amiType names spell it.
+func amiTypeArch(kubeArch string) string {
+	if kubeArch == "arm64" {
+		return "ARM_64"
+	}
+	return "x86_64"
 }
 
 func blockField(typ string) string {
@@ -740,7 +836,9 @@ func (v *validator) actions() {
 			if len(v.sc.ActionObjects[i]) == 0 {
 				v.fail(f+".apply", "holds no object the twin models")
 			}
+			v.scriptReapply(f+".apply", v.sc.ActionObjects[i])
 			v.scriptApply(v.sc.ActionObjects[i])
+			v.scriptPools(f+".apply", v.sc.ActionObjects[i])
 		case a.Patch != nil:
 			p := a.Patch
 			ns := p.Namespace
@@ -800,6 +898,7 @@ func (v *validator) actions() {
 			}
 		case a.RolloutRestart != nil:
 			v.workloadRef(f+".rolloutRestart", *a.RolloutRestart)
+			v.restartPaused(f+".rolloutRestart", *a.RolloutRestart)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package scenario_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
@@ -31,11 +32,35 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 	}{
 		// Karpenter's EC2NodeClass, resolved when the manifests are applied.
 		{"nodeclass alias of no release", []string{"- id: ami-0f676a166352f02ab", "- alias: al2023@v20991231"}, "spec.amiSelectorTerms[0].alias", "/virtual/manifests/cluster.yaml:"},
+		{"nodeclass name matching no AMI", []string{"- id: ami-0f676a166352f02ab", `- name: "no-such-image-*"`}, "spec.amiSelectorTerms[0].name", "/virtual/manifests/cluster.yaml:"},
+		{"nodeclass id of the other arch than its node", []string{"- id: ami-0f676a166352f02ab", "- id: ami-24fd2cff8dae19a97"}, "spec.nodeGroups[0].karpenter.nodes[0].instanceType", ""},
+		{"nodeclass name of the other arch than its node", []string{"- id: ami-0f676a166352f02ab", `- name: "amazon-eks-arm64-node-1.30-*"`}, "spec.nodeGroups[0].karpenter.nodes[0].instanceType", ""},
+		// What only an action creates is not there for the starting manifests.
+		{"nodepool of a class an action applies", []string{"name: default}\n      requirements", "name: late}\n      requirements",
+			"    - wait: {settled: true}\n", "    - wait: {settled: true}\n    - apply: {inline: \"apiVersion: karpenter.k8s.aws/v1\\nkind: EC2NodeClass\\nmetadata: {name: late}\\nspec: {role: r, amiSelectorTerms: [{alias: al2023@latest}]}\\n\"}\n"},
+			"spec.template.spec.nodeClassRef.name", "/virtual/manifests/cluster.yaml:"},
+		{"workload in a namespace an action creates", []string{"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: app\n---\n", "",
+			"    - wait: {settled: true}\n", "    - wait: {settled: true}\n    - apply: {inline: \"apiVersion: v1\\nkind: Namespace\\nmetadata: {name: app}\\n\"}\n"},
+			"metadata.namespace", "/virtual/manifests/cluster.yaml:"},
+		// The NodePool CRD's rules on requirements.
+		{"nodepool In without values", []string{"requirements: []", "requirements: [{key: karpenter.sh/capacity-type, operator: In, values: []}]"}, "spec.template.spec.requirements[0].values", "/virtual/manifests/cluster.yaml:"},
+		{"nodepool Gt of no integer", []string{"requirements: []", "requirements: [{key: karpenter.k8s.aws/instance-cpu, operator: Gt, values: [four]}]"}, "spec.template.spec.requirements[0].values", "/virtual/manifests/cluster.yaml:"},
+		{"nodepool minValues above its values", []string{"requirements: []", "requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [m5], minValues: 2}]"}, "spec.template.spec.requirements[0].minValues", "/virtual/manifests/cluster.yaml:"},
 		// Managed node groups.
 		{"managed mixed architectures", []string{fixtureGroupEnd, managedGroup, "instanceTypes: [m5.large]", "instanceTypes: [m5.large, m7g.large]"}, "spec.nodeGroups[1].managed.instanceTypes[1]", ""},
 		{"managed version above the cluster's", []string{fixtureGroupEnd, managedGroup + "        version: \"1.31\"\n"}, "spec.nodeGroups[1].managed.version", ""},
 		{"managed launch template without name", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {version: \"2\"}\n"}, "spec.nodeGroups[1].managed.launchTemplate.name", ""},
 		{"managed custom AMI of the other arch", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {name: lt, imageId: ami-24fd2cff8dae19a97}\n"}, "spec.nodeGroups[1].managed.launchTemplate.imageId", ""},
+		{"managed custom AMI unknown", []string{fixtureGroupEnd, managedGroup + "        launchTemplate: {name: lt, imageId: ami-00000000000000000}\n"}, "spec.nodeGroups[1].managed.launchTemplate.imageId", ""},
+		{"managed custom AMI and a version", []string{fixtureGroupEnd, managedGroup + "        version: \"1.30\"\n        launchTemplate: {name: lt, imageId: ami-0f676a166352f02ab}\n"}, "spec.nodeGroups[1].managed.version", ""},
+		{"managed amiType of the other arch", []string{fixtureGroupEnd, managedGroup + "        amiType: AL2023_ARM_64_STANDARD\n"}, "spec.nodeGroups[1].managed.amiType", ""},
+		{"managed amiType with no AMI for the version", []string{fixtureGroupEnd, managedGroup + "        amiType: AL2_x86_64\n", `version: "1.30"`, `version: "1.33"`}, "spec.nodeGroups[1].managed.amiType", ""},
+		{"managed amiType not modelled", []string{fixtureGroupEnd, managedGroup + "        amiType: WINDOWS_CORE_2022_x86_64\n"}, "spec.nodeGroups[1].managed.amiType", ""},
+		{"managed amiType CUSTOM without an image", []string{fixtureGroupEnd, managedGroup + "        amiType: CUSTOM\n        launchTemplate: {name: lt, version: \"1\"}\n"}, "spec.nodeGroups[1].managed.amiType", ""},
+		{"managed release the catalog lacks", []string{fixtureGroupEnd, managedGroup + "        releaseVersion: \"1.30.0-20200101\"\n"}, "spec.nodeGroups[1].managed.releaseVersion", ""},
+		// Fargate: a micro-VM, and an address, per pod.
+		{"fargate pods beyond the zones' addresses", []string{fixtureGroupEnd, fixtureGroupEnd + "    - name: fg\n      type: fargate\n      fargate:\n        selectors: [{namespace: app}]\n",
+			"  replicas: 1\n", "  replicas: 9000\n"}, "spec.nodeGroups[1].fargate.selectors", ""},
 		// Self-managed Auto Scaling groups.
 		{"self-managed negative min", []string{fixtureGroupEnd, selfManagedGroup + "        min: -1\n"}, "spec.nodeGroups[1].selfManaged.min", ""},
 		{"self-managed AMI of the other arch", []string{fixtureGroupEnd, selfManagedGroup, "instanceType: m5.large\n        desired", "instanceType: m7g.large\n        desired"}, "spec.nodeGroups[1].selfManaged.launchTemplate.imageId", ""},
@@ -58,6 +83,52 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), tc.field+":") {
 				t.Fatalf("Validate's error does not name file:line and %s:\n%v", tc.field, err)
+			}
+		})
+	}
+}
+
+// TestValidateRefusesANodePoolThatCanLaunchNothing: a NodePool whose
+// EC2NodeClass selects AMIs of an architecture its requirements exclude
+// builds, but the twin's Karpenter can launch no node for it and its pods
+// stay Pending; Validate refuses it first, on the NodePool's requirements.
+func TestValidateRefusesANodePoolThatCanLaunchNothing(t *testing.T) {
+	noNodes := "      karpenter:\n        nodePool: default\n        nodes:\n          - {instanceType: m5.large, zone: us-west-2a, capacityType: on-demand}\n"
+	amd64Only := "requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]"
+	for _, tc := range []struct {
+		name     string
+		replace  []string
+		launches bool
+	}{
+		{"arm64 AMI, amd64 pool", []string{"- id: ami-0f676a166352f02ab", "- id: ami-24fd2cff8dae19a97", "requirements: []", amd64Only}, false},
+		{"arm64 AMI, pool of either arch", []string{"- id: ami-0f676a166352f02ab", "- id: ami-24fd2cff8dae19a97"}, true},
+		{"amd64 AMI, amd64 pool", []string{"requirements: []", amd64Only}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := scenario.ParseFixture(t, append([]string{noNodes, "      karpenter:\n        nodePool: default\n"}, tc.replace...)...)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			tw, err := twinbuild.Build(sc, twinbuild.Options{})
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			tw.Engine.RunUntil(tw.Engine.Now().Add(10 * time.Minute))
+			if launched := len(tw.Karpenter.NodeClaims()) > 0; launched != tc.launches {
+				t.Fatalf("the twin launched a NodeClaim: %v, want %v", launched, tc.launches)
+			}
+			_, err = sc.Validate()
+			if tc.launches {
+				if err != nil {
+					t.Fatalf("Validate refused a NodePool that launches: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate accepted a NodePool that can launch nothing")
+			}
+			if !strings.Contains(err.Error(), "/virtual/manifests/cluster.yaml:") || !strings.Contains(err.Error(), "spec.template.spec.requirements:") {
+				t.Fatalf("Validate's error does not name file:line and the NodePool's requirements:\n%v", err)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
@@ -127,11 +128,64 @@ func (v *validator) zoneAddresses() {
 			spread(max(g.SelfManaged.Desired, 0), g.SelfManaged.Zones)
 		}
 	}
+	free := 0
 	for _, z := range v.sc.Spec.Cluster.Zones {
 		if n := perZone[z]; n > ec2.AddressesPerZone {
 			v.fail("spec.nodeGroups", "%d nodes start in zone %s, more than the %d addresses of the zone's subnet in the twin; spread the node groups over more zones or lower their counts", n, z, ec2.AddressesPerZone)
+		} else {
+			free += ec2.AddressesPerZone - n
 		}
 	}
+	// Each Fargate pod runs on a micro-VM of its own, with an address of
+	// one of the cluster's zones (semantics.md §E).
+	if field, n := v.fargatePods(); n > free {
+		v.fail(field, "%d starting pods run on Fargate, each with an address of its own, but the cluster's zones have %d addresses left after the nodes (%d per zone's subnet in the twin); lower the replicas the profiles select or add zones", n, free, ec2.AddressesPerZone)
+	}
+}
+
+// fargatePods counts the starting pods a Fargate profile selects — those
+// of Deployments, StatefulSets and bare Pods in a profile's namespace with
+// its labels (the profile's selector, as EKS's webhook matches it);
+// DaemonSets never run on Fargate — and names the first profile's field.
+func (v *validator) fargatePods() (field string, n int) {
+	var selectors []FargateSelector
+	for i, g := range v.sc.Spec.NodeGroups {
+		if g.Type == Fargate && g.Fargate != nil {
+			if field == "" {
+				field = fmt.Sprintf("spec.nodeGroups[%d].fargate.selectors", i)
+			}
+			selectors = append(selectors, g.Fargate.Selectors...)
+		}
+	}
+	if len(selectors) == 0 {
+		return "", 0
+	}
+	selected := func(namespace string, podLabels map[string]string) bool {
+		for _, s := range selectors {
+			if s.Namespace == namespace && labels.SelectorFromSet(s.Labels).Matches(labels.Set(podLabels)) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, o := range v.sc.Objects {
+		ns := o.Object.GetNamespace()
+		switch obj := o.Object.(type) {
+		case *appsv1.Deployment:
+			if selected(ns, obj.Spec.Template.Labels) {
+				n += int(replicasOf(obj.Spec.Replicas))
+			}
+		case *appsv1.StatefulSet:
+			if selected(ns, obj.Spec.Template.Labels) {
+				n += int(replicasOf(obj.Spec.Replicas))
+			}
+		case *corev1.Pod:
+			if obj.Spec.NodeName == "" && selected(ns, obj.Labels) {
+				n++
+			}
+		}
+	}
+	return field, n
 }
 
 // nodes is how many nodes an entry describes: Count, 1 when it is unset.

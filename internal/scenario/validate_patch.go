@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
@@ -23,6 +25,20 @@ func (v *validator) startScript() {
 	v.script = applied{}
 	for _, o := range v.sc.Objects {
 		v.script[appliedKey(o.GVK.Kind, o.Object.GetNamespace(), o.Object.GetName())] = o
+	}
+}
+
+// scriptReapply refuses an apply or patch action that re-applies a Pod:
+// the twin refuses any update of a bare Pod ("pods are immutable; delete it
+// first"), and the scenario cannot delete one.
+func (v *validator) scriptReapply(f string, objs []manifest.Object) {
+	for _, o := range objs {
+		if o.GVK.Kind != "Pod" {
+			continue
+		}
+		if _, ok := v.script[appliedKey("Pod", o.Object.GetNamespace(), o.Object.GetName())]; ok {
+			v.fail(f, "Pod %s/%s: pods are immutable; delete it first (a bare Pod cannot change: make it a Deployment to roll it)", o.Object.GetNamespace(), o.Object.GetName())
+		}
 	}
 }
 
@@ -51,13 +67,19 @@ func (v *validator) dryRunPatch(f string, p *PatchAction, namespace string) {
 		v.fail(f+".patch.patch", "leaves %s invalid: %s", o.Name(), fieldMessage(err))
 		return
 	}
+	v.scriptReapply(f+".patch", objs)
 	res := objs[0]
-	check := &validator{sc: v.sc, types: v.types}
+	// The patched object is checked against what the scenario defines, as
+	// a starting manifest is: its instance types, PriorityClasses and
+	// EC2NodeClasses.
+	check := &validator{sc: v.sc, types: v.types, resolved: v.resolved,
+		priorityClasses: v.priorityClasses, defaultPriority: v.defaultPriority}
 	check.object(res, v.namespaces, v.nodeClasses, v.storageClasses)
 	for _, e := range check.errs {
 		v.fail(f+".patch.patch", "leaves %s invalid: %s", o.Name(), fieldMessage(e))
 	}
 	v.scriptApply(objs)
+	v.scriptPools(f+".patch.patch", objs)
 }
 
 // fieldMessage is an object error without its location, which is the
@@ -105,4 +127,16 @@ func joinSemicolon(parts []string) string {
 		out += "; " + p
 	}
 	return out
+}
+
+// restartPaused refuses a rollout restart of a Deployment the script has
+// left paused, as kubectl's objectRestarter does (and the twin with it).
+func (v *validator) restartPaused(f string, w WorkloadRef) {
+	o, ok := v.script[appliedKey(w.Kind, nsOrDefault(w.Namespace), w.Name)]
+	if !ok {
+		return
+	}
+	if d, ok := o.Object.(*appsv1.Deployment); ok && d.Spec.Paused {
+		v.fail(f, "deployments.apps %q can't restart paused deployment (resume it first: patch spec.paused to false in an action before this one)", w.Name)
+	}
 }

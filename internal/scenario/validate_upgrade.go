@@ -6,6 +6,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
+	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
 // strategies lists the upgrade strategies each node group type accepts,
@@ -72,6 +73,7 @@ func (v *validator) groupUpgrades() {
 					v.fail(fmt.Sprintf("%s.green.instanceTypes[%d]", f, j), "%q is not in the instance-type catalog (add it under spec.instanceTypes)", t)
 				}
 			}
+			v.greenImage(f+".green.instanceTypes", g, gr)
 			if gr.Desired != nil && *gr.Desired < 0 {
 				v.fail(f+".green.desired", "cannot be negative")
 			} else if gr.Desired != nil && *gr.Desired > MaxNodes {
@@ -230,4 +232,38 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// greenImage refuses green instance types the blue group's image cannot
+// run on — of two architectures, or of another than its amiType or its
+// launch template's AMI — as CreateNodegroup refuses the green group
+// (mng.ResolveImage) half-way through the upgrade. The green group copies
+// the blue's image settings at the new version; the architecture does not
+// depend on the version, so the check runs at the cluster's.
+func (v *validator) greenImage(f string, blue NodeGroup, gr *GreenGroup) {
+	m := blue.Managed
+	if m == nil || len(gr.InstanceTypes) == 0 || len(m.InstanceTypes) == 0 || checkVersion(v.sc.Spec.Cluster.Version) != nil {
+		return
+	}
+	first, ok := v.types[gr.InstanceTypes[0]]
+	if !ok {
+		return
+	}
+	for j, t := range gr.InstanceTypes {
+		if it, ok := v.types[t]; ok && it.Arch != first.Arch {
+			v.fail(fmt.Sprintf("%s[%d]", f, j), "%s is %s but %s is %s: a managed node group's instance types share one architecture (EKS CreateNodegroup refuses a mix)", t, it.Arch, first.Name, first.Arch)
+			return
+		}
+	}
+	spec := mng.Spec{Name: gr.Name, InstanceTypes: m.InstanceTypes, AMIType: m.AMIType}
+	if lt := m.LaunchTemplate; lt != nil {
+		spec.LaunchTemplate = &mng.LaunchTemplate{Name: gr.Name, Version: "1", ImageID: lt.ImageID}
+	}
+	if v.resolveImage(spec) != nil {
+		return // the blue group's own image is refused, and reported
+	}
+	spec.InstanceTypes = gr.InstanceTypes
+	if imgErr := v.resolveImage(spec); imgErr != nil {
+		v.fail(f, "%s (EKS CreateNodegroup refuses the green group; use instance types of %s's architecture)", imageMessage(imgErr), blue.Name)
+	}
 }

@@ -9,6 +9,12 @@ import (
 // types, the API's rules for instance refresh preferences (semantics.md §C,
 // §F.10) and the scenario's manifests; each problem names its field.
 func TestValidatePlaybook(t *testing.T) {
+	// blueGreen adds a managed group (with one more setting) upgraded
+	// blue/green onto green instance types.
+	blueGreen := func(setting, greenTypes string) []string {
+		return []string{"capacityType: on-demand}\n", "capacityType: on-demand}\n    - name: mng\n      type: managed\n      managed:\n        instanceTypes: [m5.large]\n        desired: 2\n        " + setting +
+			"\n      upgrade: {strategy: blue-green, green: {name: mng-green, instanceTypes: " + greenTypes + "}}\n"}
+	}
 	cases := []struct {
 		name    string
 		replace []string
@@ -47,6 +53,14 @@ func TestValidatePlaybook(t *testing.T) {
 		{name: "rollout restart of a missing workload", replace: []string{
 			`upgradeControlPlane: {version: "1.31"}`, `rolloutRestart: {kind: Deployment, namespace: app, name: api}`},
 			want: "spec.actions[2].rolloutRestart.name: Deployment app/api is not in the scenario's manifests"},
+		{name: "green instance types of the blue amiType's arch", replace: blueGreen("amiType: AL2023_x86_64_STANDARD", "[m6i.large]")},
+		{name: "green instance types of another arch, default amiType", replace: blueGreen("capacityType: ON_DEMAND", "[m7g.large]")},
+		{name: "green instance types of another arch than the blue amiType", replace: blueGreen("amiType: AL2023_x86_64_STANDARD", "[m7g.large]"),
+			want: "spec.nodeGroups[1].upgrade.green.instanceTypes: amiType AL2023_x86_64_STANDARD does not run on instance type m7g.large (arm64) (EKS CreateNodegroup refuses the green group; use instance types of mng's architecture)"},
+		{name: "green instance types of another arch than the blue's AMI", replace: blueGreen("launchTemplate: {name: lt, imageId: ami-0f676a166352f02ab}", "[m7g.large]"),
+			want: "spec.nodeGroups[1].upgrade.green.instanceTypes: AMI ami-0f676a166352f02ab is x86_64 but instance type m7g.large is arm64"},
+		{name: "green instance types of two arches", replace: blueGreen("capacityType: ON_DEMAND", "[m6i.large, m7g.large]"),
+			want: "spec.nodeGroups[1].upgrade.green.instanceTypes[1]: m7g.large is arm64 but m6i.large is amd64"},
 		{name: "upgrade action to an older version", replace: []string{
 			`upgradeControlPlane: {version: "1.31"}`, `upgrade: {to: "1.29"}`},
 			want: "spec.actions[2].upgrade.to: 1.29 is not newer than the control plane's 1.30"},

@@ -35,16 +35,8 @@ type pool struct {
 }
 
 func newPool(np *karpv1.NodePool) (*pool, error) {
-	for i, r := range np.Spec.Template.Spec.Requirements {
-		switch r.Operator {
-		case corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists,
-			corev1.NodeSelectorOpDoesNotExist, corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt, "Gte", "Lte":
-		default:
-			return nil, fmt.Errorf("NodePool %s: spec.template.spec.requirements[%d].operator: %q is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt", np.Name, i, r.Operator)
-		}
-		if (r.Operator == corev1.NodeSelectorOpIn) && len(r.Values) == 0 {
-			return nil, fmt.Errorf("NodePool %s: spec.template.spec.requirements[%d]: operator In needs at least one value", np.Name, i)
-		}
+	if err := CheckRequirements(np); err != nil {
+		return nil, err
 	}
 	disruption.StampNodePoolHash(np) // the nodepool hash controller (semantics.md §A.3)
 	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)

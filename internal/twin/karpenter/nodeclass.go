@@ -1,7 +1,6 @@
 package karpenter
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -18,59 +17,12 @@ type nodeClass struct {
 	amis []catalog.AMI // what amiSelectorTerms resolve to now
 }
 
-// resolveAMIs is the nodeclass AMI reconciler (AWS provider
-// controllers/nodeclass/ami.go): amiSelectorTerms are resolved to images —
-// an alias through the SSM path for the discovered Kubernetes version
-// (eks-data.md §1d), an id or a name through EC2 (the embedded catalog plus
-// the scenario's AMIs). Tags and SSM parameters are not modelled.
+// resolveAMIs resolves a class's amiSelectorTerms at the discovered
+// Kubernetes version (ResolveNodeClassAMIs) and stamps its status.
 func (k *Karpenter) resolveAMIs(c *nodeClass) error {
-	var out []catalog.AMI
-	seen := map[string]bool{}
-	add := func(a catalog.AMI) {
-		if !seen[a.ID] {
-			seen[a.ID] = true
-			out = append(out, a)
-		}
-	}
-	for i, term := range c.obj.Spec.AMISelectorTerms {
-		field := fmt.Sprintf("spec.amiSelectorTerms[%d]", i)
-		switch {
-		case term.Alias != "":
-			found := false
-			for _, arch := range []string{catalog.ArchX8664, catalog.ArchARM64} {
-				a, err := catalog.ResolveAlias(term.Alias, k.version, arch, k.eng.Now())
-				if err != nil {
-					if arch == catalog.ArchX8664 {
-						return fmt.Errorf("EC2NodeClass %s: %s.alias: %v", c.obj.Name, field, err)
-					}
-					continue
-				}
-				found = true
-				add(a)
-			}
-			if !found {
-				return fmt.Errorf("EC2NodeClass %s: %s.alias: %q resolves to no AMI for Kubernetes %s", c.obj.Name, field, term.Alias, k.version)
-			}
-		case term.ID != "":
-			a, ok := k.lookupAMI(term.ID)
-			if !ok {
-				return fmt.Errorf("EC2NodeClass %s: %s.id: AMI %s is not in the twin's AMI catalog (declare it under spec.amis in the scenario with its Kubernetes version)", c.obj.Name, field, term.ID)
-			}
-			add(a)
-		case term.Name != "":
-			matched := k.matchAMIName(term.Name)
-			if len(matched) == 0 {
-				return fmt.Errorf("EC2NodeClass %s: %s.name: no AMI named %q (declare it under spec.amis in the scenario)", c.obj.Name, field, term.Name)
-			}
-			for _, a := range matched {
-				add(a)
-			}
-		default:
-			return fmt.Errorf("EC2NodeClass %s: %s: only alias, id and name selectors are modelled by the twin", c.obj.Name, field)
-		}
-	}
-	if len(out) == 0 {
-		return fmt.Errorf("EC2NodeClass %s: spec.amiSelectorTerms: AMISelector did not match any AMIs", c.obj.Name)
+	out, err := ResolveNodeClassAMIs(c.obj, k.version, k.opts.ExtraAMIs, k.eng.Now())
+	if err != nil {
+		return err
 	}
 	c.amis = out
 	disruption.StampNodeClassHash(c.obj) // the nodeclass hash controller (aws-apis.md §6.4)
@@ -101,39 +53,13 @@ func newer(a, b catalog.AMI) bool {
 }
 
 func (k *Karpenter) lookupAMI(id string) (catalog.AMI, bool) {
-	for _, a := range k.opts.ExtraAMIs {
-		if a.ID == id {
-			return a, true
-		}
-	}
-	return catalog.LookupAMI(id)
+	return findAMI(k.opts.ExtraAMIs, id)
 }
 
-func (k *Karpenter) matchAMIName(pattern string) []catalog.AMI {
-	out := catalog.MatchName(pattern)
-	for _, a := range k.opts.ExtraAMIs {
-		if globMatch(pattern, a.Name) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// amiFor picks the image a new instance of an architecture gets: the newest
-// matching AMI (amifamily.MapToInstanceTypes keeps the newest per
-// requirement set).
+// amiFor picks the image a new instance of an architecture gets
+// (NewestAMI).
 func (c *nodeClass) amiFor(kubeArch string) (catalog.AMI, bool) {
-	var best catalog.AMI
-	found := false
-	for _, a := range c.amis {
-		if a.KubeArch() != kubeArch {
-			continue
-		}
-		if !found || newer(a, best) {
-			best, found = a, true
-		}
-	}
-	return best, found
+	return NewestAMI(c.amis, kubeArch)
 }
 
 // refreshAMIs re-resolves every EC2NodeClass, as the AMI reconciler does

@@ -1,7 +1,6 @@
 package mng
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -234,153 +233,23 @@ func (s *Service) instanceType(name string) (catalog.InstanceType, bool) {
 	return catalog.InstanceType{}, false
 }
 
-// resolveImage picks the group's AMI and version. A custom-AMI group runs
-// its launch template's image, and its version is that image's Kubernetes
-// minor. "The following fields can't be set in the API if you specify an
-// AMI ID: amiType, releaseVersion, version" (§B Custom launch template /
-// AMI): version and releaseVersion are refused; amiType is ignored instead,
-// because the terraform-aws-eks module of the workshop seed (§6.1, group
-// custom-Y) takes ami_type next to ami_id to choose the user-data format
-// and does not send it to EKS for custom-AMI groups.
+// resolveImage picks the group's AMI and version (ResolveImage).
 func (s *Service) resolveImage(g *group, existing bool) error {
-	cp := s.opts.ControlPlaneVersion()
-	if lt := g.spec.LaunchTemplate; lt != nil && lt.ID == "" && lt.Name == "" {
-		return apiError(InvalidParameterException, opCreate, "launchTemplate: set its id or name")
-	}
-	if g.custom() {
-		if g.spec.Version != "" || g.spec.ReleaseVersion != "" {
-			return apiError(InvalidParameterException, opCreate, "version and releaseVersion can't be specified when the launch template specifies an AMI ID (%s)", g.spec.LaunchTemplate.ImageID)
-		}
-		a, err := s.customAMI(g.spec.LaunchTemplate.ImageID, opCreate)
-		if err != nil {
-			return err
-		}
-		if a.KubeArch() != g.it.Arch {
-			return apiError(InvalidParameterException, opCreate, "AMI %s is %s but instance type %s is %s", a.ID, a.Arch, g.it.Name, g.it.Arch)
-		}
-		v, err := kubeversion.Parse(a.KubernetesMinor)
-		if err != nil {
-			return apiError(InvalidParameterException, opCreate, "AMI %s: %v", a.ID, err)
-		}
-		g.ami, g.version = a, v
-		return nil
-	}
-	family, arch, ok := amiFamilyArch(g.spec.AMIType, g.it.Arch)
-	if !ok {
-		return apiError(InvalidParameterException, opCreate, "amiType %s is not modelled (use AL2023_*, AL2_* or BOTTLEROCKET_*)", g.spec.AMIType)
-	}
-	g.family, g.arch = family, arch
-	v := cp
-	if g.spec.Version != "" {
-		var err error
-		if v, err = kubeversion.Parse(g.spec.Version); err != nil {
-			return apiError(InvalidParameterException, opCreate, "version: %v", err)
-		}
-	}
-	if cp.Less(v) {
-		return apiError(InvalidParameterException, opCreate, "version %s is greater than the cluster's Kubernetes version %s", v, cp)
-	}
-	if !existing && v != cp {
-		return apiError(InvalidParameterException, opCreate, "version %s: a node group can only be created at the cluster's Kubernetes version %s", v, cp)
-	}
-	a, err := s.eksAMI(family, arch, v, g.spec.ReleaseVersion, opCreate)
+	img, err := ResolveImage(g.spec, g.it, s.opts.ControlPlaneVersion(), s.opts.ExtraAMIs, s.eng.Now(), existing)
 	if err != nil {
 		return err
 	}
-	if a.KubeArch() != g.it.Arch {
-		return apiError(InvalidParameterException, opCreate, "amiType %s does not run on instance type %s (%s)", g.spec.AMIType, g.it.Name, g.it.Arch)
-	}
-	g.ami, g.version = a, v
+	g.ami, g.version, g.family, g.arch = img.AMI, img.Version, img.Family, img.Arch
 	return nil
 }
 
-// amiFamilyArch maps an EKS amiType (AL2023_x86_64_STANDARD, AL2_ARM_64,
-// BOTTLEROCKET_x86_64, ...) to the catalog's AMI family and architecture.
-// An empty amiType is AL2023 for the instance type's architecture, as for
-// new node groups since Kubernetes 1.30 (and as the rehearsal's static
-// groups assume, internal/rehearse/static.go amiType).
-func amiFamilyArch(amiType, instanceArch string) (family, arch string, ok bool) {
-	arch = catalog.ArchX8664
-	if instanceArch == "arm64" {
-		arch = catalog.ArchARM64
-	}
-	switch {
-	case amiType == "":
-		return catalog.FamilyAL2023, arch, true
-	case strings.HasPrefix(amiType, "AL2023_"):
-		family = catalog.FamilyAL2023
-	case strings.HasPrefix(amiType, "AL2_"):
-		family = catalog.FamilyAL2
-	case strings.HasPrefix(amiType, "BOTTLEROCKET_"):
-		family = catalog.FamilyBottlerocket
-	default:
-		return "", "", false
-	}
-	if strings.Contains(amiType, "ARM_64") {
-		return family, catalog.ArchARM64, true
-	}
-	return family, catalog.ArchX8664, true
-}
-
-// customAMI looks up a launch template's image: the scenario's own AMIs
-// first, then the catalog.
+// customAMI looks up a launch template's image (customAMI).
 func (s *Service) customAMI(id, op string) (catalog.AMI, error) {
-	for _, a := range s.opts.ExtraAMIs {
-		if a.ID == id {
-			return a, nil
-		}
-	}
-	if a, ok := catalog.LookupAMI(id); ok {
-		return a, nil
-	}
-	return catalog.AMI{}, apiError(InvalidParameterException, op, "the launch template's image %s does not exist", id)
+	return customAMI(s.opts.ExtraAMIs, id, op)
 }
 
-// eksAMI is the EKS-optimized AMI of a family, architecture and minor:
-// the release asked for, or else the newest one released by now ("All node
-// groups are created with the latest AMI release version for the respective
-// minor Kubernetes version", CreateNodegroup API reference). Releases dated
-// after the virtual clock do not exist yet.
+// eksAMI is the EKS-optimized AMI of a family, architecture and minor
+// released by now (eksAMI).
 func (s *Service) eksAMI(family, arch string, v kubeversion.Minor, release, op string) (catalog.AMI, error) {
-	now := s.eng.Now()
-	var latest catalog.AMI
-	found := false
-	for _, a := range append(slices.Clone(s.opts.ExtraAMIs), catalog.AMIs()...) {
-		if a.Family != family || a.Arch != arch || a.KubernetesMinor != v.String() || a.ReleaseDate.After(now) {
-			continue
-		}
-		if release != "" {
-			if a.Release == release || releaseVersion(a) == release {
-				return a, nil
-			}
-			continue
-		}
-		if !found || a.ReleaseDate.After(latest.ReleaseDate) {
-			latest, found = a, true
-		}
-	}
-	if release != "" {
-		// EKS's own wording (eksctl-io/eksctl#7976).
-		return catalog.AMI{}, apiError(InvalidParameterException, op, "Requested release version %s is not valid for kubernetes version %s.", release, v)
-	}
-	if !found {
-		return catalog.AMI{}, apiError(InvalidParameterException, op, "no %s %s AMI for Kubernetes %s has been released by %s", family, arch, v, now.Format("2006-01-02"))
-	}
-	return latest, nil
-}
-
-// releaseVersion is an AMI's EKS release version: "1.30.14-20260220" for
-// Amazon Linux (the kubelet's patch version and the release date, as in
-// "Requested release version 1.31.3-20250103", eksctl-io/eksctl#7976),
-// "1.20.0" for Bottlerocket. A custom AMI has none.
-func releaseVersion(a catalog.AMI) string {
-	if a.Family == "" || a.Release == "" {
-		return ""
-	}
-	rel := strings.TrimPrefix(a.Release, "v")
-	if a.Family == catalog.FamilyBottlerocket {
-		return rel
-	}
-	patch, _, _ := strings.Cut(strings.TrimPrefix(a.KubeletVersion, "v"), "-")
-	return fmt.Sprintf("%s-%s", patch, rel)
+	return eksAMI(s.opts.ExtraAMIs, family, arch, v, release, s.eng.Now(), op)
 }

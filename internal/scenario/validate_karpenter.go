@@ -1,0 +1,123 @@
+package scenario
+
+import (
+	"sort"
+
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/twin/karpenter"
+)
+
+// A NodePool launches only the instance types its EC2NodeClass's AMIs
+// boot (karpenter.CheckNodePoolAMIs, the filter the twin's Karpenter
+// applies to what a pool offers), and a starting node was launched with
+// the newest AMI of its architecture (karpenter.NewestAMI): a pool and a
+// class that leave no instance type, or a node of an architecture its
+// class has no AMI for, are refused — at the start, and after each apply
+// or patch action that changes either.
+
+// poolAMIs is a NodePool's EC2NodeClass, found by find, and what it
+// resolves to; false when the class is missing or did not resolve (both
+// reported with the class).
+func (v *validator) poolAMIs(np *karpv1.NodePool, find func(name string) (manifest.Object, bool)) (*awsv1.EC2NodeClass, []catalog.AMI, bool) {
+	ref := np.Spec.Template.Spec.NodeClassRef
+	if ref == nil {
+		return nil, nil, false
+	}
+	o, ok := find(ref.Name)
+	if !ok {
+		return nil, nil, false
+	}
+	nc, ok := o.Object.(*awsv1.EC2NodeClass)
+	if !ok {
+		return nil, nil, false
+	}
+	amis, ok := v.resolved[nc]
+	return nc, amis, ok
+}
+
+func (v *validator) checkPool(np *karpv1.NodePool, find func(name string) (manifest.Object, bool)) error {
+	nc, amis, ok := v.poolAMIs(np, find)
+	if !ok {
+		return nil
+	}
+	return karpenter.CheckNodePoolAMIs(np, nc, amis, v.sc.InstanceTypes(), v.sc.Spec.Cluster.Zones)
+}
+
+const poolAMIFix = "select an AMI of an architecture the requirements allow, or allow the AMIs' architecture (kubernetes.io/arch)"
+
+// startingClass finds a starting EC2NodeClass.
+func (v *validator) startingClass(name string) (manifest.Object, bool) {
+	return v.sc.Find("EC2NodeClass", "", name)
+}
+
+// nodePoolAMIs refuses a starting NodePool that could launch no node.
+func (v *validator) nodePoolAMIs() {
+	for _, o := range v.sc.Objects {
+		if np, ok := o.Object.(*karpv1.NodePool); ok {
+			if err := v.checkPool(np, v.startingClass); err != nil {
+				v.failObject(o, "spec.template.spec.requirements", err.Error(), poolAMIFix)
+			}
+		}
+	}
+}
+
+// nodeAMI refuses a starting Karpenter node that names no AMI when its
+// NodePool's EC2NodeClass has none for the node's architecture.
+func (v *validator) nodeAMI(f, pool string, n ExistingNode) {
+	it, ok := v.types[n.InstanceType]
+	if n.AMI != "" || !ok {
+		return
+	}
+	o, ok := v.sc.Find("NodePool", "", pool)
+	if !ok {
+		return
+	}
+	nc, amis, ok := v.poolAMIs(o.Object.(*karpv1.NodePool), v.startingClass)
+	if !ok {
+		return
+	}
+	if _, ok := karpenter.NewestAMI(amis, it.Arch); !ok {
+		v.fail(f+".instanceType", "%s is %s but EC2NodeClass %s resolves to no %s AMI (use an instance type of its AMIs' architecture, set the node's ami, or select an AMI of that architecture)", it.Name, it.Arch, nc.Name, it.Arch)
+	}
+}
+
+// scriptPools checks, after an action applied or patched objs, every
+// NodePool the script has reached whose NodePool or EC2NodeClass is among
+// them, against the classes as the script left them.
+func (v *validator) scriptPools(f string, objs []manifest.Object) {
+	changed := map[string]bool{}
+	for _, o := range objs {
+		switch o.Object.(type) {
+		case *karpv1.NodePool, *awsv1.EC2NodeClass:
+			changed[o.GVK.Kind+"/"+o.Object.GetName()] = true
+		}
+	}
+	if len(changed) == 0 {
+		return
+	}
+	find := func(name string) (manifest.Object, bool) {
+		o, ok := v.script[appliedKey("EC2NodeClass", "", name)]
+		return o, ok
+	}
+	keys := make([]string, 0, len(v.script))
+	for k := range v.script {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		np, ok := v.script[k].Object.(*karpv1.NodePool)
+		if !ok || np.Spec.Template.Spec.NodeClassRef == nil {
+			continue
+		}
+		if !changed["NodePool/"+np.Name] && !changed["EC2NodeClass/"+np.Spec.Template.Spec.NodeClassRef.Name] {
+			continue
+		}
+		if err := v.checkPool(np, find); err != nil {
+			v.fail(f, "leaves NodePool %s unable to launch a node: %v (%s)", np.Name, err, poolAMIFix)
+		}
+	}
+}
