@@ -10,7 +10,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
 func TestDecodeAnyKind(t *testing.T) {
@@ -379,4 +383,58 @@ spec:
 			}
 		})
 	}
+}
+
+// TestPDBSummary: a PodDisruptionBudget decoded from a manifest keeps its
+// spec as policy/v1 — a policy/v1beta1 one converted as kube-apiserver
+// converts it, its empty selector selecting no pod — the same spec its
+// upstream object gives.
+func TestPDBSummary(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      func(t *testing.T) policyv1.PodDisruptionBudgetSpec
+	}{
+		{"policy/v1", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop, labels: {app: web}}\nspec:\n  minAvailable: 50%\n  selector: {matchLabels: {app: web}}\n",
+			func(t *testing.T) policyv1.PodDisruptionBudgetSpec {
+				var p policyv1.PodDisruptionBudget
+				if err := yaml.Unmarshal([]byte("spec:\n  minAvailable: 50%\n  selector: {matchLabels: {app: web}}\n"), &p); err != nil {
+					t.Fatal(err)
+				}
+				return p.Spec
+			}},
+		{"policy/v1beta1 empty selector", "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: all, namespace: shop}\nspec:\n  maxUnavailable: 1\n  selector: {}\n",
+			func(t *testing.T) policyv1.PodDisruptionBudgetSpec {
+				var p policyv1beta1.PodDisruptionBudget
+				if err := yaml.Unmarshal([]byte("spec:\n  maxUnavailable: 1\n  selector: {}\n"), &p); err != nil {
+					t.Fatal(err)
+				}
+				return manifest.PDBFromV1beta1(&p).Spec
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, problems := Decode("pdb.yaml", []byte(tc.doc))
+			if len(objs) != 1 || len(problems) != 0 {
+				t.Fatalf("%d objects, problems %v", len(objs), problems)
+			}
+			sum, ok := objs[0].Typed.(*pdbSummary)
+			if !ok {
+				t.Fatalf("Typed is %T, want the summary", objs[0].Typed)
+			}
+			if want := tc.want(t); !reflect.DeepEqual(sum.spec, want) {
+				t.Errorf("spec:\n got %+v\nwant %+v", sum.spec, want)
+			}
+		})
+	}
+	if !manifest.SelectsNoPodAsV1beta1(mustSummaryPDB(t, "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: all}\nspec: {selector: {}}\n").spec.Selector) {
+		t.Error("an empty policy/v1beta1 selector selects pods once summarised")
+	}
+}
+
+func mustSummaryPDB(t *testing.T, doc string) *pdbSummary {
+	t.Helper()
+	objs, _ := Decode("pdb.yaml", []byte(doc))
+	if len(objs) != 1 {
+		t.Fatalf("%d objects", len(objs))
+	}
+	return objs[0].Typed.(*pdbSummary)
 }

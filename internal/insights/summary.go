@@ -5,19 +5,24 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
 // A repository holds tens of thousands of Deployments, and a decoded
 // Deployment costs kilobytes: the upstream struct alone is 1.2 KB before
 // its maps, containers and probes. Manifests are decoded with the upstream
 // types — strict decoding, defaults and field errors as the API server's —
-// and then a workload or a HorizontalPodAutoscaler keeps, as its Typed,
-// only the summary below: what the checks read of it. Objects from a
-// scenario or a live cluster keep their upstream types; newWorkload
-// summarises both the same way, so the checks see one thing. A check that
-// needs another field adds it here.
+// and then a workload, a HorizontalPodAutoscaler or a
+// PodDisruptionBudget keeps, as its Typed, only the summary below: what
+// the checks read of it. Objects from a scenario or a live cluster keep
+// their upstream types; newWorkload and newPDB summarise both the same
+// way, so the checks see one thing. A check that needs another field adds
+// it here.
 
 // PodTemplate is what the checks read of a workload's pod template, or of
 // a bare Pod.
@@ -64,8 +69,17 @@ type hpaSummary struct {
 	minR, maxR int32  // minReplicas (1 when omitted) and maxReplicas as written
 }
 
-// summarize returns what a decoded object keeps: the summary of a workload
-// or HorizontalPodAutoscaler, else typed itself.
+// pdbSummary is the Typed of a PodDisruptionBudget decoded from a
+// manifest: its spec as policy/v1, the version the API server enforces —
+// for one written in policy/v1beta1, converted as kube-apiserver converts
+// it (manifest.PDBFromV1beta1: its empty selector selects no pod).
+type pdbSummary struct {
+	spec policyv1.PodDisruptionBudgetSpec
+}
+
+// summarize returns what a decoded object keeps: the summary of a
+// workload, HorizontalPodAutoscaler or PodDisruptionBudget, else typed
+// itself.
 func summarize(typed any) any {
 	if w := summarizeWorkload(typed); w != nil {
 		return w
@@ -73,7 +87,22 @@ func summarize(typed any) any {
 	if h := summarizeHPA(typed); h != nil {
 		return h
 	}
+	if p := summarizePDB(typed); p != nil {
+		return p
+	}
 	return typed
+}
+
+func summarizePDB(typed any) *pdbSummary {
+	switch t := typed.(type) {
+	case *pdbSummary:
+		return t
+	case *policyv1.PodDisruptionBudget:
+		return &pdbSummary{spec: t.Spec}
+	case *policyv1beta1.PodDisruptionBudget:
+		return &pdbSummary{spec: manifest.PDBFromV1beta1(t).Spec}
+	}
+	return nil
 }
 
 func summarizeWorkload(typed any) *workloadSummary {

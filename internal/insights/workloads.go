@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	policyv1 "k8s.io/api/policy/v1"
-	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -62,14 +61,14 @@ func (w *Workload) ReplicasText() string {
 	return s
 }
 
-// PDB is a PodDisruptionBudget with its selector parsed. PDB is the
-// policy/v1 object the API server enforces — for one written in
-// policy/v1beta1, the object converted as kube-apiserver converts it
-// (manifest.PDBFromV1beta1: its empty selector selects no pod); Object keeps
-// the apiVersion it was written in.
+// PDB is a PodDisruptionBudget with its selector parsed. Spec is the
+// policy/v1 spec the API server enforces — for one written in
+// policy/v1beta1, converted as kube-apiserver converts it
+// (manifest.PDBFromV1beta1: its empty selector selects no pod); Object
+// keeps the apiVersion it was written in.
 type PDB struct {
 	Object   *Object
-	PDB      *policyv1.PodDisruptionBudget
+	Spec     *policyv1.PodDisruptionBudgetSpec
 	Selector labels.Selector
 
 	workloads []*Workload // selected, DaemonSets excluded
@@ -109,20 +108,15 @@ func (in *Input) WorkloadsSelectedBy(p *PDB) []*Workload {
 }
 
 func newPDB(o *Object) *PDB {
-	var pdb *policyv1.PodDisruptionBudget
-	switch t := o.Typed.(type) {
-	case *policyv1.PodDisruptionBudget:
-		pdb = t
-	case *policyv1beta1.PodDisruptionBudget:
-		pdb = manifest.PDBFromV1beta1(t)
-	default:
+	sum := summarizePDB(o.Typed)
+	if sum == nil {
 		return nil
 	}
-	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(sum.spec.Selector)
 	if err != nil {
 		sel = labels.Nothing()
 	}
-	return &PDB{Object: o, PDB: pdb, Selector: sel}
+	return &PDB{Object: o, Spec: &sum.spec, Selector: sel}
 }
 
 // indexWorkloads builds the workloads, the PDBs, and who selects whom.
@@ -174,7 +168,7 @@ func (in *Input) indexWorkloads() {
 				continue
 			}
 			candidates := idx.all
-			if sel := p.PDB.Spec.Selector; sel != nil && len(sel.MatchLabels) > 0 {
+			if sel := p.Spec.Selector; sel != nil && len(sel.MatchLabels) > 0 {
 				keys := make([]string, 0, len(sel.MatchLabels))
 				for k := range sel.MatchLabels {
 					keys = append(keys, k)
