@@ -105,22 +105,25 @@ func summarizePDB(typed any) *pdbSummary {
 	return nil
 }
 
-func summarizeWorkload(typed any) *workloadSummary {
-	replicas := func(r *int32) int32 {
-		if r == nil {
-			return 1
-		}
-		return *r
+// orOne is a replica count as written, 1 when omitted (the API server's
+// default for spec.replicas and minReplicas).
+func orOne(r *int32) int32 {
+	if r == nil {
+		return 1
 	}
+	return *r
+}
+
+func summarizeWorkload(typed any) *workloadSummary {
 	switch t := typed.(type) {
 	case *workloadSummary:
 		return t
 	case *appsv1.Deployment:
-		return &workloadSummary{replicas: replicas(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec)}
+		return &workloadSummary{replicas: orOne(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec)}
 	case *appsv1.StatefulSet:
-		return &workloadSummary{replicas: replicas(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec)}
+		return &workloadSummary{replicas: orOne(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec)}
 	case *appsv1.ReplicaSet:
-		return &workloadSummary{replicas: replicas(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), owned: len(t.OwnerReferences) > 0,
+		return &workloadSummary{replicas: orOne(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), owned: len(t.OwnerReferences) > 0,
 			pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec)}
 	case *appsv1.DaemonSet:
 		return &workloadSummary{selector: matchLabels(t.Spec.Selector), pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec)}
@@ -168,19 +171,13 @@ func podTemplate(meta metav1.ObjectMeta, spec *corev1.PodSpec) PodTemplate {
 }
 
 func summarizeHPA(typed any) *hpaSummary {
-	minReplicas := func(r *int32) int32 {
-		if r == nil {
-			return 1
-		}
-		return *r
-	}
 	switch h := typed.(type) {
 	case *hpaSummary:
 		return h
 	case *autoscalingv2.HorizontalPodAutoscaler:
-		return &hpaSummary{target: h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, minR: minReplicas(h.Spec.MinReplicas), maxR: h.Spec.MaxReplicas}
+		return &hpaSummary{target: h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, minR: orOne(h.Spec.MinReplicas), maxR: h.Spec.MaxReplicas}
 	case *autoscalingv1.HorizontalPodAutoscaler:
-		return &hpaSummary{target: h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, minR: minReplicas(h.Spec.MinReplicas), maxR: h.Spec.MaxReplicas}
+		return &hpaSummary{target: h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, minR: orOne(h.Spec.MinReplicas), maxR: h.Spec.MaxReplicas}
 	}
 	return nil
 }
