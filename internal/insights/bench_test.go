@@ -159,7 +159,7 @@ func BenchmarkScan100kObjectsJSON(b *testing.B) {
 // writeManifestTree writes the benchmark corpus as a repository of many
 // small files: docs documents in files files (one document each, two in
 // the first docs-files), a thousand files to a directory.
-func writeManifestTree(b *testing.B, dir string, files, docs int) {
+func writeManifestTree(b testing.TB, dir string, files, docs int) {
 	corpus := manifest.SplitDocuments(benchCorpus(docs))
 	next := 0
 	for f := range files {

@@ -178,9 +178,8 @@ func decodeTypedFast(src Source, doc, js []byte, h manifest.Head) (objs []*Objec
 	if !ok {
 		return nil, nil, false
 	}
-	slimWorkload(typed)
 	o := &Object{Source: src, APIVersion: h.APIVersion, Kind: h.Kind, Namespace: meta.GetNamespace(), Name: meta.GetName(),
-		Labels: meta.GetLabels(), Annotations: meta.GetAnnotations(), Doc: doc, Typed: typed}
+		Labels: meta.GetLabels(), Annotations: meta.GetAnnotations(), Doc: doc, Typed: summarize(typed)}
 	if o.Name == "" && meta.GetGenerateName() == "" {
 		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: "metadata.name", Severity: Warning,
 			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc})
@@ -314,8 +313,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 			}
 			problems = append(problems, p)
 		default:
-			slimWorkload(typed)
-			o.Typed = typed
+			o.Typed = summarize(typed)
 			problems = append(problems, strictProblems(src, o, doc, strictErrs)...)
 		}
 	}

@@ -9,6 +9,12 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
 func TestDecodeAnyKind(t *testing.T) {
@@ -77,7 +83,7 @@ items:
 			t.Errorf("object %d: got %+v, want %+v", i, got, w)
 		}
 	}
-	if d, ok := objs[1].Typed.(*appsv1.Deployment); !ok || *d.Spec.Replicas != 2 {
+	if d, ok := objs[1].Typed.(*workloadSummary); !ok || d.replicas != 2 {
 		t.Errorf("Deployment not decoded: %#v", objs[1].Typed)
 	}
 	if objs[1].Labels["app"] != "web" {
@@ -295,25 +301,140 @@ func TestDecodeJSONListShortcut(t *testing.T) {
 	}
 }
 
-// TestWorkloadsKeepWhatChecksRead: a decoded workload's containers keep
-// their name, image and readinessProbe, and nothing of the rest — which a
-// repository of Deployments would otherwise hold in memory for no check.
-func TestWorkloadsKeepWhatChecksRead(t *testing.T) {
-	doc := strings.Replace(deployment("shop", "web", 3, ""), "          ports: [{containerPort: 8080}]\n",
+// TestWorkloadSummary: a workload decoded from a manifest keeps only what
+// the checks read of it — a repository of Deployments would otherwise hold
+// kilobytes each in memory for no check — and that is what the checks
+// read of the same object decoded into its upstream type (a scenario's, a
+// live cluster's).
+func TestWorkloadSummary(t *testing.T) {
+	web := strings.Replace(deployment("shop", "web", 3, ""), "          ports: [{containerPort: 8080}]\n",
 		"          ports: [{containerPort: 8080}]\n          env: [{name: A, value: b}]\n          resources: {requests: {cpu: 100m}}\n          livenessProbe: {tcpSocket: {port: 8080}}\n", 1)
-	objs, problems := Decode("web.yaml", []byte(doc))
-	if len(objs) != 1 || len(problems) != 0 {
-		t.Fatalf("%d objects, problems %v", len(objs), problems)
+	for _, tc := range []struct {
+		name, doc string
+		upstream  any
+		want      *workloadSummary
+	}{
+		{"deployment", web, &appsv1.Deployment{}, &workloadSummary{replicas: 3, selector: map[string]string{"app": "web"},
+			pod: PodTemplate{Labels: map[string]string{"app": "web", "tier": "web"}, Spread: true, Containers: []ContainerSummary{{Name: "web", ReadinessProbe: true}}}}},
+		{"replicas omitted, anti-affinity, two containers", `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: shop}
+spec:
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 1
+              podAffinityTerm: {topologyKey: kubernetes.io/hostname}
+      containers: [{name: db, image: postgres}, {name: exporter, image: exporter, readinessProbe: {tcpSocket: {port: 9187}}}]
+`, &appsv1.StatefulSet{}, &workloadSummary{replicas: 1, selector: map[string]string{"app": "db"},
+			pod: PodTemplate{Labels: map[string]string{"app": "db"}, Spread: true, Containers: []ContainerSummary{{Name: "db"}, {Name: "exporter", ReadinessProbe: true}}}}},
+		{"do-not-disrupt on chosen pools", `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata:
+      labels: {app: agent}
+      annotations: {karpenter.sh/do-not-disrupt: "true"}
+    spec:
+      nodeSelector: {karpenter.sh/nodepool: system}
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+              - matchExpressions:
+                  - {key: karpenter.sh/nodepool, operator: In, values: [batch, gpu]}
+                  - {key: karpenter.sh/nodepool, operator: NotIn, values: [spot]}
+      containers: [{name: agent, image: agent}]
+`, &appsv1.DaemonSet{}, &workloadSummary{selector: map[string]string{"app": "agent"},
+			pod: PodTemplate{Labels: map[string]string{"app": "agent"}, DoNotDisrupt: true, Containers: []ContainerSummary{{Name: "agent"}},
+				NodePools: []string{"system", "batch", "gpu"}, PoolsChosen: true}}},
+		{"owned pod", `apiVersion: v1
+kind: Pod
+metadata:
+  name: web-1
+  namespace: shop
+  labels: {app: web}
+  annotations: {karpenter.sh/do-not-disrupt: "false"}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: u}]
+spec:
+  containers: [{name: web, image: nginx}]
+`, &corev1.Pod{}, &workloadSummary{replicas: 1, owned: true,
+			pod: PodTemplate{Labels: map[string]string{"app": "web"}, Containers: []ContainerSummary{{Name: "web"}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, problems := Decode("w.yaml", []byte(tc.doc))
+			if len(objs) != 1 || len(problems) != 0 {
+				t.Fatalf("%d objects, problems %v", len(objs), problems)
+			}
+			if got := objs[0].Typed; !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("decoded:\n got %+v\nwant %+v", got, tc.want)
+			}
+			if err := yaml.Unmarshal([]byte(tc.doc), tc.upstream); err != nil {
+				t.Fatal(err)
+			}
+			if got := summarizeWorkload(tc.upstream); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("upstream:\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
 	}
-	d := objs[0].Typed.(*appsv1.Deployment)
-	c := d.Spec.Template.Spec.Containers[0]
-	if c.Name != "web" || c.Image != "public.ecr.aws/nginx/nginx:1.27" || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil {
-		t.Errorf("lost what checks read: %+v", c)
+}
+
+// TestPDBSummary: a PodDisruptionBudget decoded from a manifest keeps its
+// spec as policy/v1 — a policy/v1beta1 one converted as kube-apiserver
+// converts it, its empty selector selecting no pod — the same spec its
+// upstream object gives.
+func TestPDBSummary(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      func(t *testing.T) policyv1.PodDisruptionBudgetSpec
+	}{
+		{"policy/v1", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop, labels: {app: web}}\nspec:\n  minAvailable: 50%\n  selector: {matchLabels: {app: web}}\n",
+			func(t *testing.T) policyv1.PodDisruptionBudgetSpec {
+				var p policyv1.PodDisruptionBudget
+				if err := yaml.Unmarshal([]byte("spec:\n  minAvailable: 50%\n  selector: {matchLabels: {app: web}}\n"), &p); err != nil {
+					t.Fatal(err)
+				}
+				return p.Spec
+			}},
+		{"policy/v1beta1 empty selector", "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: all, namespace: shop}\nspec:\n  maxUnavailable: 1\n  selector: {}\n",
+			func(t *testing.T) policyv1.PodDisruptionBudgetSpec {
+				var p policyv1beta1.PodDisruptionBudget
+				if err := yaml.Unmarshal([]byte("spec:\n  maxUnavailable: 1\n  selector: {}\n"), &p); err != nil {
+					t.Fatal(err)
+				}
+				return manifest.PDBFromV1beta1(&p).Spec
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, problems := Decode("pdb.yaml", []byte(tc.doc))
+			if len(objs) != 1 || len(problems) != 0 {
+				t.Fatalf("%d objects, problems %v", len(objs), problems)
+			}
+			sum, ok := objs[0].Typed.(*pdbSummary)
+			if !ok {
+				t.Fatalf("Typed is %T, want the summary", objs[0].Typed)
+			}
+			if want := tc.want(t); !reflect.DeepEqual(sum.spec, want) {
+				t.Errorf("spec:\n got %+v\nwant %+v", sum.spec, want)
+			}
+		})
 	}
-	if c.Env != nil || c.Resources.Requests != nil || c.Ports != nil || c.LivenessProbe != nil {
-		t.Errorf("holds what no check reads: %+v", c)
+	if !manifest.SelectsNoPodAsV1beta1(mustSummaryPDB(t, "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: all}\nspec: {selector: {}}\n").spec.Selector) {
+		t.Error("an empty policy/v1beta1 selector selects pods once summarised")
 	}
-	if len(d.Spec.Template.Spec.TopologySpreadConstraints) != 1 || d.Spec.Template.Labels["tier"] != "web" {
-		t.Errorf("pod-level fields lost: %+v", d.Spec.Template)
+}
+
+func mustSummaryPDB(t *testing.T, doc string) *pdbSummary {
+	t.Helper()
+	objs, _ := Decode("pdb.yaml", []byte(doc))
+	if len(objs) != 1 {
+		t.Fatalf("%d objects", len(objs))
 	}
+	return objs[0].Typed.(*pdbSummary)
 }

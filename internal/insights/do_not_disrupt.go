@@ -2,9 +2,9 @@ package insights
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 
@@ -51,12 +51,12 @@ func (doNotDisrupt) Run(in *Input) []Finding {
 	}
 	sortStrings(poolNames)
 	for _, w := range in.Workloads() {
-		if w.Pod.Annotations[karpv1.DoNotDisruptAnnotationKey] != "true" || (!w.IsDaemonSet() && w.Replicas == 0) {
+		if !w.Pod.DoNotDisrupt || (!w.IsDaemonSet() && w.Replicas == 0) {
 			continue
 		}
 		o := w.Object
 		field := w.Field("metadata.annotations")
-		candidates := candidatePools(w.Pod.Spec, poolNames)
+		candidates := candidatePools(w.Pod, poolNames)
 		if len(candidates) == 0 {
 			out = append(out, o.Finding(Warning, field,
 				fmt.Sprintf("%s's pods are annotated %s: \"true\": on a Karpenter node whose NodePool has no terminationGracePeriod they block its drift forever (no NodePool in the input to tell)", o, karpv1.DoNotDisruptAnnotationKey),
@@ -89,28 +89,10 @@ func (doNotDisrupt) Run(in *Input) []Finding {
 // candidatePools lists the NodePools (of names) a pod may land on, by its
 // karpenter.sh/nodepool nodeSelector or required node affinity; all of
 // them when it does not choose.
-func candidatePools(spec corev1.PodSpec, names []string) []string {
-	allowed := map[string]bool{}
-	chosen := false
-	if v, ok := spec.NodeSelector[karpv1.NodePoolLabelKey]; ok {
-		chosen = true
-		allowed[v] = true
-	}
-	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-			for _, r := range term.MatchExpressions {
-				if r.Key == karpv1.NodePoolLabelKey && r.Operator == corev1.NodeSelectorOpIn {
-					chosen = true
-					for _, v := range r.Values {
-						allowed[v] = true
-					}
-				}
-			}
-		}
-	}
+func candidatePools(pod *PodTemplate, names []string) []string {
 	var out []string
 	for _, n := range names {
-		if !chosen || allowed[n] {
+		if !pod.PoolsChosen || slices.Contains(pod.NodePools, n) {
 			out = append(out, n)
 		}
 	}

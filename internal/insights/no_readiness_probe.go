@@ -32,9 +32,9 @@ func (noReadinessProbe) Run(in *Input) []Finding {
 		}
 		var names []string
 		probed := false
-		for _, c := range w.Pod.Spec.Containers {
+		for _, c := range w.Pod.Containers {
 			names = append(names, c.Name)
-			probed = probed || c.ReadinessProbe != nil
+			probed = probed || c.ReadinessProbe
 		}
 		if probed || len(names) == 0 {
 			continue // one probed container gates the whole pod's readiness

@@ -26,12 +26,7 @@ func (noSpread) Run(in *Input) []Finding {
 		if w.IsDaemonSet() || w.IsBarePod() || w.Replicas < 2 {
 			continue
 		}
-		spec := w.Pod.Spec
-		if len(spec.TopologySpreadConstraints) > 0 {
-			continue
-		}
-		if a := spec.Affinity; a != nil && a.PodAntiAffinity != nil &&
-			(len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 || len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) {
+		if w.Pod.Spread {
 			continue
 		}
 		o := w.Object

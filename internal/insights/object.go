@@ -20,8 +20,9 @@ type Object struct {
 	// Typed is the decoded upstream object (*appsv1.Deployment,
 	// *policyv1.PodDisruptionBudget, *karpv1.NodePool, ...) for the kinds in
 	// TypedKinds, nil for every other kind and when the document did not
-	// decode. A workload decoded from a manifest keeps, of its containers,
-	// only what checks read (slimWorkload).
+	// decode. A workload, HorizontalPodAutoscaler or PodDisruptionBudget
+	// decoded from a manifest keeps only what the checks read of it
+	// (summarize).
 	Typed any
 	// Doc is the document as read (YAML or JSON), used to point findings at
 	// a field's line; nil for objects that are not from a file, and for the

@@ -33,7 +33,7 @@ func (pdbBlocksDrain) Info() Info {
 func (pdbBlocksDrain) Run(in *Input) []Finding {
 	var out []Finding
 	for _, p := range in.PDBs() {
-		spec := p.PDB.Spec
+		spec := p.Spec
 		o := p.Object
 		if manifest.SelectsNoPodAsV1beta1(spec.Selector) {
 			// An empty selector written in policy/v1beta1 selects no pod

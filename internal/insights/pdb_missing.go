@@ -118,8 +118,8 @@ func (c *coveredPods) selectedBy(ns string, m map[string]string) *Workload {
 // selectorLabels are the labels a PDB for the workload should match: the
 // workload's own matchLabels when it has them, else the template's labels.
 func selectorLabels(w *Workload) map[string]string {
-	if sel := workloadSelector(w); sel != nil && len(sel.MatchLabels) > 0 {
-		return sel.MatchLabels
+	if len(w.Selector) > 0 {
+		return w.Selector
 	}
 	return w.Pod.Labels
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	policyv1 "k8s.io/api/policy/v1"
-	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
@@ -23,21 +21,18 @@ func emptyV1beta1BudgetAdvice(in *Input, o *Object) (string, bool) {
 	if o.APIVersion != "policy/v1beta1" || o.Kind != "PodDisruptionBudget" {
 		return "", false
 	}
-	// Manifests decode into the v1beta1 type; scenario objects arrive
-	// already converted (manifest.Decode).
+	// Manifests keep the spec converted to policy/v1 (summarizePDB), as
+	// scenario objects arrive (manifest.Decode).
 	var sel *metav1.LabelSelector
-	switch t := o.Typed.(type) {
-	case *policyv1beta1.PodDisruptionBudget:
-		sel = manifest.PDBFromV1beta1(t).Spec.Selector
-	case *policyv1.PodDisruptionBudget:
-		sel = t.Spec.Selector
+	if sum := summarizePDB(o.Typed); sum != nil {
+		sel = sum.spec.Selector
 	}
 	if !manifest.SelectsNoPodAsV1beta1(sel) {
 		return "", false
 	}
 	var others []string
 	for _, p := range in.PDBs() {
-		if p.Object.Namespace == o.Namespace && p.Object.Name != o.Name && !manifest.SelectsNoPodAsV1beta1(p.PDB.Spec.Selector) {
+		if p.Object.Namespace == o.Namespace && p.Object.Name != o.Name && !manifest.SelectsNoPodAsV1beta1(p.Spec.Selector) {
 			others = append(others, p.Object.Name)
 		}
 	}

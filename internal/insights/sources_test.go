@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
-
 	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
@@ -276,7 +274,7 @@ func TestDuplicateKeysAreAWarning(t *testing.T) {
 	if len(objs) != 3 {
 		t.Fatalf("%d objects", len(objs))
 	}
-	if d, ok := objs[0].Typed.(*appsv1.Deployment); !ok || d.Name != "web" || *d.Spec.Replicas != 3 {
+	if d, ok := objs[0].Typed.(*workloadSummary); !ok || objs[0].Name != "web" || d.replicas != 3 {
 		t.Errorf("deployment not decoded with the last value: %#v", objs[0].Typed)
 	}
 }

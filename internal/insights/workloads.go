@@ -4,12 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	policyv1beta1 "k8s.io/api/policy/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -28,8 +23,11 @@ type Workload struct {
 	HPA *Object
 	// MaxReplicas is the HPA's maxReplicas (Replicas without an HPA).
 	MaxReplicas int32
-	// Pod is the pod template (for a bare Pod, the pod itself).
-	Pod *corev1.PodTemplateSpec
+	// Pod is what the checks read of the pod template (for a bare Pod, of
+	// the pod itself).
+	Pod *PodTemplate
+	// Selector is spec.selector.matchLabels (nil for a Pod, or none).
+	Selector map[string]string
 	// PodField is the template's field path ("spec.template"; "" for a Pod).
 	PodField string
 
@@ -63,14 +61,14 @@ func (w *Workload) ReplicasText() string {
 	return s
 }
 
-// PDB is a PodDisruptionBudget with its selector parsed. PDB is the
-// policy/v1 object the API server enforces — for one written in
-// policy/v1beta1, the object converted as kube-apiserver converts it
-// (manifest.PDBFromV1beta1: its empty selector selects no pod); Object keeps
-// the apiVersion it was written in.
+// PDB is a PodDisruptionBudget with its selector parsed. Spec is the
+// policy/v1 spec the API server enforces — for one written in
+// policy/v1beta1, converted as kube-apiserver converts it
+// (manifest.PDBFromV1beta1: its empty selector selects no pod); Object
+// keeps the apiVersion it was written in.
 type PDB struct {
 	Object   *Object
-	PDB      *policyv1.PodDisruptionBudget
+	Spec     *policyv1.PodDisruptionBudgetSpec
 	Selector labels.Selector
 
 	workloads []*Workload // selected, DaemonSets excluded
@@ -110,20 +108,15 @@ func (in *Input) WorkloadsSelectedBy(p *PDB) []*Workload {
 }
 
 func newPDB(o *Object) *PDB {
-	var pdb *policyv1.PodDisruptionBudget
-	switch t := o.Typed.(type) {
-	case *policyv1.PodDisruptionBudget:
-		pdb = t
-	case *policyv1beta1.PodDisruptionBudget:
-		pdb = manifest.PDBFromV1beta1(t)
-	default:
+	sum := summarizePDB(o.Typed)
+	if sum == nil {
 		return nil
 	}
-	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(sum.spec.Selector)
 	if err != nil {
 		sel = labels.Nothing()
 	}
-	return &PDB{Object: o, PDB: pdb, Selector: sel}
+	return &PDB{Object: o, Spec: &sum.spec, Selector: sel}
 }
 
 // indexWorkloads builds the workloads, the PDBs, and who selects whom.
@@ -175,7 +168,7 @@ func (in *Input) indexWorkloads() {
 				continue
 			}
 			candidates := idx.all
-			if sel := p.PDB.Spec.Selector; sel != nil && len(sel.MatchLabels) > 0 {
+			if sel := p.Spec.Selector; sel != nil && len(sel.MatchLabels) > 0 {
 				keys := make([]string, 0, len(sel.MatchLabels))
 				for k := range sel.MatchLabels {
 					keys = append(keys, k)
@@ -196,61 +189,28 @@ func (in *Input) indexWorkloads() {
 }
 
 func newWorkload(o *Object) *Workload {
-	replicas := func(r *int32) int32 {
-		if r == nil {
-			return 1
-		}
-		return *r
-	}
-	w := &Workload{Object: o, PodField: "spec.template"}
-	switch t := o.Typed.(type) {
-	case *appsv1.Deployment:
-		w.Replicas, w.Pod = replicas(t.Spec.Replicas), &t.Spec.Template
-	case *appsv1.StatefulSet:
-		w.Replicas, w.Pod = replicas(t.Spec.Replicas), &t.Spec.Template
-	case *appsv1.ReplicaSet:
-		if len(t.OwnerReferences) > 0 {
-			return nil
-		}
-		w.Replicas, w.Pod = replicas(t.Spec.Replicas), &t.Spec.Template
-	case *appsv1.DaemonSet:
-		w.Pod = &t.Spec.Template
-	case *corev1.Pod:
-		if len(t.OwnerReferences) > 0 {
-			return nil
-		}
-		w.Replicas, w.PodField = 1, ""
-		w.Pod = &corev1.PodTemplateSpec{ObjectMeta: t.ObjectMeta, Spec: t.Spec}
-	default:
+	sum := summarizeWorkload(o.Typed)
+	if sum == nil || sum.owned {
 		return nil
 	}
-	w.MaxReplicas = w.Replicas
+	w := &Workload{Object: o, Replicas: sum.replicas, MaxReplicas: sum.replicas, Pod: &sum.pod, Selector: sum.selector, PodField: "spec.template"}
+	if o.Kind == "Pod" {
+		w.PodField = ""
+	}
 	return w
 }
 
 func hpaTarget(o *Object) (string, bool) {
-	switch h := o.Typed.(type) {
-	case *autoscalingv2.HorizontalPodAutoscaler:
-		return h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, true
-	case *autoscalingv1.HorizontalPodAutoscaler:
-		return h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name, true
+	if h := summarizeHPA(o.Typed); h != nil {
+		return h.target, true
 	}
 	return "", false
 }
 
 func hpaRange(o *Object) (minR, maxR int32) {
 	minR = 1
-	switch h := o.Typed.(type) {
-	case *autoscalingv2.HorizontalPodAutoscaler:
-		if h.Spec.MinReplicas != nil {
-			minR = *h.Spec.MinReplicas
-		}
-		maxR = h.Spec.MaxReplicas
-	case *autoscalingv1.HorizontalPodAutoscaler:
-		if h.Spec.MinReplicas != nil {
-			minR = *h.Spec.MinReplicas
-		}
-		maxR = h.Spec.MaxReplicas
+	if h := summarizeHPA(o.Typed); h != nil {
+		minR, maxR = h.minR, h.maxR
 	}
 	return minR, max(maxR, minR)
 }
@@ -296,19 +256,4 @@ func matchLabelsYAML(m map[string]string) string {
 		parts[i] = k + ": " + m[k]
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-// workloadSelector is the workload's spec.selector (nil for a Pod).
-func workloadSelector(w *Workload) *metav1.LabelSelector {
-	switch t := w.Object.Typed.(type) {
-	case *appsv1.Deployment:
-		return t.Spec.Selector
-	case *appsv1.StatefulSet:
-		return t.Spec.Selector
-	case *appsv1.ReplicaSet:
-		return t.Spec.Selector
-	case *appsv1.DaemonSet:
-		return t.Spec.Selector
-	}
-	return nil
 }
