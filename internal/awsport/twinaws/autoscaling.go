@@ -165,14 +165,22 @@ func (a *AutoScaling) StartInstanceRefresh(_ context.Context, in *autoscaling.St
 	if refreshed && active(before.Status) {
 		return nil, asgError(fmt.Errorf("InstanceRefreshInProgress: An Instance Refresh is already in progress and blocks the execution of this Instance Refresh (group %s)", name))
 	}
+	// A refused refresh leaves the group as it was: its launch template
+	// goes back when the twin refuses the preferences.
+	var restore func()
 	if dc := in.DesiredConfiguration; dc != nil && dc.LaunchTemplate != nil {
 		lt, err := a.desiredLaunchTemplate(aws.ToString(dc.LaunchTemplate.LaunchTemplateName), aws.ToString(dc.LaunchTemplate.Version))
+		if err != nil {
+			return nil, err
+		}
+		st, err := a.status(name)
 		if err != nil {
 			return nil, err
 		}
 		if err := a.asg.SetLaunchTemplate(name, lt); err != nil {
 			return nil, asgError(err)
 		}
+		restore = func() { _ = a.asg.SetLaunchTemplate(name, st.LaunchTemplate) }
 	}
 	prefs := asg.Preferences{}
 	if p := in.Preferences; p != nil {
@@ -189,6 +197,9 @@ func (a *AutoScaling) StartInstanceRefresh(_ context.Context, in *autoscaling.St
 		}
 	}
 	if err := a.asg.StartInstanceRefresh(name, prefs, nil); err != nil {
+		if restore != nil {
+			restore()
+		}
 		return nil, asgError(err)
 	}
 	if refreshed {

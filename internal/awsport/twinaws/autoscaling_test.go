@@ -2,6 +2,7 @@ package twinaws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -9,13 +10,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
+	ec2twin "github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
@@ -26,7 +30,7 @@ func newASGCluster(t *testing.T, desired int, names ...string) *asgCluster {
 	t.Helper()
 	eng := sim.New(t0, 1)
 	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	cloud := ec2.New("us-west-2", zones, eng.Rand())
+	cloud := ec2twin.New("us-west-2", zones, eng.Rand())
 	a := asg.New(eng, kc, worker.New(eng, kc, cloud, worker.Timings{}), asg.Options{InstanceTypes: catalog.InstanceTypes(), Zones: zones})
 	for _, name := range names {
 		if err := a.Create(asg.Spec{Name: name, InstanceType: "m5.large", Desired: desired, Min: desired, Max: 2 * desired,
@@ -99,5 +103,30 @@ func TestDescribeInstanceRefreshesCostsNothingInTheGroupsSize(t *testing.T) {
 	}
 	if allocs[40] != allocs[2] {
 		t.Errorf("DescribeInstanceRefreshes allocates %v times on 2 instances, %v on 40; want the same", allocs[2], allocs[40])
+	}
+}
+
+// A refresh Auto Scaling refuses changes nothing: the group keeps the
+// launch template version it ran, though the request named a newer one.
+func TestRefusedRefreshKeepsTheLaunchTemplate(t *testing.T) {
+	c := newASGCluster(t, 2, "workers")
+	ctx := context.Background()
+	if _, err := c.api.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: aws.String("workers"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-0c4dea04571b1b508")}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.api.StartInstanceRefresh(ctx, &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String("workers"),
+		DesiredConfiguration: &asgtypes.DesiredConfiguration{LaunchTemplate: &asgtypes.LaunchTemplateSpecification{LaunchTemplateName: aws.String("workers"), Version: aws.String("$Latest")}},
+		Preferences:          &asgtypes.RefreshPreferences{MaxHealthyPercentage: aws.Int32(150)}})
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != "ValidationError" {
+		t.Fatalf("StartInstanceRefresh with MaxHealthyPercentage alone: %v, want a ValidationError", err)
+	}
+	out, err := c.api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{"workers"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := aws.ToString(out.AutoScalingGroups[0].LaunchTemplate.Version); v != "1" {
+		t.Errorf("after the refused refresh the group runs workers:%s, want workers:1", v)
 	}
 }
