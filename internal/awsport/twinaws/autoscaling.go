@@ -294,14 +294,18 @@ func (a *AutoScaling) DescribeInstanceRefreshes(_ context.Context, in *autoscali
 	if err != nil {
 		return nil, groupNotFound(name)
 	}
-	var all []asgtypes.InstanceRefresh
-	if refreshed {
-		all = append(all, a.describeCurrent(name, rec))
+	// One slice of the right size: the executor's gate calls this after
+	// every twin event.
+	past := a.past[name]
+	sel := make([]asgtypes.InstanceRefresh, 0, 1+len(past))
+	wanted := func(id *string) bool {
+		return len(in.InstanceRefreshIds) == 0 || contains(in.InstanceRefreshIds, aws.ToString(id))
 	}
-	all = append(all, a.past[name]...)
-	var sel []asgtypes.InstanceRefresh
-	for _, r := range all {
-		if len(in.InstanceRefreshIds) == 0 || contains(in.InstanceRefreshIds, aws.ToString(r.InstanceRefreshId)) {
+	if refreshed && wanted(&rec.ID) {
+		sel = append(sel, a.describeCurrent(name, rec))
+	}
+	for _, r := range past {
+		if wanted(r.InstanceRefreshId) {
 			sel = append(sel, r)
 		}
 	}
