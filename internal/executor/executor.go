@@ -28,6 +28,10 @@ import (
 type Ports struct {
 	Kube kubeport.Port
 	EKS  EKS
+	// AutoScaling and LaunchTemplates carry out self-managed node
+	// groups' instance refreshes (refresh.go).
+	AutoScaling     AutoScalingAPI
+	LaunchTemplates LaunchTemplateAPI
 }
 
 // EKS is the part of the EKS API (awsport.EKS) the executor calls so far.

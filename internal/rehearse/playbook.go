@@ -52,10 +52,11 @@ func (r *run) executor() *executor.Executor {
 		c := r.sc.Spec.Cluster
 		r.eksAPI = twinaws.NewEKS(twinaws.EKSOptions{Engine: r.eng, Cluster: c.Name, Region: c.Region, ControlPlane: r.cp,
 			Nodegroups: r.mng, Fargate: r.fargate, Addons: addons, ApplyAddon: r.applyAddon})
+		r.asgAPI = twinaws.NewAutoScaling(r.asg)
 	}
 	return &executor.Executor{
 		Cluster:    r.sc.Spec.Cluster.Name,
-		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI},
+		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI, AutoScaling: r.asgAPI, LaunchTemplates: r.asgAPI},
 		AMIs:       amis{r},
 		Mechanisms: mechanisms{r},
 		Observer:   r,

@@ -85,6 +85,8 @@ type run struct {
 	probe         *probe
 	// eksAPI is the EKS API the executor calls, on the twins.
 	eksAPI *twinaws.EKS
+	// asgAPI is the Auto Scaling and launch template API, on the twin.
+	asgAPI *twinaws.AutoScaling
 	// inPhase is set while a playbook step runs (currentPhase);
 	// violations are the PDB breaches so far (violations.go).
 	inPhase    bool

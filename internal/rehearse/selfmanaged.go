@@ -1,10 +1,14 @@
 package rehearse
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
-	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -15,50 +19,63 @@ import (
 // The playbook upgrades one as the workshop does (§6.4): a new launch
 // template version with the hop's AMI, then an instance refresh.
 
-// refreshSelfManaged moves the group's launch template to the newest AMI of
-// its family for the hop's version and runs an instance refresh with the
-// group's preferences, waiting until it ends.
+// refreshSelfManaged is the executor's instance refresh of the group,
+// with the scenario's refresh preferences. A refresh that killed Ready pods
+// without eviction (no termination hook, or its drain did not finish) says
+// so in the step's note.
 func (r *run) refreshSelfManaged(g scenario.NodeGroup, to kubeversion.Minor) error {
-	st, err := r.asg.Status(g.Name)
+	before, err := r.asg.Status(g.Name)
 	if err != nil {
 		return err
 	}
-	cur, ok := r.lookupAMI(st.LaunchTemplate.ImageID)
-	if !ok {
-		return fmt.Errorf("node group %s: launch template image %s is not in the catalog", g.Name, st.LaunchTemplate.ImageID)
-	}
-	next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, r.eng.Now())
-	if err != nil {
-		return fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", g.Name, cur.Family, to, err)
-	}
-	if next.ID != cur.ID {
-		r.event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s: launch template %s gets image %s (%s)", g.Name, st.LaunchTemplate.Name, next.ID, next.Name))
-		if err := r.asg.SetLaunchTemplate(g.Name, asg.LaunchTemplate{Name: st.LaunchTemplate.Name, ImageID: next.ID}); err != nil {
-			return err
-		}
-	}
-	var prefs asg.Preferences
+	var prefs *asgtypes.RefreshPreferences
 	if g.Upgrade != nil && g.Upgrade.Refresh != nil {
-		prefs = g.Upgrade.Refresh.ASG()
+		prefs = refreshPreferences(g.Upgrade.Refresh.ASG())
 	}
-	var result *asg.InstanceRefresh
-	if err := r.asg.StartInstanceRefresh(g.Name, prefs, func(ir asg.InstanceRefresh) { result = &ir }); err != nil {
-		return fmt.Errorf("node group %s: %v", g.Name, err)
-	}
-	if err := r.waitFor(func() bool { return result != nil }); err != nil {
-		return err
-	}
-	if result.Status != asg.RefreshSuccessful {
-		return fmt.Errorf("node group %s: instance refresh %s: %s", g.Name, result.Status, result.StatusReason)
-	}
-	if after, err := r.asg.Status(g.Name); err == nil && after.PodsKilled > st.PodsKilled {
-		hook := "the termination lifecycle hook's drain did not finish"
-		if !after.TerminationHook {
-			hook = "no termination lifecycle hook drains the nodes"
+	err = r.executor().RefreshGroup(context.Background(), g.Name, prefs, to)
+	if rec, ok, _ := r.asg.RefreshRecord(g.Name); ok && rec.Status == asg.RefreshSuccessful && (before.Refresh == nil || rec.ID != before.Refresh.ID) {
+		if after, err := r.asg.Status(g.Name); err == nil && after.PodsKilled > before.PodsKilled {
+			hook := "the termination lifecycle hook's drain did not finish"
+			if !after.TerminationHook {
+				hook = "no termination lifecycle hook drains the nodes"
+			}
+			r.phaseNote(fmt.Sprintf("%d Ready pod(s) killed without eviction: %s", after.PodsKilled-before.PodsKilled, hook))
 		}
-		r.phaseNote(fmt.Sprintf("%d Ready pod(s) killed without eviction: %s", after.PodsKilled-st.PodsKilled, hook))
 	}
-	return r.waitFor(func() bool { return r.groupAt(g.Name, to) })
+	return err
+}
+
+// refreshPreferences are a scenario's refresh preferences as
+// StartInstanceRefresh takes them.
+func refreshPreferences(p asg.Preferences) *asgtypes.RefreshPreferences {
+	out := &asgtypes.RefreshPreferences{
+		MinHealthyPercentage: int32Of(p.MinHealthyPercentage),
+		MaxHealthyPercentage: int32Of(p.MaxHealthyPercentage),
+		InstanceWarmup:       secondsOf(p.InstanceWarmup),
+		CheckpointDelay:      secondsOf(p.CheckpointDelay),
+		SkipMatching:         aws.Bool(p.SkipMatching),
+	}
+	for _, c := range p.CheckpointPercentages {
+		out.CheckpointPercentages = append(out.CheckpointPercentages, int32(c))
+	}
+	if p.BakeTime > 0 {
+		out.BakeTime = secondsOf(&p.BakeTime)
+	}
+	return out
+}
+
+func int32Of(p *int) *int32 {
+	if p == nil {
+		return nil
+	}
+	return aws.Int32(int32(*p))
+}
+
+func secondsOf(d *time.Duration) *int32 {
+	if d == nil {
+		return nil
+	}
+	return aws.Int32(int32(*d / time.Second))
 }
 
 // selfManagedReport fills a group's counters.

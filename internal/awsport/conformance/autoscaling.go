@@ -104,6 +104,7 @@ func asgRefresh(ctx context.Context, env AutoScalingEnv) error {
 		return err
 	}
 	var last asgtypes.InstanceRefresh
+	polls := 0
 	err = env.Wait(ctx, updateTimeout, func(ctx context.Context) (bool, error) {
 		d, err := api.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: &group, InstanceRefreshIds: []string{id}})
 		if err != nil {
@@ -112,7 +113,21 @@ func asgRefresh(ctx context.Context, env AutoScalingEnv) error {
 		if len(d.InstanceRefreshes) != 1 {
 			return false, fmt.Errorf("DescribeInstanceRefreshes %s: %d refreshes, want 1", id, len(d.InstanceRefreshes))
 		}
-		last = d.InstanceRefreshes[0]
+		// The refresh's progress only moves forward, from less than
+		// 100% at the start, with at most the group's instances to update.
+		r := d.InstanceRefreshes[0]
+		pct, left := aws.ToInt32(r.PercentageComplete), aws.ToInt32(r.InstancesToUpdate)
+		switch {
+		case polls == 0 && pct >= 100:
+			return false, fmt.Errorf("refresh %s at its start: %d%% complete, want less than 100%%", id, pct)
+		case left > int32(len(oldIDs)):
+			return false, fmt.Errorf("refresh %s: %d instances to update in a group of %d", id, left, len(oldIDs))
+		case polls > 0 && (pct < aws.ToInt32(last.PercentageComplete) || left > aws.ToInt32(last.InstancesToUpdate)):
+			return false, fmt.Errorf("refresh %s went back from %d%% (%d to update) to %d%% (%d to update)", id,
+				aws.ToInt32(last.PercentageComplete), aws.ToInt32(last.InstancesToUpdate), pct, left)
+		}
+		polls++
+		last = r
 		switch last.Status {
 		case asgtypes.InstanceRefreshStatusPending, asgtypes.InstanceRefreshStatusInProgress, asgtypes.InstanceRefreshStatusBaking:
 			return false, nil

@@ -31,6 +31,10 @@ type AutoScaling struct {
 	// past are the refreshes each group finished before its current one,
 	// newest first: the twin keeps only a group's last refresh.
 	past map[string][]asgtypes.InstanceRefresh
+	// current holds each group's current refresh as last built for
+	// DescribeInstanceRefreshes, rebuilt only when its progress changes:
+	// the executor polls a refresh after every twin event.
+	current map[string]builtRefresh
 	// templates are the launch template versions the port knows, by
 	// template name, oldest first; ltTokens the versions ClientTokens made
 	// (launchtemplates.go).
@@ -42,7 +46,7 @@ var _ awsport.AutoScaling = (*AutoScaling)(nil)
 
 // NewAutoScaling returns the Auto Scaling port of the twin a.
 func NewAutoScaling(a *asg.ASG) *AutoScaling {
-	return &AutoScaling{asg: a, past: map[string][]asgtypes.InstanceRefresh{}, templates: map[string][]ltVersion{}, ltTokens: map[string]ltVersion{}}
+	return &AutoScaling{asg: a, past: map[string][]asgtypes.InstanceRefresh{}, current: map[string]builtRefresh{}, templates: map[string][]ltVersion{}, ltTokens: map[string]ltVersion{}}
 }
 
 // asgError is an Auto Scaling error as the SDK returns it: a modelled
@@ -151,24 +155,32 @@ func describeGroup(st asg.GroupStatus) asgtypes.AutoScalingGroup {
 // InstanceRefreshInProgressFault.
 func (a *AutoScaling) StartInstanceRefresh(_ context.Context, in *autoscaling.StartInstanceRefreshInput, _ ...func(*autoscaling.Options)) (*autoscaling.StartInstanceRefreshOutput, error) {
 	name := aws.ToString(in.AutoScalingGroupName)
-	before, err := a.status(name)
+	before, refreshed, err := a.asg.RefreshRecord(name)
 	if err != nil {
-		return nil, err
+		return nil, groupNotFound(name)
 	}
 	if in.Strategy != "" && in.Strategy != asgtypes.RefreshStrategyRolling {
 		return nil, asgError(fmt.Errorf("ValidationError: the twin models the Rolling strategy only, not %s", in.Strategy))
 	}
-	if r := before.Refresh; r != nil && active(r.Status) {
+	if refreshed && active(before.Status) {
 		return nil, asgError(fmt.Errorf("InstanceRefreshInProgress: An Instance Refresh is already in progress and blocks the execution of this Instance Refresh (group %s)", name))
 	}
+	// A refused refresh leaves the group as it was: its launch template
+	// goes back when the twin refuses the preferences.
+	var restore func()
 	if dc := in.DesiredConfiguration; dc != nil && dc.LaunchTemplate != nil {
 		lt, err := a.desiredLaunchTemplate(aws.ToString(dc.LaunchTemplate.LaunchTemplateName), aws.ToString(dc.LaunchTemplate.Version))
+		if err != nil {
+			return nil, err
+		}
+		st, err := a.status(name)
 		if err != nil {
 			return nil, err
 		}
 		if err := a.asg.SetLaunchTemplate(name, lt); err != nil {
 			return nil, asgError(err)
 		}
+		restore = func() { _ = a.asg.SetLaunchTemplate(name, st.LaunchTemplate) }
 	}
 	prefs := asg.Preferences{}
 	if p := in.Preferences; p != nil {
@@ -185,13 +197,16 @@ func (a *AutoScaling) StartInstanceRefresh(_ context.Context, in *autoscaling.St
 		}
 	}
 	if err := a.asg.StartInstanceRefresh(name, prefs, nil); err != nil {
+		if restore != nil {
+			restore()
+		}
 		return nil, asgError(err)
 	}
-	if before.Refresh != nil {
-		a.past[name] = append([]asgtypes.InstanceRefresh{describeRefresh(*before.Refresh)}, a.past[name]...)
+	if refreshed {
+		a.past[name] = append([]asgtypes.InstanceRefresh{describeRefresh(before)}, a.past[name]...)
 	}
-	st, _ := a.status(name)
-	return &autoscaling.StartInstanceRefreshOutput{InstanceRefreshId: ptr(st.Refresh.ID)}, nil
+	started, _, _ := a.asg.RefreshRecord(name)
+	return &autoscaling.StartInstanceRefreshOutput{InstanceRefreshId: ptr(started.ID)}, nil
 }
 
 func intOf(p *int32) *int {
@@ -247,23 +262,50 @@ func describeRefresh(r asg.InstanceRefresh) asgtypes.InstanceRefresh {
 	return out
 }
 
+// builtRefresh is a group's current refresh as DescribeInstanceRefreshes
+// last returned it, with the record's fields it was built from.
+type builtRefresh struct {
+	id, reason        string
+	status            asg.RefreshStatus
+	percent, toUpdate int
+	refresh           asgtypes.InstanceRefresh
+}
+
+// describeCurrent is the group's current refresh, rebuilt only when the
+// record has moved on since the last call.
+func (a *AutoScaling) describeCurrent(name string, rec asg.InstanceRefresh) asgtypes.InstanceRefresh {
+	b, ok := a.current[name]
+	if !ok || b.id != rec.ID || b.status != rec.Status || b.reason != rec.StatusReason || b.percent != rec.PercentageComplete || b.toUpdate != rec.InstancesToUpdate {
+		b = builtRefresh{id: rec.ID, reason: rec.StatusReason, status: rec.Status, percent: rec.PercentageComplete, toUpdate: rec.InstancesToUpdate,
+			refresh: describeRefresh(rec)}
+		a.current[name] = b
+	}
+	return b.refresh
+}
+
 // DescribeInstanceRefreshes implements awsport.AutoScaling: the group's
 // refreshes, newest first, optionally by id, paginated. An unknown group
-// is a ValidationError.
+// is a ValidationError. It reads the group's refresh record
+// (asg.RefreshRecord), never its instances, so polling it after every twin
+// event costs nothing in the group's size.
 func (a *AutoScaling) DescribeInstanceRefreshes(_ context.Context, in *autoscaling.DescribeInstanceRefreshesInput, _ ...func(*autoscaling.Options)) (*autoscaling.DescribeInstanceRefreshesOutput, error) {
 	name := aws.ToString(in.AutoScalingGroupName)
-	st, err := a.status(name)
+	rec, refreshed, err := a.asg.RefreshRecord(name)
 	if err != nil {
-		return nil, err
+		return nil, groupNotFound(name)
 	}
-	var all []asgtypes.InstanceRefresh
-	if st.Refresh != nil {
-		all = append(all, describeRefresh(*st.Refresh))
+	// One slice of the right size: the executor's gate calls this after
+	// every twin event.
+	past := a.past[name]
+	sel := make([]asgtypes.InstanceRefresh, 0, 1+len(past))
+	wanted := func(id *string) bool {
+		return len(in.InstanceRefreshIds) == 0 || contains(in.InstanceRefreshIds, aws.ToString(id))
 	}
-	all = append(all, a.past[name]...)
-	var sel []asgtypes.InstanceRefresh
-	for _, r := range all {
-		if len(in.InstanceRefreshIds) == 0 || contains(in.InstanceRefreshIds, aws.ToString(r.InstanceRefreshId)) {
+	if refreshed && wanted(&rec.ID) {
+		sel = append(sel, a.describeCurrent(name, rec))
+	}
+	for _, r := range past {
+		if wanted(r.InstanceRefreshId) {
 			sel = append(sel, r)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -128,17 +127,7 @@ type asgCluster struct {
 type asgHarness struct{}
 
 func (asgHarness) NewAutoScalingEnv(t *testing.T) conformance.AutoScalingEnv {
-	eng := sim.New(t0, 1)
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	cloud := ec2.New("us-west-2", zones, eng.Rand())
-	a := asg.New(eng, kc, worker.New(eng, kc, cloud, worker.Timings{}), asg.Options{InstanceTypes: catalog.InstanceTypes(), Zones: zones})
-	for _, name := range []string{"workers-b", "workers-a"} {
-		if err := a.Create(asg.Spec{Name: name, InstanceType: "m5.large", Desired: 2, Min: 2, Max: 4,
-			LaunchTemplate: asg.LaunchTemplate{Name: name, Version: "1", ImageID: "ami-0f676a166352f02ab"}}, 24*time.Hour); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return &asgCluster{api: NewAutoScaling(a), port: twinport.New(kc, twinport.Options{})}
+	return newASGCluster(t, 2, "workers-b", "workers-a")
 }
 
 func (c *asgCluster) AutoScaling() awsport.AutoScaling         { return c.api }

@@ -140,6 +140,9 @@ func (a *ASG) StartInstanceRefresh(name string, prefs Preferences, done func(Ins
 		}
 	}
 	r.obj.ToReplace = len(r.candidates)
+	// DescribeInstanceRefreshes shows the instances to update from the
+	// start, before the first set.
+	r.progress()
 	r.step = a.eng.NewTrigger(r.run)
 	g.refresh = r
 	g.log(Event{Code: EventRefreshStarted, Message: fmt.Sprintf("Instance refresh %s started: %d instances to replace with %s (%s), %d skipped; min healthy %d%% (%d instances), max healthy %d%% (%d instances), warm-up %s",
@@ -326,6 +329,25 @@ func (r *refresh) finish(e Event) {
 	if r.done != nil {
 		r.done(r.snapshot())
 	}
+}
+
+// RefreshRecord returns the group's last instance refresh as
+// DescribeInstanceRefreshes shows it: identity, status and reason,
+// PercentageComplete and InstancesToUpdate (kept up to date as replacements
+// warm up), times, desired configuration and settings — without the sets
+// and checkpoints that Status copies. A client polling the refresh after
+// every twin event reads this, so it costs neither the group's size nor the
+// refresh's length. ok is false when the group has not refreshed yet; an
+// unknown group is an error.
+func (a *ASG) RefreshRecord(name string) (rec InstanceRefresh, ok bool, err error) {
+	g, err := a.group(name)
+	if err != nil || g.refresh == nil {
+		return InstanceRefresh{}, false, err
+	}
+	rec = g.refresh.obj
+	rec.Settings.CheckpointPercentages = append([]int(nil), rec.Settings.CheckpointPercentages...)
+	rec.Sets, rec.Checkpoints = nil, nil
+	return rec, true, nil
 }
 
 func (r *refresh) snapshot() InstanceRefresh {

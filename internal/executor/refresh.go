@@ -1,0 +1,121 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+)
+
+// AutoScalingAPI is the part of the Auto Scaling API (awsport.AutoScaling)
+// the instance refresh step calls.
+type AutoScalingAPI interface {
+	DescribeAutoScalingGroups(ctx context.Context, params *autoscaling.DescribeAutoScalingGroupsInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
+	StartInstanceRefresh(ctx context.Context, params *autoscaling.StartInstanceRefreshInput, optFns ...func(*autoscaling.Options)) (*autoscaling.StartInstanceRefreshOutput, error)
+	DescribeInstanceRefreshes(ctx context.Context, params *autoscaling.DescribeInstanceRefreshesInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeInstanceRefreshesOutput, error)
+}
+
+// LaunchTemplateAPI is the part of EC2's launch template API
+// (awsport.LaunchTemplates) the instance refresh step calls.
+type LaunchTemplateAPI interface {
+	DescribeLaunchTemplateVersions(ctx context.Context, params *ec2.DescribeLaunchTemplateVersionsInput, optFns ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error)
+	CreateLaunchTemplateVersion(ctx context.Context, params *ec2.CreateLaunchTemplateVersionInput, optFns ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateVersionOutput, error)
+}
+
+// selfManagedLabel is the label eksctl puts on a self-managed node group's
+// nodes: the group's name.
+const selfManagedLabel = "alpha.eksctl.io/nodegroup-name"
+
+// RefreshGroup is a self-managed node group's hop, as the workshop does it
+// (§6.4; semantics.md §C): the group's launch template gets a new version
+// with the newest AMI of its family for the hop's version, then an
+// instance refresh to $Latest replaces the instances set by set, with
+// prefs (nil: Auto Scaling's defaults). The step waits until
+// DescribeInstanceRefreshes says the refresh ended, then until every node
+// of the group runs the hop's kubelet. A group already on that AMI is
+// refreshed as it is.
+func (e *Executor) RefreshGroup(ctx context.Context, group string, prefs *asgtypes.RefreshPreferences, to kubeversion.Minor) error {
+	groups, err := e.Ports.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil {
+		return fmt.Errorf("node group %s: %v", group, apiError(err))
+	}
+	if len(groups.AutoScalingGroups) == 0 || groups.AutoScalingGroups[0].LaunchTemplate == nil {
+		return fmt.Errorf("node group %s: no Auto Scaling group of that name with a launch template", group)
+	}
+	lt := groups.AutoScalingGroups[0].LaunchTemplate
+	versions, err := e.Ports.LaunchTemplates.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{
+		LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, Versions: []string{aws.ToString(lt.Version)}})
+	if err != nil {
+		return fmt.Errorf("node group %s: %v", group, apiError(err))
+	}
+	image := ""
+	if v := versions.LaunchTemplateVersions; len(v) > 0 && v[0].LaunchTemplateData != nil {
+		image = aws.ToString(v[0].LaunchTemplateData.ImageId)
+	}
+	cur, ok := e.AMIs.LookupAMI(image)
+	if !ok {
+		return fmt.Errorf("node group %s: launch template image %s is not in the catalog", group, image)
+	}
+	next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, e.Ports.Kube.Now())
+	if err != nil {
+		return fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", group, cur.Family, to, err)
+	}
+	start := &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String(group), Preferences: prefs}
+	if next.ID != cur.ID {
+		e.Observer.Event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s: launch template %s gets image %s (%s)", group, aws.ToString(lt.LaunchTemplateName), next.ID, next.Name))
+		if _, err := e.Ports.LaunchTemplates.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
+			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, SourceVersion: lt.Version,
+			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.ID)}}); err != nil {
+			return fmt.Errorf("node group %s: %v", group, apiError(err))
+		}
+		// The refresh rolls the new version out; "after success the
+		// group settings are updated to the desired configuration"
+		// (semantics.md §C).
+		start.DesiredConfiguration = &asgtypes.DesiredConfiguration{LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
+			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, Version: aws.String("$Latest")}}
+	}
+	started, err := e.Ports.AutoScaling.StartInstanceRefresh(ctx, start)
+	if err != nil {
+		return fmt.Errorf("node group %s: %v", group, apiError(err))
+	}
+	id := aws.ToString(started.InstanceRefreshId)
+	var refresh asgtypes.InstanceRefresh
+	in := &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: aws.String(group), InstanceRefreshIds: []string{id}}
+	if err := e.WaitFor(ctx, kubeport.Until{What: "instance refresh " + id, Holds: func(ctx context.Context) (bool, error) {
+		out, err := e.Ports.AutoScaling.DescribeInstanceRefreshes(ctx, in)
+		if err != nil {
+			return false, fmt.Errorf("node group %s: %v", group, apiError(err))
+		}
+		if len(out.InstanceRefreshes) == 0 {
+			return false, fmt.Errorf("node group %s: instance refresh %s not found", group, id)
+		}
+		refresh = out.InstanceRefreshes[0]
+		return refreshEnded(refresh.Status), nil
+	}}); err != nil {
+		return err
+	}
+	if refresh.Status != asgtypes.InstanceRefreshStatusSuccessful {
+		return fmt.Errorf("node group %s: instance refresh %s: %s", group, refresh.Status, aws.ToString(refresh.StatusReason))
+	}
+	return e.WaitFor(ctx, kubeport.NodesAtMinor{Label: selfManagedLabel, Value: group, Minor: to})
+}
+
+// refreshEnded reports whether an instance refresh is no longer active:
+// Pending, InProgress, Baking, Cancelling and RollbackInProgress are (at
+// most one per group; aws-apis.md §3.3).
+func refreshEnded(s asgtypes.InstanceRefreshStatus) bool {
+	switch s {
+	case asgtypes.InstanceRefreshStatusPending, asgtypes.InstanceRefreshStatusInProgress, asgtypes.InstanceRefreshStatusBaking,
+		asgtypes.InstanceRefreshStatusCancelling, asgtypes.InstanceRefreshStatusRollbackInProgress:
+		return false
+	}
+	return true
+}
