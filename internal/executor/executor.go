@@ -28,6 +28,9 @@ import (
 type Ports struct {
 	Kube kubeport.Port
 	EKS  EKS
+	// LaunchTemplates are EC2's launch templates: a custom-AMI managed
+	// node group's new AMI goes into a new version of its template.
+	LaunchTemplates LaunchTemplateAPI
 }
 
 // EKS is the part of the EKS API (awsport.EKS) the executor calls so far.

@@ -55,7 +55,7 @@ func (r *run) executor() *executor.Executor {
 	}
 	return &executor.Executor{
 		Cluster:    r.sc.Spec.Cluster.Name,
-		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI},
+		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI, LaunchTemplates: r.eksAPI.LaunchTemplates(nil)},
 		AMIs:       amis{r},
 		Mechanisms: mechanisms{r},
 		Observer:   r,
