@@ -456,28 +456,35 @@ func (e *EKS) CreateNodegroup(_ context.Context, in *eks.CreateNodegroupInput, _
 	return &eks.CreateNodegroupOutput{Nodegroup: e.describeNodegroup(st)}, nil
 }
 
-// taintEffect is an EKS taint effect (NO_SCHEDULE) as Kubernetes spells it.
-func taintEffect(e ekstypes.TaintEffect) corev1.TaintEffect {
-	switch e {
-	case ekstypes.TaintEffectNoExecute:
-		return corev1.TaintEffectNoExecute
-	case ekstypes.TaintEffectPreferNoSchedule:
-		return corev1.TaintEffectPreferNoSchedule
-	default:
-		return corev1.TaintEffectNoSchedule
-	}
+// taintEffects pair EKS's taint effects with Kubernetes'.
+var taintEffects = []struct {
+	eks  ekstypes.TaintEffect
+	kube corev1.TaintEffect
+}{
+	{ekstypes.TaintEffectNoSchedule, corev1.TaintEffectNoSchedule},
+	{ekstypes.TaintEffectNoExecute, corev1.TaintEffectNoExecute},
+	{ekstypes.TaintEffectPreferNoSchedule, corev1.TaintEffectPreferNoSchedule},
 }
 
-// eksTaintEffect is a Kubernetes taint effect as EKS spells it.
-func EKSTaintEffect(e corev1.TaintEffect) ekstypes.TaintEffect {
-	switch e {
-	case corev1.TaintEffectNoExecute:
-		return ekstypes.TaintEffectNoExecute
-	case corev1.TaintEffectPreferNoSchedule:
-		return ekstypes.TaintEffectPreferNoSchedule
-	default:
-		return ekstypes.TaintEffectNoSchedule
+// taintEffect is an EKS taint effect (NO_SCHEDULE) as Kubernetes spells it.
+func taintEffect(e ekstypes.TaintEffect) corev1.TaintEffect {
+	for _, p := range taintEffects {
+		if p.eks == e {
+			return p.kube
+		}
 	}
+	return corev1.TaintEffectNoSchedule
+}
+
+// EKSTaintEffect is a Kubernetes taint effect as EKS spells it
+// (NoSchedule is NO_SCHEDULE).
+func EKSTaintEffect(e corev1.TaintEffect) ekstypes.TaintEffect {
+	for _, p := range taintEffects {
+		if p.kube == e {
+			return p.eks
+		}
+	}
+	return ekstypes.TaintEffectNoSchedule
 }
 
 // DeleteNodegroup implements awsport.EKS: the group is DELETING while its

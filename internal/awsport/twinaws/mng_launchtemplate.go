@@ -97,7 +97,21 @@ func (t *mngTemplate) ref() string {
 // LaunchTemplates returns EC2's launch template API over the templates
 // behind managed node groups; other templates go to fallback (nil: none).
 func (e *EKS) LaunchTemplates(fallback awsport.LaunchTemplates) awsport.LaunchTemplates {
+	if fallback == nil {
+		fallback = noTemplates{}
+	}
 	return nodegroupTemplates{e: e, fallback: fallback}
+}
+
+// noTemplates is an EC2 account with no other launch template.
+type noTemplates struct{}
+
+func (noTemplates) CreateLaunchTemplateVersion(context.Context, *ec2.CreateLaunchTemplateVersionInput, ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateVersionOutput, error) {
+	return nil, launchTemplateNotFound()
+}
+
+func (noTemplates) DescribeLaunchTemplateVersions(context.Context, *ec2.DescribeLaunchTemplateVersionsInput, ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error) {
+	return nil, launchTemplateNotFound()
 }
 
 type nodegroupTemplates struct {
@@ -113,9 +127,6 @@ var _ awsport.LaunchTemplates = nodegroupTemplates{}
 func (n nodegroupTemplates) CreateLaunchTemplateVersion(ctx context.Context, in *ec2.CreateLaunchTemplateVersionInput, optFns ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateVersionOutput, error) {
 	t, ok := n.e.mngTemplate(aws.ToString(in.LaunchTemplateId), aws.ToString(in.LaunchTemplateName))
 	if !ok {
-		if n.fallback == nil {
-			return nil, launchTemplateNotFound()
-		}
 		return n.fallback.CreateLaunchTemplateVersion(ctx, in, optFns...)
 	}
 	src, err := resolveVersion(t.ref(), t.versions, aws.ToString(in.SourceVersion))
@@ -135,30 +146,23 @@ func (n nodegroupTemplates) CreateLaunchTemplateVersion(ctx context.Context, in 
 func (n nodegroupTemplates) DescribeLaunchTemplateVersions(ctx context.Context, in *ec2.DescribeLaunchTemplateVersionsInput, optFns ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error) {
 	t, ok := n.e.mngTemplate(aws.ToString(in.LaunchTemplateId), aws.ToString(in.LaunchTemplateName))
 	if !ok {
-		if n.fallback == nil {
-			return nil, launchTemplateNotFound()
-		}
 		return n.fallback.DescribeLaunchTemplateVersions(ctx, in, optFns...)
 	}
-	sel := t.versions
-	if len(in.Versions) > 0 {
-		sel = nil
-		for _, want := range in.Versions {
-			v, err := resolveVersion(t.ref(), t.versions, want)
-			if err != nil {
-				return nil, err
-			}
-			if !containsVersion(sel, v.number) {
-				sel = append(sel, v)
-			}
+	asked := map[int64]bool{}
+	for _, want := range in.Versions {
+		v, err := resolveVersion(t.ref(), t.versions, want)
+		if err != nil {
+			return nil, err
 		}
-		sort.Slice(sel, func(i, j int) bool { return sel[i].number < sel[j].number })
+		asked[v.number] = true
 	}
-	out := make([]ec2types.LaunchTemplateVersion, 0, len(sel))
-	for _, v := range sel {
-		d := t.describe(v)
-		d.DefaultVersion = ptr(v.number == t.versions[0].number)
-		out = append(out, *d)
+	out := []ec2types.LaunchTemplateVersion{}
+	for _, v := range t.versions {
+		if len(asked) == 0 || asked[v.number] {
+			d := t.describe(v)
+			d.DefaultVersion = ptr(v == t.versions[0])
+			out = append(out, *d)
+		}
 	}
 	return &ec2.DescribeLaunchTemplateVersionsOutput{LaunchTemplateVersions: out}, nil
 }
