@@ -155,3 +155,18 @@ func TestCreateNodegroupSubnets(t *testing.T) {
 		t.Fatalf("teal has %d nodes, want 3", nodes)
 	}
 }
+
+// A group whose launch template names no version number runs version 1,
+// and its next version is 2.
+func TestLaunchTemplateWithoutVersionNumber(t *testing.T) {
+	tc, ctx := clusterAt131(t)
+	if err := tc.eks.opts.Nodegroups.Adopt(mng.Spec{Name: "latest", InstanceTypes: []string{"m5.large"}, Desired: 1,
+		LaunchTemplate: &mng.LaunchTemplate{Name: "latest", Version: "$Latest", ImageID: ami130}}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	out, err := tc.eks.LaunchTemplates(nil).CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: aws.String("latest"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(ami131)}})
+	if err != nil || aws.ToInt64(out.LaunchTemplateVersion.VersionNumber) != 2 {
+		t.Fatalf("CreateLaunchTemplateVersion: %+v, %v; want version 2", out, err)
+	}
+}

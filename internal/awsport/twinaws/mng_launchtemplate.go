@@ -51,12 +51,17 @@ func (e *EKS) mngTemplate(id, name string) (*mngTemplate, bool) {
 		if t == nil {
 			t = &mngTemplate{id: lt.ID, name: lt.Name}
 		}
+		// A group that names no version number ($Default, $Latest, none)
+		// runs the template's only version the twin knows of: 1.
 		n, err := strconv.ParseInt(lt.Version, 10, 64)
-		if err == nil && !containsVersion(t.versions, n) {
+		if err != nil {
+			n = 1
+		}
+		if !containsVersion(t.versions, n) {
 			t.versions = append(t.versions, ltVersion{number: n, imageID: lt.ImageID})
 		}
 	}
-	if t == nil || len(t.versions) == 0 {
+	if t == nil {
 		return nil, false
 	}
 	sort.Slice(t.versions, func(i, j int) bool { return t.versions[i].number < t.versions[j].number })
