@@ -77,7 +77,7 @@ func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeve
 		if errors.As(err, &nf) {
 			return true, nil
 		}
-		return false, cliErrorOrNil("DescribeNodegroup", err)
+		return false, cliError("DescribeNodegroup", err) // nil while blue is DELETING
 	}}); err != nil {
 		return err
 	}
@@ -136,12 +136,4 @@ func healthIssues(ng *ekstypes.Nodegroup) string {
 		out += fmt.Sprintf("%s: %s", is.Code, aws.ToString(is.Message))
 	}
 	return out
-}
-
-// cliErrorOrNil is cliError, nil for nil.
-func cliErrorOrNil(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return cliError(op, err)
 }
