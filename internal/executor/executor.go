@@ -30,7 +30,9 @@ type Ports struct {
 	EKS  EKS
 	// AutoScaling and LaunchTemplates carry out self-managed node
 	// groups' instance refreshes (refresh.go).
-	AutoScaling     AutoScalingAPI
+	AutoScaling AutoScalingAPI
+	// LaunchTemplates are EC2's launch templates: a custom-AMI managed
+	// node group's new AMI goes into a new version of its template.
 	LaunchTemplates LaunchTemplateAPI
 }
 

@@ -23,13 +23,6 @@ type AutoScalingAPI interface {
 	DescribeInstanceRefreshes(ctx context.Context, params *autoscaling.DescribeInstanceRefreshesInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeInstanceRefreshesOutput, error)
 }
 
-// LaunchTemplateAPI is the part of EC2's launch template API
-// (awsport.LaunchTemplates) the instance refresh step calls.
-type LaunchTemplateAPI interface {
-	DescribeLaunchTemplateVersions(ctx context.Context, params *ec2.DescribeLaunchTemplateVersionsInput, optFns ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error)
-	CreateLaunchTemplateVersion(ctx context.Context, params *ec2.CreateLaunchTemplateVersionInput, optFns ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateVersionOutput, error)
-}
-
 // selfManagedLabel is the label eksctl puts on a self-managed node group's
 // nodes: the group's name.
 const selfManagedLabel = "alpha.eksctl.io/nodegroup-name"

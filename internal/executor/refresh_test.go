@@ -31,11 +31,6 @@ const (
 	al2023v131Name = "amazon-eks-node-al2023-x86_64-standard-1.31-v20260220"
 )
 
-// catalogAMIs looks AMIs up in the catalog.
-type catalogAMIs struct{}
-
-func (catalogAMIs) LookupAMI(id string) (catalog.AMI, bool) { return catalog.LookupAMI(id) }
-
 // refreshTwin is an executor on a twin with one self-managed group,
 // workers: four m5.large instances on launch template workers:1 with
 // image, running for a day, driven through twinaws's Auto Scaling and

@@ -2,17 +2,18 @@ package rehearse
 
 import (
 	"context"
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
-	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
 // Managed node groups are the EKS managed node group twin
@@ -21,122 +22,44 @@ import (
 // version with the hop's AMI, workshop §6.1) or blue/green (a new group at
 // the new version, then the old one deleted, which drains it; §6.2).
 
-// updateManaged is the in-place strategy.
+// updateManaged is the in-place strategy: the executor's
+// UpdateNodegroup, through the EKS and EC2 ports.
 func (r *run) updateManaged(g scenario.NodeGroup, to kubeversion.Minor) error {
-	name := r.liveGroup[g.Name]
-	st, ok := r.mng.Status(name)
-	if !ok {
-		return fmt.Errorf("node group %s not found", name)
-	}
 	force := g.Upgrade != nil && g.Upgrade.Force
-	lt := st.LaunchTemplate
-	if lt == nil || lt.ImageID == "" {
-		return r.executor().UpdateNodegroup(context.Background(), name, force, to)
-	}
-	// A custom-AMI group is not upgraded by a version bump (§B): its
-	// launch template gets a new version with the hop's AMI. (Still the
-	// twin's own call: the EKS port has no launch template behind a
-	// managed node group yet.)
-	req := mng.UpdateRequest{Force: force}
-	cur, ok := r.lookupAMI(lt.ImageID)
-	if !ok {
-		return fmt.Errorf("node group %s: launch template image %s is not in the catalog", name, lt.ImageID)
-	}
-	next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, r.eng.Now())
-	if err != nil {
-		return fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", name, cur.Family, to, err)
-	}
-	// CreateLaunchTemplateVersion numbers versions 1, 2, …
-	version := "2"
-	if n, err := strconv.Atoi(lt.Version); err == nil {
-		version = strconv.Itoa(n + 1)
-	}
-	r.event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s (custom AMI): launch template %s version %s with image %s (%s)", name, lt.Name, version, next.ID, next.Name))
-	req.LaunchTemplate = &mng.LaunchTemplate{ID: lt.ID, Name: lt.Name, Version: version, ImageID: next.ID}
-	var result *mng.Update
-	if err := r.mng.UpdateVersion(name, req, func(u mng.Update) { result = &u }); err != nil {
-		return err
-	}
-	if err := r.waitFor(func() bool { return result != nil }); err != nil {
-		return err
-	}
-	if result.Status != mng.UpdateSuccessful {
-		var errs []string
-		for _, e := range result.Errors {
-			errs = append(errs, e.Error())
-		}
-		return fmt.Errorf("node group %s: update %s: %s", name, result.Status, strings.Join(errs, "; "))
-	}
-	return r.waitFor(func() bool { return r.groupAt(g.Name, to) })
+	return r.executor().UpdateNodegroup(context.Background(), r.liveGroup[g.Name], force, to)
 }
 
-// blueGreen creates the green group at the control plane's version — the
-// blue one's configuration with the strategy's overrides — waits until it is
-// ACTIVE, then deletes the blue group: EKS drains its nodes (PDBs respected
-// for up to a few minutes each) and pods move to green by their
-// nodeSelector and tolerations. On the next hop the names swap back.
+// blueGreen is the blue/green strategy: the executor creates the green
+// group — the blue one's configuration with the strategy's overrides —
+// and deletes the blue one. On the next hop the names swap back.
 func (r *run) blueGreen(g scenario.NodeGroup, to kubeversion.Minor) error {
 	blue := r.liveGroup[g.Name]
 	greenName := g.Upgrade.Green.Name
 	if blue == greenName {
 		greenName = g.Name
 	}
-	spec := twinbuild.ManagedSpec(greenName, g.Managed)
 	o := g.Upgrade.Green
-	if len(o.Zones) > 0 {
-		spec.Zones = o.Zones
-	}
-	if len(o.InstanceTypes) > 0 {
-		spec.InstanceTypes = o.InstanceTypes
+	bg := executor.BlueGreen{Group: g.Name, Blue: blue, Green: greenName, InstanceTypes: o.InstanceTypes, Labels: o.Labels}
+	for _, z := range o.Zones {
+		bg.Subnets = append(bg.Subnets, twinaws.SubnetID(r.sc.Spec.Cluster.Name, z))
 	}
 	if o.Desired != nil {
-		spec.Desired = *o.Desired
-		spec.Min = min(spec.Min, spec.Desired)
-		spec.Max = max(spec.Max, spec.Desired)
-	}
-	if o.Labels != nil {
-		spec.Labels = o.Labels
+		bg.Desired = aws.Int32(int32(*o.Desired))
 	}
 	if o.Taints != nil {
-		spec.Taints = o.Taints
-	}
-	// A custom-AMI group's green gets the hop's AMI in its launch template;
-	// an EKS-AMI one the control plane's version and its newest release.
-	spec.Version, spec.ReleaseVersion = "", ""
-	if lt := spec.LaunchTemplate; lt != nil && lt.ImageID != "" {
-		cur, ok := r.lookupAMI(lt.ImageID)
-		if !ok {
-			return fmt.Errorf("node group %s: launch template image %s is not in the catalog", blue, lt.ImageID)
+		bg.Taints = []ekstypes.Taint{}
+		for _, t := range o.Taints {
+			bg.Taints = append(bg.Taints, ekstypes.Taint{Key: aws.String(t.Key), Value: aws.String(t.Value), Effect: twinaws.EKSTaintEffect(t.Effect)})
 		}
-		next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, r.eng.Now())
-		if err != nil {
-			return err
-		}
-		spec.LaunchTemplate = &mng.LaunchTemplate{Name: greenName, Version: "1", ImageID: next.ID}
 	}
-	var created error
-	done := false
-	r.event("Normal", "BlueGreenStarted", fmt.Sprintf("node group %s: creating green group %s at %s", blue, greenName, to))
-	if err := r.mng.Create(spec, func(err error) { created, done = err, true }); err != nil {
-		return err
+	err := r.executor().UpgradeBlueGreen(context.Background(), bg, to)
+	// The green group is the scenario group's from the moment EKS
+	// accepted it, whatever became of it since.
+	if st, ok := r.mng.Status(greenName); ok && st.Status != mng.StatusDeleted {
+		r.greens = append(r.greens, greenName)
+		r.liveGroup[g.Name] = greenName
 	}
-	r.greens = append(r.greens, greenName)
-	r.liveGroup[g.Name] = greenName
-	if err := r.waitFor(func() bool { return done }); err != nil {
-		return err
-	}
-	if created != nil {
-		return fmt.Errorf("green node group %s: %v", greenName, created)
-	}
-	deleted := false
-	r.event("Normal", "BlueGreenDrain", fmt.Sprintf("node group %s: deleting blue group %s; its pods move to %s", g.Name, blue, greenName))
-	if err := r.mng.Delete(blue, func() { deleted = true }); err != nil {
-		return err
-	}
-	if err := r.waitFor(func() bool { return deleted }); err != nil {
-		return err
-	}
-	return r.waitFor(func() bool { return r.groupAt(greenName, to) })
+	return err
 }
 
 // managedBusy reports whether a managed node group is changing.

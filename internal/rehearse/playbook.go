@@ -56,7 +56,7 @@ func (r *run) executor() *executor.Executor {
 	}
 	return &executor.Executor{
 		Cluster:    r.sc.Spec.Cluster.Name,
-		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI, AutoScaling: r.asgAPI, LaunchTemplates: r.asgAPI},
+		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI, AutoScaling: r.asgAPI, LaunchTemplates: r.eksAPI.LaunchTemplates(r.asgAPI)},
 		AMIs:       amis{r},
 		Mechanisms: mechanisms{r},
 		Observer:   r,

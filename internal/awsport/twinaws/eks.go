@@ -77,6 +77,9 @@ type EKS struct {
 	// executor polls an update after every twin event.
 	ngUpdates map[[2]string]builtUpdate // by node group and update ID
 	addons    map[string]*addonState
+	// templates are the launch templates behind managed node groups
+	// (mng_launchtemplate.go).
+	templates []*mngTemplate
 }
 
 type addonState struct {
@@ -243,12 +246,14 @@ func copyUpdate(u *ekstypes.Update) *ekstypes.Update {
 	return &c
 }
 
-// nodegroup is a node group's status; a deleted group is gone, as in EKS.
+// nodegroup is a node group as DescribeNodegroup shows it, without its
+// nodes and updates (O(1) in its size: a wait polls it after every twin
+// event); a deleted group is gone, as in EKS.
 func (e *EKS) nodegroup(name string) (mng.Status, bool) {
 	if e.opts.Nodegroups == nil {
 		return mng.Status{}, false
 	}
-	st, ok := e.opts.Nodegroups.Status(name)
+	st, ok := e.opts.Nodegroups.Describe(name)
 	if !ok || st.Status == mng.StatusDeleted {
 		return mng.Status{}, false
 	}
@@ -325,8 +330,23 @@ func (e *EKS) describeNodegroup(st mng.Status) *ekstypes.Nodegroup {
 	if st.ReleaseVersion != "" {
 		ng.ReleaseVersion = ptr(st.ReleaseVersion)
 	}
-	if st.InstanceType != "" {
-		ng.InstanceTypes = []string{st.InstanceType}
+	if len(st.InstanceTypes) > 0 {
+		ng.InstanceTypes = st.InstanceTypes
+	}
+	if st.AMIType != "" {
+		ng.AmiType = ekstypes.AMITypes(st.AMIType)
+	}
+	ng.Subnets = e.subnetIDs(st.Zones)
+	ng.Labels = st.Labels
+	for _, t := range st.Taints {
+		ng.Taints = append(ng.Taints, ekstypes.Taint{Key: ptr(t.Key), Value: ptr(t.Value), Effect: EKSTaintEffect(t.Effect)})
+	}
+	ng.UpdateConfig = &ekstypes.NodegroupUpdateConfig{UpdateStrategy: ekstypes.NodegroupUpdateStrategies(st.UpdateStrategy)}
+	if n := st.UpdateConfig.MaxUnavailable; n != nil {
+		ng.UpdateConfig.MaxUnavailable = ptr(int32(*n))
+	}
+	if n := st.UpdateConfig.MaxUnavailablePercentage; n != nil {
+		ng.UpdateConfig.MaxUnavailablePercentage = ptr(int32(*n))
 	}
 	if lt := st.LaunchTemplate; lt != nil {
 		ng.LaunchTemplate = &ekstypes.LaunchTemplateSpecification{Version: ptr(lt.Version)}
@@ -357,7 +377,7 @@ func (e *EKS) UpdateNodegroupVersion(_ context.Context, in *eks.UpdateNodegroupV
 	}
 	key := "nodegroup/" + name + "/" + aws.ToString(in.ClientRequestToken)
 	if u, ok := e.tokens[key]; ok && in.ClientRequestToken != nil {
-		st, _ := e.nodegroup(name)
+		st, _ := e.opts.Nodegroups.Status(name)
 		for _, mu := range st.Updates {
 			if mu.ID == aws.ToString(u.Id) {
 				return &eks.UpdateNodegroupVersionOutput{Update: nodegroupUpdate(mu)}, nil
@@ -365,8 +385,12 @@ func (e *EKS) UpdateNodegroupVersion(_ context.Context, in *eks.UpdateNodegroupV
 		}
 	}
 	req := mng.UpdateRequest{Version: aws.ToString(in.Version), ReleaseVersion: aws.ToString(in.ReleaseVersion), Force: in.Force}
-	if lt := in.LaunchTemplate; lt != nil {
-		req.LaunchTemplate = &mng.LaunchTemplate{ID: aws.ToString(lt.Id), Name: aws.ToString(lt.Name), Version: aws.ToString(lt.Version)}
+	if in.LaunchTemplate != nil {
+		lt, err := e.resolveLaunchTemplate(name, in.LaunchTemplate)
+		if err != nil {
+			return nil, err
+		}
+		req.LaunchTemplate = lt
 	}
 	if err := e.opts.Nodegroups.UpdateVersion(name, req, nil); err != nil {
 		return nil, eksError(e.opts.Cluster, name, err)
@@ -380,7 +404,9 @@ func (e *EKS) UpdateNodegroupVersion(_ context.Context, in *eks.UpdateNodegroupV
 }
 
 // CreateNodegroup implements awsport.EKS: the group is CREATING until its
-// nodes are Ready, then ACTIVE (or CREATE_FAILED).
+// nodes are Ready, then ACTIVE (or CREATE_FAILED). Its subnets are the
+// zones its nodes spread over; a launch template version's image makes it
+// a custom-AMI group.
 func (e *EKS) CreateNodegroup(_ context.Context, in *eks.CreateNodegroupInput, _ ...func(*eks.Options)) (*eks.CreateNodegroupOutput, error) {
 	if err := e.cluster(in.ClusterName); err != nil {
 		return nil, err
@@ -398,6 +424,11 @@ func (e *EKS) CreateNodegroup(_ context.Context, in *eks.CreateNodegroupInput, _
 		ReleaseVersion: aws.ToString(in.ReleaseVersion),
 		Labels:         in.Labels,
 	}
+	zones, err := e.subnetZones(name, in.Subnets)
+	if err != nil {
+		return nil, err
+	}
+	spec.Zones = zones
 	if sc := in.ScalingConfig; sc != nil {
 		spec.Desired, spec.Min, spec.Max = int(aws.ToInt32(sc.DesiredSize)), int(aws.ToInt32(sc.MinSize)), int(aws.ToInt32(sc.MaxSize))
 	}
@@ -410,8 +441,10 @@ func (e *EKS) CreateNodegroup(_ context.Context, in *eks.CreateNodegroupInput, _
 		}
 		spec.UpdateStrategy = string(uc.UpdateStrategy)
 	}
-	if lt := in.LaunchTemplate; lt != nil {
-		spec.LaunchTemplate = &mng.LaunchTemplate{ID: aws.ToString(lt.Id), Name: aws.ToString(lt.Name), Version: aws.ToString(lt.Version)}
+	if in.LaunchTemplate != nil {
+		if spec.LaunchTemplate, err = e.resolveLaunchTemplate(name, in.LaunchTemplate); err != nil {
+			return nil, err
+		}
 	}
 	for _, t := range in.Taints {
 		spec.Taints = append(spec.Taints, corev1.Taint{Key: aws.ToString(t.Key), Value: aws.ToString(t.Value), Effect: taintEffect(t.Effect)})
@@ -423,16 +456,35 @@ func (e *EKS) CreateNodegroup(_ context.Context, in *eks.CreateNodegroupInput, _
 	return &eks.CreateNodegroupOutput{Nodegroup: e.describeNodegroup(st)}, nil
 }
 
+// taintEffects pair EKS's taint effects with Kubernetes'.
+var taintEffects = []struct {
+	eks  ekstypes.TaintEffect
+	kube corev1.TaintEffect
+}{
+	{ekstypes.TaintEffectNoSchedule, corev1.TaintEffectNoSchedule},
+	{ekstypes.TaintEffectNoExecute, corev1.TaintEffectNoExecute},
+	{ekstypes.TaintEffectPreferNoSchedule, corev1.TaintEffectPreferNoSchedule},
+}
+
 // taintEffect is an EKS taint effect (NO_SCHEDULE) as Kubernetes spells it.
 func taintEffect(e ekstypes.TaintEffect) corev1.TaintEffect {
-	switch e {
-	case ekstypes.TaintEffectNoExecute:
-		return corev1.TaintEffectNoExecute
-	case ekstypes.TaintEffectPreferNoSchedule:
-		return corev1.TaintEffectPreferNoSchedule
-	default:
-		return corev1.TaintEffectNoSchedule
+	for _, p := range taintEffects {
+		if p.eks == e {
+			return p.kube
+		}
 	}
+	return corev1.TaintEffectNoSchedule
+}
+
+// EKSTaintEffect is a Kubernetes taint effect as EKS spells it
+// (NoSchedule is NO_SCHEDULE).
+func EKSTaintEffect(e corev1.TaintEffect) ekstypes.TaintEffect {
+	for _, p := range taintEffects {
+		if p.kube == e {
+			return p.eks
+		}
+	}
+	return ekstypes.TaintEffectNoSchedule
 }
 
 // DeleteNodegroup implements awsport.EKS: the group is DELETING while its

@@ -2,9 +2,12 @@ package mng
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 )
@@ -24,6 +27,15 @@ type Status struct {
 	InstanceType   string
 	CapacityType   string
 	UpdateStrategy string
+	// InstanceTypes, AMIType, Zones (the AZs of its subnets), Labels,
+	// Taints and UpdateConfig are the group's configuration as
+	// CreateNodegroup set it, for DescribeNodegroup.
+	InstanceTypes []string
+	AMIType       string
+	Zones         []string
+	Labels        map[string]string
+	Taints        []corev1.Taint
+	UpdateConfig  UpdateConfig
 	// LaunchTemplate is the user's launch template and its current version.
 	LaunchTemplate *LaunchTemplate
 	// Desired and Max are the Auto Scaling group's sizes now (raised
@@ -164,21 +176,20 @@ func (s *Service) Statuses() []Status {
 	return out
 }
 
+// Describe returns a node group's status without its nodes and updates:
+// what DescribeNodegroup shows. A caller polling a group after every twin
+// event (until it is ACTIVE, until it is gone) reads this, so it does not
+// cost the group's size.
+func (s *Service) Describe(name string) (Status, bool) {
+	g, ok := s.groups[name]
+	if !ok {
+		return Status{}, false
+	}
+	return s.describe(g), true
+}
+
 func (s *Service) status(g *group) Status {
-	st := Status{
-		Name: g.spec.Name, Status: g.status,
-		Version: g.version, ReleaseVersion: g.releaseVersion(), AMI: g.ami.ID, KubeletVersion: g.ami.KubeletVersion,
-		InstanceType: g.it.Name, CapacityType: g.spec.CapacityType, UpdateStrategy: g.spec.UpdateStrategy,
-		Desired: g.desired, Min: g.spec.Min, Max: g.max,
-		Health: slices.Clone(g.health),
-	}
-	if g.status == StatusDeleting || g.status == StatusDeleted {
-		st.Min = 0
-	}
-	if lt := g.spec.LaunchTemplate; lt != nil {
-		c := *lt
-		st.LaunchTemplate = &c
-	}
+	st := s.describe(g)
 	for _, m := range g.sortedMembers() {
 		st.Nodes = append(st.Nodes, m.name)
 	}
@@ -190,6 +201,46 @@ func (s *Service) status(g *group) Status {
 		}
 	}
 	return st
+}
+
+func (s *Service) describe(g *group) Status {
+	st := Status{
+		Name: g.spec.Name, Status: g.status,
+		Version: g.version, ReleaseVersion: g.releaseVersion(), AMI: g.ami.ID, KubeletVersion: g.ami.KubeletVersion,
+		InstanceType: g.it.Name, CapacityType: g.spec.CapacityType, UpdateStrategy: g.spec.UpdateStrategy,
+		Desired: g.desired, Min: g.spec.Min, Max: g.max,
+		Health:        slices.Clone(g.health),
+		InstanceTypes: slices.Clone(g.spec.InstanceTypes), AMIType: g.spec.AMIType, Zones: slices.Clone(g.spec.Zones),
+		Labels: maps.Clone(g.spec.Labels), Taints: slices.Clone(g.spec.Taints), UpdateConfig: g.spec.UpdateConfig,
+	}
+	if g.status == StatusDeleting || g.status == StatusDeleted {
+		st.Min = 0
+	}
+	if lt := g.spec.LaunchTemplate; lt != nil {
+		c := *lt
+		st.LaunchTemplate = &c
+	}
+	return st
+}
+
+// Zones are the cluster's Availability Zones, out of which a group's
+// subnets are chosen.
+func (s *Service) Zones() []string { return slices.Clone(s.opts.Zones) }
+
+// LaunchTemplates lists the launch template behind each live node group,
+// by group name, with its id (a template given by name gets the stable id
+// its nodes' eks.amazonaws.com/sourceLaunchTemplateId label shows), the
+// version the group runs and that version's image.
+func (s *Service) LaunchTemplates() []LaunchTemplate {
+	var out []LaunchTemplate
+	for _, g := range s.sortedGroups() {
+		if lt := g.spec.LaunchTemplate; lt != nil && g.status != StatusDeleted {
+			c := *lt
+			c.ID = launchTemplateID(lt)
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // view is the update record as of now.

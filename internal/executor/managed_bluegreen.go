@@ -1,0 +1,139 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+)
+
+// BlueGreen is a managed node group's blue/green hop: the group that runs
+// its nodes now (Blue), the new one (Green) and what Green changes of
+// Blue's configuration (nil or empty: Blue's).
+type BlueGreen struct {
+	// Group is the node group of the plan; Blue and Green its node
+	// groups in EKS, which swap on every hop.
+	Group, Blue, Green string
+	Subnets            []string
+	InstanceTypes      []string
+	Desired            *int32
+	Labels             map[string]string
+	Taints             []ekstypes.Taint
+}
+
+// UpgradeBlueGreen creates the green group at the control plane's version
+// with the blue one's subnets, labels, taints, scaling, update config and
+// launch template — a custom-AMI group's template gets a new version with
+// the hop's AMI — and bg's changes; waits until DescribeNodegroup says it
+// is ACTIVE; then deletes the blue group and waits until it is gone. EKS
+// drains the blue nodes as it deletes them (PDBs respected for up to 5
+// minutes a node, delete-managed-node-group.html), and the pods move to
+// green by their nodeSelector and tolerations (workshop §6.2). The step
+// ends when every node of the green group runs the hop's kubelet.
+func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeversion.Minor) error {
+	blue, err := e.describeNodegroup(ctx, bg.Blue)
+	if err != nil {
+		return err
+	}
+	in := greenInput(e.Cluster, blue, bg)
+	lt, image, err := e.nodegroupImage(ctx, blue)
+	if err != nil {
+		return err
+	}
+	if image != "" {
+		if in.LaunchTemplate, err = e.customAMIVersion(ctx, bg.Blue, lt, image, to); err != nil {
+			return err
+		}
+	}
+	e.Observer.Event("Normal", "BlueGreenStarted", fmt.Sprintf("node group %s: creating green group %s at %s", bg.Blue, bg.Green, to))
+	if _, err := e.Ports.EKS.CreateNodegroup(ctx, in); err != nil {
+		return cliError("CreateNodegroup", err)
+	}
+	var green *ekstypes.Nodegroup
+	if err := e.WaitFor(ctx, kubeport.Until{What: "node group " + bg.Green + " ACTIVE", Holds: func(ctx context.Context) (bool, error) {
+		if green, err = e.describeNodegroup(ctx, bg.Green); err != nil {
+			return false, err
+		}
+		return green.Status != ekstypes.NodegroupStatusCreating, nil
+	}}); err != nil {
+		return err
+	}
+	if green.Status != ekstypes.NodegroupStatusActive {
+		return fmt.Errorf("green node group %s: %s", bg.Green, healthIssues(green))
+	}
+	e.Observer.Event("Normal", "BlueGreenDrain", fmt.Sprintf("node group %s: deleting blue group %s; its pods move to %s", bg.Group, bg.Blue, bg.Green))
+	if _, err := e.Ports.EKS.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(bg.Blue)}); err != nil {
+		return cliError("DeleteNodegroup", err)
+	}
+	if err := e.WaitFor(ctx, kubeport.Until{What: "node group " + bg.Blue + " deleted", Holds: func(ctx context.Context) (bool, error) {
+		_, err := e.Ports.EKS.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(bg.Blue)})
+		var nf *ekstypes.ResourceNotFoundException
+		if errors.As(err, &nf) {
+			return true, nil
+		}
+		return false, cliError("DescribeNodegroup", err) // nil while blue is DELETING
+	}}); err != nil {
+		return err
+	}
+	return e.WaitFor(ctx, kubeport.NodesAtMinor{Label: nodegroupLabel, Value: bg.Green, Minor: to})
+}
+
+// greenInput is CreateNodegroup for the green group: the blue one's
+// configuration with bg's changes, at the control plane's version (no
+// version or release: "All node groups are created with the latest AMI
+// release version", CreateNodegroup API reference).
+func greenInput(cluster string, blue *ekstypes.Nodegroup, bg BlueGreen) *eks.CreateNodegroupInput {
+	in := &eks.CreateNodegroupInput{
+		ClusterName: aws.String(cluster), NodegroupName: aws.String(bg.Green),
+		Subnets: blue.Subnets, InstanceTypes: blue.InstanceTypes, CapacityType: blue.CapacityType, AmiType: blue.AmiType,
+		Labels: blue.Labels, Taints: blue.Taints, UpdateConfig: blue.UpdateConfig, LaunchTemplate: blue.LaunchTemplate,
+	}
+	if sc := blue.ScalingConfig; sc != nil {
+		c := *sc
+		in.ScalingConfig = &c
+	}
+	if len(bg.Subnets) > 0 {
+		in.Subnets = bg.Subnets
+	}
+	if len(bg.InstanceTypes) > 0 {
+		in.InstanceTypes = bg.InstanceTypes
+	}
+	if bg.Desired != nil {
+		sc := in.ScalingConfig
+		if sc == nil {
+			sc = &ekstypes.NodegroupScalingConfig{}
+			in.ScalingConfig = sc
+		}
+		sc.DesiredSize = bg.Desired
+		sc.MinSize = aws.Int32(min(aws.ToInt32(sc.MinSize), *bg.Desired))
+		sc.MaxSize = aws.Int32(max(aws.ToInt32(sc.MaxSize), *bg.Desired))
+	}
+	if bg.Labels != nil {
+		in.Labels = bg.Labels
+	}
+	if bg.Taints != nil {
+		in.Taints = bg.Taints
+	}
+	return in
+}
+
+// healthIssues lists a node group's health issues as "Code: message; ...".
+func healthIssues(ng *ekstypes.Nodegroup) string {
+	if ng.Health == nil || len(ng.Health.Issues) == 0 {
+		return string(ng.Status)
+	}
+	var out string
+	for i, is := range ng.Health.Issues {
+		if i > 0 {
+			out += "; "
+		}
+		out += fmt.Sprintf("%s: %s", is.Code, aws.ToString(is.Message))
+	}
+	return out
+}

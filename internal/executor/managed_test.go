@@ -1,0 +1,238 @@
+package executor
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
+	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twin/ec2"
+	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twin/worker"
+)
+
+const (
+	ami130 = "ami-0f676a166352f02ab" // amazon-eks-node-al2023-x86_64-standard-1.30-v20260220
+	ami131 = "ami-0c4dea04571b1b508" // amazon-eks-node-al2023-x86_64-standard-1.31-v20260320
+)
+
+var (
+	mngZones = []string{"us-west-2a", "us-west-2b", "us-west-2c"}
+	v131     = kubeversion.MustParse("1.31")
+)
+
+// catalogAMIs are the embedded catalog's AMIs.
+type catalogAMIs struct{}
+
+func (catalogAMIs) LookupAMI(id string) (catalog.AMI, bool) { return catalog.LookupAMI(id) }
+
+// managedTwin is a cluster whose control plane is at 1.31 with two managed
+// node groups still at 1.30: custom, on a custom AMI (launch template
+// custom, version 1), and blue, in zones a and b with the label
+// type=orders and the taint dedicated=orders:NoSchedule, running orders'
+// two replicas. The executor drives it through the twins' EKS, EC2 and
+// Kubernetes ports.
+type managedTwin struct {
+	ex     *Executor
+	rec    *recorder
+	groups *mng.Service
+	port   *twinport.Port
+}
+
+func newManagedTwin(t *testing.T) *managedTwin {
+	t.Helper()
+	eng := sim.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC), 1)
+	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: mngZones})
+	cp := twineks.New(eng, "demo", "us-west-2", v131, 0)
+	groups := mng.New(eng, kc, worker.New(eng, kc, ec2.New("us-west-2", mngZones, eng.Rand()), worker.Timings{}), mng.Options{
+		InstanceTypes: catalog.InstanceTypes(), Zones: mngZones, ControlPlaneVersion: cp.Version,
+	})
+	for _, spec := range []mng.Spec{
+		{Name: "custom", InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 3,
+			LaunchTemplate: &mng.LaunchTemplate{Name: "custom", Version: "1", ImageID: ami130}},
+		{Name: "blue", InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 3, Zones: mngZones[:2], Version: "1.30",
+			Labels: map[string]string{"type": "orders"},
+			Taints: []corev1.Taint{{Key: "dedicated", Value: "orders", Effect: corev1.TaintEffectNoSchedule}}},
+	} {
+		if err := groups.Adopt(spec, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lbls := map[string]string{"app": "orders"}
+	if err := kc.Apply(&appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "orders"},
+		Spec: appsv1.DeploymentSpec{Replicas: aws.Int32(2), Selector: &metav1.LabelSelector{MatchLabels: lbls},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbls}, Spec: corev1.PodSpec{
+				NodeSelector: map[string]string{"type": "orders"},
+				Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "orders", Effect: corev1.TaintEffectNoSchedule}},
+				Containers:   []corev1.Container{{Name: "app", Image: "orders"}}}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	port := twinport.New(kc, twinport.Options{})
+	api := twinaws.NewEKS(twinaws.EKSOptions{Engine: eng, Cluster: "demo", Region: "us-west-2", ControlPlane: cp, Nodegroups: groups})
+	rec := &recorder{port: port, start: port.Now()}
+	tw := &managedTwin{rec: rec, groups: groups, port: port, ex: &Executor{Cluster: "demo",
+		Ports: Ports{Kube: port, EKS: api, LaunchTemplates: api.LaunchTemplates(nil)},
+		AMIs:  catalogAMIs{}, Observer: rec, Deadline: port.Now().Add(6 * time.Hour)}}
+	if err := tw.ex.WaitFor(context.Background(), kubeport.PodsSettled{}); err != nil {
+		t.Fatal(err)
+	}
+	return tw
+}
+
+// nodes are a group's nodes.
+func (tw *managedTwin) nodes(group string) []*corev1.Node {
+	var out []*corev1.Node
+	for _, n := range tw.port.Cluster().Nodes() {
+		if n.Labels[mng.LabelNodegroup] == group {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// events are the executor's timeline lines.
+func (tw *managedTwin) events() []string {
+	var out []string
+	for _, l := range tw.rec.lines {
+		if _, e, ok := strings.Cut(l, "event "); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// A custom-AMI group in place (semantics.md §B): its launch template gets
+// a version with the newest AMI of its family for the hop, the group is
+// updated to that version, and the step ends when the update has ended
+// and every node runs the new image's kubelet.
+func TestUpdateNodegroupCustomAMI(t *testing.T) {
+	tw := newManagedTwin(t)
+	if err := tw.ex.UpdateNodegroup(context.Background(), "custom", false, v131); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Normal LaunchTemplateUpdated: node group custom (custom AMI): launch template custom version 2 with image " + ami131 + " (amazon-eks-node-al2023-x86_64-standard-1.31-v20260320)"}
+	if got := tw.events(); !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	st, _ := tw.groups.Status("custom")
+	if len(st.Updates) != 1 || st.Updates[0].Status != mng.UpdateSuccessful || st.Updates[0].ToLaunchTemplateVersion != "2" || st.LaunchTemplate.Version != "2" {
+		t.Fatalf("custom: %d updates %+v, launch template %+v; want one Successful update to version 2", len(st.Updates), st.Updates, st.LaunchTemplate)
+	}
+	nodes := tw.nodes("custom")
+	if len(nodes) != 2 {
+		t.Fatalf("custom has %d nodes, want 2", len(nodes))
+	}
+	for _, n := range nodes {
+		if n.Labels[mng.LabelNodegroupImage] != ami131 || !strings.HasPrefix(n.Status.NodeInfo.KubeletVersion, "v1.31.") {
+			t.Errorf("node %s: image %s, kubelet %s; want %s at 1.31", n.Name, n.Labels[mng.LabelNodegroupImage], n.Status.NodeInfo.KubeletVersion, ami131)
+		}
+	}
+}
+
+// drainObserver is the recorder, and notes the green group's status when
+// the executor says it deletes blue.
+type drainObserver struct {
+	*recorder
+	groups       *mng.Service
+	green        string
+	greenAtDrain string
+}
+
+func (o *drainObserver) Event(eventType, reason, message string) {
+	if reason == "BlueGreenDrain" {
+		st, _ := o.groups.Status(o.green)
+		o.greenAtDrain = st.Status
+	}
+	o.recorder.Event(eventType, reason, message)
+}
+
+// Blue/green (workshop §6.2): green is created with blue's subnets,
+// labels, taints and update config, and the strategy's size; blue is
+// deleted only once green is ACTIVE; the step ends with blue gone, every
+// green node at the hop's version, and orders' pods on green.
+func TestUpgradeBlueGreen(t *testing.T) {
+	tw := newManagedTwin(t)
+	obs := &drainObserver{recorder: tw.rec, groups: tw.groups, green: "green"}
+	tw.ex.Observer = obs
+	ctx := context.Background()
+	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: "green", Desired: aws.Int32(3)}, v131); err != nil {
+		t.Fatal(err)
+	}
+	if obs.greenAtDrain != mng.StatusActive {
+		t.Errorf("green was %q when blue's deletion began, want ACTIVE", obs.greenAtDrain)
+	}
+	want := []string{"Normal BlueGreenStarted: node group blue: creating green group green at 1.31", "Normal BlueGreenDrain: node group orders: deleting blue group blue; its pods move to green"}
+	if got := tw.events(); !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if st, _ := tw.groups.Status("blue"); st.Status != mng.StatusDeleted || len(tw.nodes("blue")) != 0 {
+		t.Fatalf("blue is %s with %d nodes when the step ends, want deleted", st.Status, len(tw.nodes("blue")))
+	}
+	green, _ := tw.groups.Status("green")
+	if green.Status != mng.StatusActive || green.Version != v131 || green.Min != 1 || green.Desired != 3 || green.Max != 3 ||
+		!slices.Equal(green.Zones, mngZones[:2]) || green.Labels["type"] != "orders" || len(green.Taints) != 1 || green.Taints[0].Key != "dedicated" {
+		t.Fatalf("green: %+v; want ACTIVE at 1.31, 1/3/3, in blue's zones with its label and taint", green)
+	}
+	for _, n := range tw.nodes("green") {
+		if z := n.Labels[corev1.LabelTopologyZone]; !slices.Contains(mngZones[:2], z) || !strings.HasPrefix(n.Status.NodeInfo.KubeletVersion, "v1.31.") {
+			t.Errorf("green node %s in %s at %s, want blue's zones at 1.31", n.Name, z, n.Status.NodeInfo.KubeletVersion)
+		}
+	}
+	if err := tw.ex.WaitFor(ctx, kubeport.PodsSettled{}); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := tw.port.ListPods(ctx, kubeport.PodQuery{Namespace: "default"})
+	if err != nil || len(pods) != 2 {
+		t.Fatalf("orders' pods: %d, %v", len(pods), err)
+	}
+	for _, p := range pods {
+		if g, _ := tw.groups.Nodegroup(p.Spec.NodeName); g != "green" {
+			t.Errorf("pod %s on %s (group %q), want green", p.Name, p.Spec.NodeName, g)
+		}
+	}
+}
+
+// A custom-AMI group's green runs a new version of blue's launch template
+// with the hop's AMI.
+func TestUpgradeBlueGreenCustomAMI(t *testing.T) {
+	tw := newManagedTwin(t)
+	if err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "custom", Blue: "custom", Green: "custom-green"}, v131); err != nil {
+		t.Fatal(err)
+	}
+	green, _ := tw.groups.Status("custom-green")
+	if lt := green.LaunchTemplate; lt == nil || lt.Name != "custom" || lt.Version != "2" || lt.ImageID != ami131 || green.Version != v131 {
+		t.Fatalf("custom-green: launch template %+v at %s; want custom version 2 with %s at 1.31", green.LaunchTemplate, green.Version, ami131)
+	}
+	if n := len(tw.nodes("custom-green")); n != 2 {
+		t.Fatalf("custom-green has %d nodes, want blue's 2", n)
+	}
+}
+
+// A refused CreateNodegroup ends the step as the CLI words it, and blue
+// is left alone.
+func TestUpgradeBlueGreenRefused(t *testing.T) {
+	tw := newManagedTwin(t)
+	err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "orders", Blue: "blue", Green: "green", Subnets: []string{"subnet-0123456789abcdef0"}}, v131)
+	if err == nil || !strings.Contains(err.Error(), "(InvalidParameterException) when calling the CreateNodegroup operation") {
+		t.Fatalf("green in an unknown subnet: %v", err)
+	}
+	if st, _ := tw.groups.Status("blue"); st.Status != mng.StatusActive || len(tw.nodes("blue")) != 2 {
+		t.Fatalf("blue after the refusal: %s with %d nodes", st.Status, len(tw.nodes("blue")))
+	}
+}
