@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -142,6 +143,21 @@ func (p *Port) ListStatefulSets(ctx context.Context, namespace string) ([]appsv1
 // ListDaemonSets implements kubeport.Port.
 func (p *Port) ListDaemonSets(ctx context.Context, namespace string) ([]appsv1.DaemonSet, error) {
 	return listAll[appsv1.DaemonSet](ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.AppsV1().DaemonSets(namespace).List)
+}
+
+// PatchDeployment implements kubeport.Port.
+func (p *Port) PatchDeployment(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.Deployment, error) {
+	return p.cs.AppsV1().Deployments(namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{})
+}
+
+// PatchStatefulSet implements kubeport.Port.
+func (p *Port) PatchStatefulSet(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.StatefulSet, error) {
+	return p.cs.AppsV1().StatefulSets(namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{})
+}
+
+// PatchDaemonSet implements kubeport.Port.
+func (p *Port) PatchDaemonSet(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.DaemonSet, error) {
+	return p.cs.AppsV1().DaemonSets(namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{})
 }
 
 // listAll lists in pages of chunk items (0: one request) with client-go's
