@@ -26,6 +26,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -69,6 +70,11 @@ type Port interface {
 	PatchDeployment(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.Deployment, error)
 	PatchStatefulSet(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.StatefulSet, error)
 	PatchDaemonSet(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.DaemonSet, error)
+	// UpdateScale is PUT on a Deployment's or StatefulSet's scale
+	// subresource, what kubectl scale changes: spec.replicas becomes
+	// replicas, and the workload's controller adds or removes pods. A
+	// missing workload is NotFound, a negative count 422 Invalid.
+	UpdateScale(ctx context.Context, w Workload, replicas int32) (*autoscalingv1.Scale, error)
 
 	// Cordon and Uncordon set spec.unschedulable, as kubectl cordon and
 	// uncordon do (k8s.io/kubectl/pkg/drain.RunCordonOrUncordon). The

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ladder-eks/ladder/internal/drain"
+	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/report"
@@ -90,6 +92,12 @@ func (r *run) upgradeTarget(to string) kubeversion.Minor {
 	return r.cp.Version().Next()
 }
 
+// kubePort is the Kubernetes API of the run's twin, as the script's
+// kubectl-shaped actions call it.
+func (r *run) kubePort() *twinport.Port {
+	return twinport.New(r.kube, twinport.Options{Karpenter: r.karp})
+}
+
 func describe(a scenario.Action) string {
 	if a.Name != "" {
 		return a.Name
@@ -106,7 +114,7 @@ func (r *run) do(i int, a scenario.Action) error {
 		if ns == "" {
 			ns = "default"
 		}
-		if err := r.kube.Scale(s.Kind, ns, s.Name, s.Replicas); err != nil {
+		if _, err := r.kubePort().UpdateScale(context.Background(), kubeport.Workload{Kind: s.Kind, Namespace: ns, Name: s.Name}, s.Replicas); err != nil {
 			return err
 		}
 		if o, ok := r.objects[objectKey(s.Kind, ns, s.Name)]; ok {
@@ -146,9 +154,10 @@ func (r *run) do(i int, a scenario.Action) error {
 		if ns == "" {
 			ns = "default"
 		}
-		if err := r.rolloutRestart(w.Kind, ns, w.Name); err != nil {
+		if err := kubeport.RolloutRestart(context.Background(), r.kubePort(), kubeport.Workload{Kind: w.Kind, Namespace: ns, Name: w.Name}); err != nil {
 			return err
 		}
+		r.restarted(w.Kind, ns, w.Name)
 		r.event("Normal", "RolloutRestarted", fmt.Sprintf("%s: kubectl rollout restart %s/%s -n %s", describe(a), strings.ToLower(w.Kind), w.Name, ns))
 	case a.Drain != nil:
 		return r.drain(a)

@@ -55,18 +55,6 @@ func (r *run) RestartPolled(profile string, nodes []string) {
 	r.fargateMaxDisrupted[profile] = max(r.fargateMaxDisrupted[profile], disrupted)
 }
 
-// rolloutRestart is kubectl rollout restart; the applied manifest takes the
-// same restartedAt annotation, so a later patch of the workload keeps it
-// (as kubectl apply's three-way merge keeps a field it did not set) instead
-// of rolling the workload out again.
-func (r *run) rolloutRestart(kind, namespace, name string) error {
-	if err := r.kube.RolloutRestart(kind, namespace, name); err != nil {
-		return err
-	}
-	r.restarted(kind, namespace, name)
-	return nil
-}
-
 // restarted records a rollout restart: the rehearsal follows the rollout,
 // and the applied manifest takes the same restartedAt annotation.
 func (r *run) restarted(kind, namespace, name string) {

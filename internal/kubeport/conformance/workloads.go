@@ -16,6 +16,7 @@ func workloadCases() []testCase {
 	return []testCase{
 		{"workloads/rollout-restart", workloadsRolloutRestart},
 		{"workloads/patch-errors", workloadsPatchErrors},
+		{"workloads/scale", workloadsScale},
 	}
 }
 
@@ -126,6 +127,42 @@ func workloadsPatchErrors(f *fixture) error {
 	}
 	_, err = f.readyPods("web", 2)
 	return err
+}
+
+// workloadsScale: kubectl scale of Deployment web from 1 to 3 through its
+// scale subresource; its controller makes the pods. A missing workload is
+// 404, a negative count 422.
+func workloadsScale(f *fixture) error {
+	n0, err := f.addNode("n0")
+	if err != nil {
+		return err
+	}
+	if err := f.deployment("web", 1, n0); err != nil {
+		return err
+	}
+	if _, err := f.readyPods("web", 1); err != nil {
+		return err
+	}
+	web := kubeport.Workload{Kind: "Deployment", Namespace: f.ns, Name: "web"}
+	sc, err := f.env.UpdateScale(f.ctx, web, 3)
+	if err != nil {
+		return mismatchf("scale web to 3: %v", err)
+	}
+	if sc.Spec.Replicas != 3 || sc.Name != "web" {
+		return mismatchf("scale web to 3: got %s with spec.replicas %d", sc.Name, sc.Spec.Replicas)
+	}
+	if _, err := f.readyPods("web", 3); err != nil {
+		return err
+	}
+	_, err = f.env.UpdateScale(f.ctx, kubeport.Workload{Kind: "StatefulSet", Namespace: f.ns, Name: "missing"}, 1)
+	if err := notFound("statefulsets.apps", "missing").check("scale a missing StatefulSet", err); err != nil {
+		return err
+	}
+	_, err = f.env.UpdateScale(f.ctx, web, -1)
+	if code := statusCode(err); code != http.StatusUnprocessableEntity {
+		return mismatchf("scale web to -1: want 422, got %v", err)
+	}
+	return nil
 }
 
 func statusCode(err error) int32 {

@@ -2,11 +2,15 @@ package twinport
 
 import (
 	"context"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/ladder-eks/ladder/internal/kubeport"
 )
@@ -54,6 +58,26 @@ func patchWorkload[T any, PT interface {
 		return nil, err
 	}
 	return findIn[T, PT](list(namespace), name), nil
+}
+
+// UpdateScale implements kubeport.Port: the twin's Deployment or
+// StatefulSet takes the count, as its scale subresource's PUT sets
+// spec.replicas.
+func (p *Port) UpdateScale(ctx context.Context, w kubeport.Workload, replicas int32) (*autoscalingv1.Scale, error) {
+	if w.Kind != "Deployment" && w.Kind != "StatefulSet" {
+		return nil, apierrors.NewNotFound(appsv1.Resource(strings.ToLower(w.Kind)+"s/scale"), w.Name)
+	}
+	if t, err := kubeport.PodTemplate(ctx, p, w); err != nil || t == nil {
+		return nil, apierrors.NewNotFound(appsv1.Resource(strings.ToLower(w.Kind)+"s"), w.Name)
+	}
+	if replicas < 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: autoscalingv1.GroupName, Kind: "Scale"}, w.Name,
+			field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), replicas, "must be greater than or equal to 0")})
+	}
+	if err := p.c.Scale(w.Kind, w.Namespace, w.Name, replicas); err != nil {
+		return nil, err
+	}
+	return &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace}, Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}, nil
 }
 
 func findIn[T any, PT interface {
