@@ -2,8 +2,10 @@ package rehearse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -16,7 +18,6 @@ import (
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 // play runs the script: each action at or after its time, in order, then
@@ -227,21 +228,56 @@ func (r *run) drain(a scenario.Action) error {
 			return fmt.Errorf("no node matches %q", d.Selector)
 		}
 	}
-	opts := kube.DrainOptions{Options: drain.Options{Force: d.Force, IgnoreAllDaemonSets: d.IgnoreDaemonSets, DeleteEmptyDirData: d.DeleteEmptyDirData}, Timeout: d.Timeout.Get(0)}
+	opts := kubeport.DrainOptions{Force: d.Force, IgnoreDaemonSets: d.IgnoreDaemonSets, DeleteEmptyDirData: d.DeleteEmptyDirData, Timeout: d.Timeout.Get(0)}
 	r.event("Normal", "Draining", fmt.Sprintf("%s: kubectl drain %s", describe(a), strings.Join(nodes, " ")))
 	for _, node := range nodes {
-		finished := false
-		var result error
-		if err := r.kube.Drain(node, opts, func(err error) { finished, result = true, err }); err != nil {
+		// The port's drain runs the twin until it reports, at most until
+		// the run's time limit.
+		port := twinport.New(r.kube, twinport.Options{Karpenter: r.karp, DrainLimit: max(r.limit.Sub(r.eng.Now()), time.Nanosecond)})
+		refused, err := drainRefusals(port, node, opts)
+		if err != nil {
 			return err
 		}
-		if !r.runUntil(func() bool { return finished }) {
+		err = port.Drain(context.Background(), node, opts)
+		switch {
+		case errors.Is(err, kubeport.ErrWaitTimeout):
 			r.event("Warning", "TimeLimit", fmt.Sprintf("%s: node/%s: the drain did not finish within the time limit", describe(a), node))
 			return errTimeLimit
-		}
-		if result != nil {
-			return result
+		case err != nil && len(refused) > 0:
+			// kubectl's filters refused pods of the node before anything
+			// was evicted: say which, one after the other.
+			msgs := make([]string, len(refused))
+			for i, e := range refused {
+				msgs[i] = e.Error()
+			}
+			return fmt.Errorf("node/%s: %s", node, strings.Join(msgs, "; "))
+		case err != nil:
+			return err
 		}
 	}
 	return nil
+}
+
+// drainRefusals is what kubectl drain's filters (internal/drain) refuse of
+// a node's pods, read through the port, as the drain will find them.
+func drainRefusals(port kubeport.Port, node string, opts kubeport.DrainOptions) ([]error, error) {
+	ctx := context.Background()
+	pods, err := port.ListPods(ctx, kubeport.PodQuery{Node: node})
+	if err != nil {
+		return nil, err
+	}
+	daemonSetExists := func(namespace, name string) bool {
+		sets, err := port.ListDaemonSets(ctx, namespace)
+		if err != nil {
+			return false
+		}
+		for _, ds := range sets {
+			if ds.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	_, errs := drain.PodsForDeletion(pods, drain.Options{Force: opts.Force, IgnoreAllDaemonSets: opts.IgnoreDaemonSets, DeleteEmptyDirData: opts.DeleteEmptyDirData}, daemonSetExists, port.Now())
+	return errs, nil
 }

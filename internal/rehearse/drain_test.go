@@ -105,3 +105,32 @@ func TestDrainActionHonoursPDBs(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainActionStuckAtTheTimeLimit: without --timeout, a drain a PDB
+// blocks waits until the rehearsal's time limit (3m) and leaves the run
+// stuck there, saying so, rather than failed.
+func TestDrainActionStuckAtTheTimeLimit(t *testing.T) {
+	src := strings.ReplaceAll(drainScenario, "REPLICAS", "1")
+	src = strings.ReplaceAll(src, "PIN", "nodeSelector: {eks.amazonaws.com/nodegroup: old}")
+	src = strings.ReplaceAll(strings.ReplaceAll(src, "timeLimit: 1h", "timeLimit: 3m"), ", timeout: 2m", "")
+	sc, err := scenario.Parse("drain.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != report.Stuck {
+		t.Fatalf("status %s (%s), want stuck at the time limit", rep.Status, rep.Failure)
+	}
+	for _, e := range rep.Events {
+		if e.Code == "TimeLimit" {
+			if !strings.Contains(e.Message, "the drain did not finish within the time limit") || e.T != 180 {
+				t.Errorf("time-limit event at %gs: %q; want the drain's, at 180s", e.T, e.Message)
+			}
+			return
+		}
+	}
+	t.Errorf("no TimeLimit event")
+}

@@ -252,9 +252,6 @@ func (p *Port) Drain(ctx context.Context, node string, opts kubeport.DrainOption
 	if p.c.Node(node) == nil {
 		return nodeNotFound(node)
 	}
-	if err := p.Cordon(ctx, node); err != nil {
-		return err
-	}
 	filterOpts := drain.Options{
 		Force:                           opts.Force,
 		IgnoreAllDaemonSets:             opts.IgnoreDaemonSets,
@@ -266,14 +263,17 @@ func (p *Port) Drain(ctx context.Context, node string, opts kubeport.DrainOption
 	for i, pod := range onNode {
 		pod.DeepCopyInto(&pods[i])
 	}
-	if _, errs := drain.PodsForDeletion(pods, filterOpts, p.c.DaemonSetExists, p.Now()); len(errs) > 0 {
-		return utilerrors.NewAggregate(errs) // what RunNodeDrain returns
-	}
 
 	var finished bool
 	var result error
 	done := func(err error) { finished, result = true, err }
+	// The twin's drain cordons the node, then asks the filters; when they
+	// refuse, it evicts nothing, and the port answers with kubectl's own
+	// error from the same filters over the same pods.
 	if err := p.c.Drain(node, kube.DrainOptions{Options: filterOpts, Timeout: opts.Timeout}, done); err != nil {
+		if _, errs := drain.PodsForDeletion(pods, filterOpts, p.c.DaemonSetExists, p.Now()); len(errs) > 0 {
+			return utilerrors.NewAggregate(errs) // what RunNodeDrain returns
+		}
 		return err
 	}
 	// With --timeout the twin's drain ends by itself: each pod's loop fails
@@ -287,7 +287,7 @@ func (p *Port) Drain(ctx context.Context, node string, opts kubeport.DrainOption
 	case ctx.Err() != nil:
 		return fmt.Errorf("drain of node %q: %w", node, ctx.Err())
 	default:
-		return fmt.Errorf("drain of node %q not finished after %s of virtual time, the twin port's DrainLimit (set DrainOptions.Timeout to bound it yourself)", node, limit)
+		return fmt.Errorf("drain of node %q not finished after %s of virtual time, the twin port's DrainLimit (set DrainOptions.Timeout to bound it yourself): %w", node, limit, kubeport.ErrWaitTimeout)
 	}
 }
 
