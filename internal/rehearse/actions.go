@@ -44,11 +44,11 @@ func (r *run) play() string {
 		if a.At != nil {
 			at := start.Add(a.At.Duration)
 			if at.After(r.limit) {
-				r.eng.RunUntil(r.limit)
+				r.sleep(r.limit)
 				return report.Stuck
 			}
 			if at.After(r.eng.Now()) {
-				r.eng.RunUntil(at)
+				r.sleep(at)
 			}
 		}
 		if err := r.do(i, a); err == errTimeLimit {
@@ -97,6 +97,15 @@ func (r *run) upgradeTarget(to string) kubeversion.Minor {
 // kubectl-shaped actions call it.
 func (r *run) kubePort() *twinport.Port {
 	return twinport.New(r.kube, twinport.Options{Karpenter: r.karp})
+}
+
+// sleep lets the port's clock reach until, as a script on a real cluster
+// waits: Wait for a condition that never holds, which runs the twin in
+// steps of its poll interval and ends at until.
+func (r *run) sleep(until time.Time) {
+	if d := until.Sub(r.eng.Now()); d > 0 {
+		_ = r.kubePort().Wait(context.Background(), d, func(context.Context) (bool, error) { return false, nil })
+	}
 }
 
 func describe(a scenario.Action) string {
@@ -169,11 +178,11 @@ func (r *run) do(i int, a scenario.Action) error {
 		if a.Wait.For != nil {
 			until := r.eng.Now().Add(a.Wait.For.Duration)
 			if until.After(r.limit) {
-				r.eng.RunUntil(r.limit)
+				r.sleep(r.limit)
 				r.event("Warning", "TimeLimit", fmt.Sprintf("%s: waiting %s would end past the time limit", describe(a), a.Wait.For.Duration))
 				return errTimeLimit
 			}
-			r.eng.RunUntil(until)
+			r.sleep(until)
 		}
 	}
 	return nil
