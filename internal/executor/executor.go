@@ -22,6 +22,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
+	"github.com/ladder-eks/ladder/internal/rules/controlplane"
 )
 
 // Ports are the APIs the executor drives.
@@ -41,16 +42,16 @@ type EKS interface {
 	ClusterAPI
 	AddonAPI
 	NodegroupAPI
+	PreCheckAPI
 }
 
 // Mechanisms carry out the steps whose API the executor does not drive
 // through a port yet: each moves into the executor as its port arrives (the
-// EKS API for the pre-checks and managed node groups; Auto Scaling
+// EKS API for managed node groups; Auto Scaling
 // and EC2 for self-managed groups; Karpenter's NodePool and EC2NodeClass on
 // the Kubernetes port). A mechanism returns when its step is done, or
 // ErrTimeLimit when the deadline passed first.
 type Mechanisms interface {
-	PreChecks(ctx context.Context, to kubeversion.Minor) error
 	NodeGroup(ctx context.Context, st plan.Step, to kubeversion.Minor) error
 }
 
@@ -88,6 +89,9 @@ type Executor struct {
 	Observer   Observer
 	// AMIs identifies the AMIs nodes run.
 	AMIs AMIs
+	// Precondition is the node precondition the pre-checks hold a hop to
+	// (controlplane.Strict unless the user relaxes it).
+	Precondition controlplane.Precondition
 	// Deadline, on the Kubernetes port's clock, ends every wait: a step
 	// still waiting then returns ErrTimeLimit.
 	Deadline time.Time
@@ -115,7 +119,7 @@ func (e *Executor) step(ctx context.Context, h plan.Hop, st plan.Step) error {
 	m := e.Mechanisms
 	switch st.Kind {
 	case plan.PreChecks:
-		return m.PreChecks(ctx, h.To)
+		return e.PreChecks(ctx, h.To)
 	case plan.ControlPlane:
 		return e.UpgradeControlPlane(ctx, h.To)
 	case plan.AddonUpdate:

@@ -28,7 +28,8 @@ func webTwin(t *testing.T) *twinport.Port {
 	t.Helper()
 	c := kube.New(sim.New(t0, 1), kube.Options{})
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("10")}
-	if err := c.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc}}, true); err != nil {
+	if err := c.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc,
+		NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.30.4-eks-a737599"}}}, true); err != nil {
 		t.Fatal(err)
 	}
 	lbls := map[string]string{"app": "web"}
@@ -147,7 +148,9 @@ func begin() []string {
 	return []string{
 		"  0s hop 1.30→1.31",
 		"  0s event Normal HopStarted: upgrading 1.30 → 1.31",
-		"  0s start pre-checks ", "  0s done pre-checks ",
+		"  0s start pre-checks ",
+		"  0s event Normal PreChecksPassed: pre-checks for 1.31 passed: managed node groups at 1.30, every kubelet within the skew policy of 1.31",
+		"  0s done pre-checks ",
 		"  0s start control-plane ",
 		"  0s event Normal ControlPlaneUpdating: updating the control plane from 1.30 to 1.31 (status UPDATING; pods are not restarted)",
 		" 90s event Normal ControlPlaneUpdated: control plane updated to 1.31 (status ACTIVE; endpoint and OIDC issuer unchanged)",

@@ -3,6 +3,7 @@ package kubeport
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,3 +95,46 @@ func (u Until) String() string { return u.What }
 
 // Condition is the gate's own condition.
 func (u Until) Condition(Port) Condition { return u.Holds }
+
+// AllOf holds when each of its gates holds. They are read in order, and a
+// gate is read only while those before it hold, so put the cheap ones
+// first.
+type AllOf []Gate
+
+func (g AllOf) String() string {
+	names := make([]string, len(g))
+	for i, x := range g {
+		names[i] = x.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// Condition reads each gate's condition in order.
+func (g AllOf) Condition(p Port) Condition {
+	conds := make([]Condition, len(g))
+	for i, x := range g {
+		conds[i] = x.Condition(p)
+	}
+	return func(ctx context.Context) (bool, error) {
+		for _, c := range conds {
+			if done, err := c(ctx); err != nil || !done {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+}
+
+// Polled is a gate read at most once per Every of the port's clock, first
+// at once: what a client polling the API sees, for a gate whose reading
+// costs (kubectl rollout status walks a DaemonSet's pods) or whose every
+// reading someone measures. A real cluster is polled anyway (Wait).
+type Polled struct {
+	Every time.Duration
+	Gate  Gate
+}
+
+func (g Polled) String() string { return g.Gate.String() }
+
+// Condition is the polled gate's condition.
+func (g Polled) Condition(p Port) Condition { return g.Gate.Condition(p) }

@@ -5,7 +5,7 @@
 // cases against both, so the two cannot drift apart.
 //
 // The port is deliberately small: read nodes, pods, PDBs and workloads;
-// cordon, patch and drain nodes; evict and delete pods; read and patch
+// patch workloads; cordon, patch and drain nodes; evict and delete pods; read and patch
 // Karpenter's NodePools, EC2NodeClasses and NodeClaims; and wait for a
 // condition. Objects are the upstream types from k8s.io/api, returned as
 // copies the caller owns. Errors from the API are the
@@ -26,9 +26,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Port is the Kubernetes API as Ladder uses it. Implementations are not
@@ -56,6 +58,23 @@ type Port interface {
 	ListDeployments(ctx context.Context, namespace string) ([]appsv1.Deployment, error)
 	ListStatefulSets(ctx context.Context, namespace string) ([]appsv1.StatefulSet, error)
 	ListDaemonSets(ctx context.Context, namespace string) ([]appsv1.DaemonSet, error)
+
+	// PatchDeployment, PatchStatefulSet and PatchDaemonSet are PATCH on a
+	// workload, as client-go's AppsV1 clients send it (kubectl patch,
+	// kubectl rollout restart): a strategic merge patch, a JSON merge
+	// patch or a JSON patch of the object, never its status. The result is
+	// validated as the API server validates it (422 Invalid) and returned
+	// with its status; a changed pod template rolls the workload out by
+	// its strategy. A missing workload is NotFound, a patch that does not
+	// apply 400 BadRequest.
+	PatchDeployment(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.Deployment, error)
+	PatchStatefulSet(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.StatefulSet, error)
+	PatchDaemonSet(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.DaemonSet, error)
+	// UpdateScale is PUT on a Deployment's or StatefulSet's scale
+	// subresource, what kubectl scale changes: spec.replicas becomes
+	// replicas, and the workload's controller adds or removes pods. A
+	// missing workload is NotFound, a negative count 422 Invalid.
+	UpdateScale(ctx context.Context, w Workload, replicas int32) (*autoscalingv1.Scale, error)
 
 	// Cordon and Uncordon set spec.unschedulable, as kubectl cordon and
 	// uncordon do (k8s.io/kubectl/pkg/drain.RunCordonOrUncordon). The

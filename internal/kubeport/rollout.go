@@ -2,11 +2,16 @@ package kubeport
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Workload names a Deployment, StatefulSet or DaemonSet.
@@ -140,4 +145,94 @@ func PodTemplate(ctx context.Context, p Port, w Workload) (*corev1.PodTemplateSp
 		return nil, err
 	}
 	return nil, fmt.Errorf("%s: %q is not a workload kind (Deployment, StatefulSet, DaemonSet)", w, w.Kind)
+}
+
+// RestartedAtAnnotation is the pod-template annotation kubectl rollout
+// restart sets to the time of the restart.
+const RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
+
+// RolloutRestart is kubectl rollout restart of a workload
+// (k8s.io/kubectl/pkg/polymorphichelpers objectRestarter, cmd/rollout
+// rollout_restart.go): the pod template's restartedAt annotation set to
+// the port's clock in RFC 3339, sent as a strategic merge patch, which
+// rolls the workload out by its strategy. A paused Deployment is refused,
+// as kubectl refuses it. A second restart within the same second changes
+// nothing (kubectl finds an empty patch and says so; the template stays
+// the same either way).
+func RolloutRestart(ctx context.Context, p Port, w Workload) error {
+	at := p.Now().Format(time.RFC3339)
+	var t *corev1.PodTemplateSpec
+	switch w.Kind {
+	case "Deployment":
+		list, err := p.ListDeployments(ctx, w.Namespace)
+		if err != nil {
+			return err
+		}
+		d := find(list, w.Name)
+		if d == nil {
+			return apierrors.NewNotFound(appsv1.Resource("deployments"), w.Name)
+		}
+		if d.Spec.Paused {
+			return fmt.Errorf("deployments.apps %q can't restart paused deployment (run rollout resume first)", w.Name)
+		}
+		t = &d.Spec.Template
+	case "StatefulSet", "DaemonSet":
+		var err error
+		if t, err = PodTemplate(ctx, p, w); err != nil {
+			return err
+		}
+		if t == nil {
+			return apierrors.NewNotFound(appsv1.Resource(strings.ToLower(w.Kind)+"s"), w.Name)
+		}
+	default:
+		return fmt.Errorf("%s: rollouts are not supported for kind %q (Deployment, StatefulSet and DaemonSet roll out)", w, w.Kind)
+	}
+	if t.Annotations[RestartedAtAnnotation] == at {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{RestartedAtAnnotation: at}}}}})
+	return PatchWorkload(ctx, p, w, types.StrategicMergePatchType, patch)
+}
+
+// PatchWorkload sends a patch to a Deployment, StatefulSet or DaemonSet
+// by its kind.
+func PatchWorkload(ctx context.Context, p Port, w Workload, pt types.PatchType, data []byte) error {
+	var err error
+	switch w.Kind {
+	case "Deployment":
+		_, err = p.PatchDeployment(ctx, w.Namespace, w.Name, pt, data)
+	case "StatefulSet":
+		_, err = p.PatchStatefulSet(ctx, w.Namespace, w.Name, pt, data)
+	case "DaemonSet":
+		_, err = p.PatchDaemonSet(ctx, w.Namespace, w.Name, pt, data)
+	default:
+		err = fmt.Errorf("%s: %q is not a workload kind (Deployment, StatefulSet, DaemonSet)", w, w.Kind)
+	}
+	return err
+}
+
+// ControllerOf is the workload a pod belongs to: the StatefulSet or
+// DaemonSet its controller reference names, or the Deployment of its
+// ReplicaSet. The deployment controller names a ReplicaSet
+// <deployment>-<pod-template-hash> and labels its pods with that hash
+// (pkg/controller/deployment sync.go getNewReplicaSet), so the Deployment
+// is read off the pod without a request for the ReplicaSet. false for a
+// pod with no controller, or one of another kind (a Job, a bare
+// ReplicaSet).
+func ControllerOf(pod *corev1.Pod) (Workload, bool) {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil {
+		return Workload{}, false
+	}
+	switch ref.Kind {
+	case "StatefulSet", "DaemonSet":
+		return Workload{Kind: ref.Kind, Namespace: pod.Namespace, Name: ref.Name}, true
+	case "ReplicaSet":
+		hash := pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+		if name, ok := strings.CutSuffix(ref.Name, "-"+hash); ok && hash != "" {
+			return Workload{Kind: "Deployment", Namespace: pod.Namespace, Name: name}, true
+		}
+	}
+	return Workload{}, false
 }

@@ -2,19 +2,22 @@ package rehearse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ladder-eks/ladder/internal/drain"
+	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 // play runs the script: each action at or after its time, in order, then
@@ -41,11 +44,11 @@ func (r *run) play() string {
 		if a.At != nil {
 			at := start.Add(a.At.Duration)
 			if at.After(r.limit) {
-				r.eng.RunUntil(r.limit)
+				r.sleep(r.limit)
 				return report.Stuck
 			}
 			if at.After(r.eng.Now()) {
-				r.eng.RunUntil(at)
+				r.sleep(at)
 			}
 		}
 		if err := r.do(i, a); err == errTimeLimit {
@@ -90,6 +93,21 @@ func (r *run) upgradeTarget(to string) kubeversion.Minor {
 	return r.cp.Version().Next()
 }
 
+// kubePort is the Kubernetes API of the run's twin, as the script's
+// kubectl-shaped actions call it.
+func (r *run) kubePort() *twinport.Port {
+	return twinport.New(r.kube, twinport.Options{Karpenter: r.karp})
+}
+
+// sleep lets the port's clock reach until, as a script on a real cluster
+// waits: Wait for a condition that never holds, which runs the twin in
+// steps of its poll interval and ends at until.
+func (r *run) sleep(until time.Time) {
+	if d := until.Sub(r.eng.Now()); d > 0 {
+		_ = r.kubePort().Wait(context.Background(), d, func(context.Context) (bool, error) { return false, nil })
+	}
+}
+
 func describe(a scenario.Action) string {
 	if a.Name != "" {
 		return a.Name
@@ -106,7 +124,7 @@ func (r *run) do(i int, a scenario.Action) error {
 		if ns == "" {
 			ns = "default"
 		}
-		if err := r.kube.Scale(s.Kind, ns, s.Name, s.Replicas); err != nil {
+		if _, err := r.kubePort().UpdateScale(context.Background(), kubeport.Workload{Kind: s.Kind, Namespace: ns, Name: s.Name}, s.Replicas); err != nil {
 			return err
 		}
 		if o, ok := r.objects[objectKey(s.Kind, ns, s.Name)]; ok {
@@ -146,9 +164,10 @@ func (r *run) do(i int, a scenario.Action) error {
 		if ns == "" {
 			ns = "default"
 		}
-		if err := r.rolloutRestart(w.Kind, ns, w.Name); err != nil {
+		if err := kubeport.RolloutRestart(context.Background(), r.kubePort(), kubeport.Workload{Kind: w.Kind, Namespace: ns, Name: w.Name}); err != nil {
 			return err
 		}
+		r.restarted(w.Kind, ns, w.Name)
 		r.event("Normal", "RolloutRestarted", fmt.Sprintf("%s: kubectl rollout restart %s/%s -n %s", describe(a), strings.ToLower(w.Kind), w.Name, ns))
 	case a.Drain != nil:
 		return r.drain(a)
@@ -159,11 +178,11 @@ func (r *run) do(i int, a scenario.Action) error {
 		if a.Wait.For != nil {
 			until := r.eng.Now().Add(a.Wait.For.Duration)
 			if until.After(r.limit) {
-				r.eng.RunUntil(r.limit)
+				r.sleep(r.limit)
 				r.event("Warning", "TimeLimit", fmt.Sprintf("%s: waiting %s would end past the time limit", describe(a), a.Wait.For.Duration))
 				return errTimeLimit
 			}
-			r.eng.RunUntil(until)
+			r.sleep(until)
 		}
 	}
 	return nil
@@ -218,21 +237,56 @@ func (r *run) drain(a scenario.Action) error {
 			return fmt.Errorf("no node matches %q", d.Selector)
 		}
 	}
-	opts := kube.DrainOptions{Options: drain.Options{Force: d.Force, IgnoreAllDaemonSets: d.IgnoreDaemonSets, DeleteEmptyDirData: d.DeleteEmptyDirData}, Timeout: d.Timeout.Get(0)}
+	opts := kubeport.DrainOptions{Force: d.Force, IgnoreDaemonSets: d.IgnoreDaemonSets, DeleteEmptyDirData: d.DeleteEmptyDirData, Timeout: d.Timeout.Get(0)}
 	r.event("Normal", "Draining", fmt.Sprintf("%s: kubectl drain %s", describe(a), strings.Join(nodes, " ")))
 	for _, node := range nodes {
-		finished := false
-		var result error
-		if err := r.kube.Drain(node, opts, func(err error) { finished, result = true, err }); err != nil {
+		// The port's drain runs the twin until it reports, at most until
+		// the run's time limit.
+		port := twinport.New(r.kube, twinport.Options{Karpenter: r.karp, DrainLimit: max(r.limit.Sub(r.eng.Now()), time.Nanosecond)})
+		refused, err := drainRefusals(port, node, opts)
+		if err != nil {
 			return err
 		}
-		if !r.runUntil(func() bool { return finished }) {
+		err = port.Drain(context.Background(), node, opts)
+		switch {
+		case errors.Is(err, kubeport.ErrWaitTimeout):
 			r.event("Warning", "TimeLimit", fmt.Sprintf("%s: node/%s: the drain did not finish within the time limit", describe(a), node))
 			return errTimeLimit
-		}
-		if result != nil {
-			return result
+		case err != nil && len(refused) > 0:
+			// kubectl's filters refused pods of the node before anything
+			// was evicted: say which, one after the other.
+			msgs := make([]string, len(refused))
+			for i, e := range refused {
+				msgs[i] = e.Error()
+			}
+			return fmt.Errorf("node/%s: %s", node, strings.Join(msgs, "; "))
+		case err != nil:
+			return err
 		}
 	}
 	return nil
+}
+
+// drainRefusals is what kubectl drain's filters (internal/drain) refuse of
+// a node's pods, read through the port, as the drain will find them.
+func drainRefusals(port kubeport.Port, node string, opts kubeport.DrainOptions) ([]error, error) {
+	ctx := context.Background()
+	pods, err := port.ListPods(ctx, kubeport.PodQuery{Node: node})
+	if err != nil {
+		return nil, err
+	}
+	daemonSetExists := func(namespace, name string) bool {
+		sets, err := port.ListDaemonSets(ctx, namespace)
+		if err != nil {
+			return false
+		}
+		for _, ds := range sets {
+			if ds.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	_, errs := drain.PodsForDeletion(pods, drain.Options{Force: opts.Force, IgnoreAllDaemonSets: opts.IgnoreDaemonSets, DeleteEmptyDirData: opts.DeleteEmptyDirData}, daemonSetExists, port.Now())
+	return errs, nil
 }

@@ -50,12 +50,20 @@ spec:
 
 func rehearseDrain(t *testing.T, replicas string, pinned bool) *report.Report {
 	t.Helper()
+	return rehearseSource(t, drainSource(replicas, pinned))
+}
+
+func drainSource(replicas string, pinned bool) string {
 	src := strings.ReplaceAll(drainScenario, "REPLICAS", replicas)
 	pin := ""
 	if pinned {
 		pin = "nodeSelector: {eks.amazonaws.com/nodegroup: old}"
 	}
-	src = strings.ReplaceAll(src, "PIN", pin)
+	return strings.ReplaceAll(src, "PIN", pin)
+}
+
+func rehearseSource(t *testing.T, src string) *report.Report {
+	t.Helper()
 	sc, err := scenario.Parse("drain.yaml", []byte(src), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -104,4 +112,24 @@ func TestDrainActionHonoursPDBs(t *testing.T) {
 			t.Errorf("drained node %s is still schedulable", n.Name)
 		}
 	}
+}
+
+// TestDrainActionStuckAtTheTimeLimit: without --timeout, a drain a PDB
+// blocks waits until the rehearsal's time limit (3m) and leaves the run
+// stuck there, saying so, rather than failed.
+func TestDrainActionStuckAtTheTimeLimit(t *testing.T) {
+	src := strings.ReplaceAll(strings.ReplaceAll(drainSource("1", true), "timeLimit: 1h", "timeLimit: 3m"), ", timeout: 2m", "")
+	rep := rehearseSource(t, src)
+	if rep.Status != report.Stuck {
+		t.Fatalf("status %s (%s), want stuck at the time limit", rep.Status, rep.Failure)
+	}
+	for _, e := range rep.Events {
+		if e.Code == "TimeLimit" {
+			if !strings.Contains(e.Message, "the drain did not finish within the time limit") || e.T != 180 {
+				t.Errorf("time-limit event at %gs: %q; want the drain's, at 180s", e.T, e.Message)
+			}
+			return
+		}
+	}
+	t.Errorf("no TimeLimit event")
 }

@@ -61,6 +61,9 @@ func (r *run) executor() *executor.Executor {
 		Mechanisms: mechanisms{r},
 		Observer:   r,
 		Deadline:   r.limit,
+
+		// spec.upgrade.precondition, as the twin's control plane holds it.
+		Precondition: r.cp.Precondition,
 	}
 }
 
@@ -163,10 +166,6 @@ func (a amis) LookupAMI(id string) (catalog.AMI, bool) { return a.r.lookupAMI(id
 // does not drive through ports yet.
 type mechanisms struct{ r *run }
 
-func (m mechanisms) PreChecks(_ context.Context, to kubeversion.Minor) error {
-	return m.r.preChecks(to)
-}
-
 func (m mechanisms) NodeGroup(_ context.Context, st plan.Step, to kubeversion.Minor) error {
 	g, ok := m.r.nodeGroupNamed(st.Name)
 	if !ok {
@@ -199,17 +198,6 @@ func (r *run) nodeGroupNamed(name string) (scenario.NodeGroup, bool) {
 		}
 	}
 	return scenario.NodeGroup{}, false
-}
-
-// preChecks is what the twin must know before a hop: the control plane's
-// own precondition (managed node groups at its minor, kubelets within the
-// skew policy of the target; semantics.md §E, §D.4).
-func (r *run) preChecks(target kubeversion.Minor) error {
-	if err := r.cp.CheckPrecondition(target); err != nil {
-		return fmt.Errorf("pre-check for %s: %v", target, err)
-	}
-	r.event("Normal", "PreChecksPassed", fmt.Sprintf("pre-checks for %s passed: managed node groups at %s, every kubelet within the skew policy of %s", target, r.cp.Version(), target))
-	return nil
 }
 
 // driftKarpenter is the executor's drift of the group's NodePool.

@@ -74,6 +74,7 @@ func allCases() []testCase {
 	out = append(out, evictionCases()...)
 	out = append(out, drainCases()...)
 	out = append(out, apiCases()...)
+	out = append(out, workloadCases()...)
 	return out
 }
 

@@ -20,15 +20,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -142,6 +145,34 @@ func (p *Port) ListStatefulSets(ctx context.Context, namespace string) ([]appsv1
 // ListDaemonSets implements kubeport.Port.
 func (p *Port) ListDaemonSets(ctx context.Context, namespace string) ([]appsv1.DaemonSet, error) {
 	return listAll[appsv1.DaemonSet](ctx, p.opts.ChunkSize, metav1.ListOptions{}, p.cs.AppsV1().DaemonSets(namespace).List)
+}
+
+// PatchDeployment implements kubeport.Port.
+func (p *Port) PatchDeployment(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.Deployment, error) {
+	return p.cs.AppsV1().Deployments(namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{})
+}
+
+// PatchStatefulSet implements kubeport.Port.
+func (p *Port) PatchStatefulSet(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.StatefulSet, error) {
+	return p.cs.AppsV1().StatefulSets(namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{})
+}
+
+// PatchDaemonSet implements kubeport.Port.
+func (p *Port) PatchDaemonSet(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.DaemonSet, error) {
+	return p.cs.AppsV1().DaemonSets(namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{})
+}
+
+// UpdateScale implements kubeport.Port with the workload's scale
+// subresource.
+func (p *Port) UpdateScale(ctx context.Context, w kubeport.Workload, replicas int32) (*autoscalingv1.Scale, error) {
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace}, Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
+	switch w.Kind {
+	case "Deployment":
+		return p.cs.AppsV1().Deployments(w.Namespace).UpdateScale(ctx, w.Name, scale, metav1.UpdateOptions{})
+	case "StatefulSet":
+		return p.cs.AppsV1().StatefulSets(w.Namespace).UpdateScale(ctx, w.Name, scale, metav1.UpdateOptions{})
+	}
+	return nil, apierrors.NewNotFound(appsv1.Resource(strings.ToLower(w.Kind)+"s/scale"), w.Name)
 }
 
 // listAll lists in pages of chunk items (0: one request) with client-go's

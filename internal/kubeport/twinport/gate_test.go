@@ -56,3 +56,44 @@ func TestWaitGateTimesOutInVirtualTime(t *testing.T) {
 		t.Errorf("virtual time passed = %s, want the 1s timeout", got)
 	}
 }
+
+// TestPolledAllOf: a Polled gate of gates is read in order, at most once
+// per second of virtual time and first at once; it ends at the first
+// reading after the pods settle — a second after the last one when the
+// twin has nothing left to do in between — at most a second after the
+// instant a plain "pods settled" gate ends at.
+func TestPolledAllOf(t *testing.T) {
+	ctx := context.Background()
+	var plain time.Duration
+	{
+		p, pod := blockedWeb(t, Options{})
+		must(t, p.DeletePod(ctx, "default", pod, new(int64)))
+		start := p.Now()
+		must(t, kubeport.WaitFor(ctx, p, time.Minute, kubeport.PodsSettled{}))
+		plain = p.Now().Sub(start)
+	}
+	p, pod := blockedWeb(t, Options{})
+	must(t, p.DeletePod(ctx, "default", pod, new(int64)))
+	start := p.Now()
+	var reads []time.Duration
+	gate := kubeport.Polled{Every: time.Second, Gate: kubeport.AllOf{
+		kubeport.Until{What: "read", Holds: func(context.Context) (bool, error) {
+			reads = append(reads, p.Now().Sub(start))
+			return true, nil
+		}},
+		kubeport.PodsSettled{},
+	}}
+	must(t, kubeport.WaitFor(ctx, p, time.Minute, gate))
+	ended := p.Now().Sub(start)
+	if len(reads) < 2 || reads[0] != 0 || reads[len(reads)-1] != ended {
+		t.Fatalf("read at %v, ended at %s: want a first reading at once and the last at the end", reads, ended)
+	}
+	for i := 1; i < len(reads); i++ {
+		if reads[i]-reads[i-1] < time.Second {
+			t.Errorf("readings at %s and %s: less than a second apart", reads[i-1], reads[i])
+		}
+	}
+	if ended < plain || ended-plain > time.Second {
+		t.Errorf("the polled gate ended after %s, the plain one after %s: want at most a second later", ended, plain)
+	}
+}

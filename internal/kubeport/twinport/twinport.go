@@ -252,9 +252,6 @@ func (p *Port) Drain(ctx context.Context, node string, opts kubeport.DrainOption
 	if p.c.Node(node) == nil {
 		return nodeNotFound(node)
 	}
-	if err := p.Cordon(ctx, node); err != nil {
-		return err
-	}
 	filterOpts := drain.Options{
 		Force:                           opts.Force,
 		IgnoreAllDaemonSets:             opts.IgnoreDaemonSets,
@@ -266,14 +263,17 @@ func (p *Port) Drain(ctx context.Context, node string, opts kubeport.DrainOption
 	for i, pod := range onNode {
 		pod.DeepCopyInto(&pods[i])
 	}
-	if _, errs := drain.PodsForDeletion(pods, filterOpts, p.c.DaemonSetExists, p.Now()); len(errs) > 0 {
-		return utilerrors.NewAggregate(errs) // what RunNodeDrain returns
-	}
 
 	var finished bool
 	var result error
 	done := func(err error) { finished, result = true, err }
+	// The twin's drain cordons the node, then asks the filters; when they
+	// refuse, it evicts nothing, and the port answers with kubectl's own
+	// error from the same filters over the same pods.
 	if err := p.c.Drain(node, kube.DrainOptions{Options: filterOpts, Timeout: opts.Timeout}, done); err != nil {
+		if _, errs := drain.PodsForDeletion(pods, filterOpts, p.c.DaemonSetExists, p.Now()); len(errs) > 0 {
+			return utilerrors.NewAggregate(errs) // what RunNodeDrain returns
+		}
 		return err
 	}
 	// With --timeout the twin's drain ends by itself: each pod's loop fails
@@ -287,7 +287,7 @@ func (p *Port) Drain(ctx context.Context, node string, opts kubeport.DrainOption
 	case ctx.Err() != nil:
 		return fmt.Errorf("drain of node %q: %w", node, ctx.Err())
 	default:
-		return fmt.Errorf("drain of node %q not finished after %s of virtual time, the twin port's DrainLimit (set DrainOptions.Timeout to bound it yourself)", node, limit)
+		return fmt.Errorf("drain of node %q not finished after %s of virtual time, the twin port's DrainLimit (set DrainOptions.Timeout to bound it yourself): %w", node, limit, kubeport.ErrWaitTimeout)
 	}
 }
 
@@ -367,8 +367,9 @@ func (p *Port) WaitGate(ctx context.Context, timeout time.Duration, g kubeport.G
 		return err
 	}
 	var condErr error
+	deadline := p.Now().Add(timeout)
 	p.running = true
-	stop := p.c.Engine().Run(p.Now().Add(timeout), func() bool {
+	stop := p.c.Engine().Run(deadline, func() bool {
 		if ctx.Err() != nil {
 			return true
 		}
@@ -377,6 +378,16 @@ func (p *Port) WaitGate(ctx context.Context, timeout time.Duration, g kubeport.G
 		return done || err != nil
 	})
 	p.running = false
+	if pg, ok := g.(kubeport.Polled); ok && stop == sim.Idle && condErr == nil && ctx.Err() == nil {
+		// Nothing is left to happen, but the last event may have come
+		// between two readings: a client polling the gate reads the final
+		// state once more, a period later.
+		p.runUntil(minTime(p.Now().Add(pg.Every), deadline))
+		done, err := holds()
+		if done || err != nil {
+			return err
+		}
+	}
 	switch {
 	case condErr != nil:
 		return condErr
@@ -410,24 +421,52 @@ func (p *Port) gate(ctx context.Context, g kubeport.Gate) func() (bool, error) {
 		}
 	case kubeport.NodesAtMinor:
 		return func() (bool, error) { return kubeport.NodesAt(p.c.Nodes(), g.Label, g.Value, g.Minor), nil }
+	case kubeport.AllOf:
+		reads := make([]func() (bool, error), len(g))
+		for i, x := range g {
+			if reads[i] = p.gate(ctx, x); reads[i] == nil {
+				return nil
+			}
+		}
+		return func() (bool, error) {
+			for _, read := range reads {
+				if done, err := read(); err != nil || !done {
+					return false, err
+				}
+			}
+			return true, nil
+		}
+	case kubeport.Polled:
+		read := p.gate(ctx, g.Gate)
+		if read == nil {
+			return nil
+		}
+		return p.polled(g.Every, read)
 	case kubeport.RolloutsComplete:
 		// kubectl rollout status walks a DaemonSet's every pod: read at
-		// most once per virtual second, as a client polling the API would,
-		// first at once.
-		var next time.Time
-		return func() (bool, error) {
-			now := p.Now()
-			if now.Before(next) {
-				return false, nil
-			}
-			next = now.Add(time.Second)
+		// most once per virtual second.
+		return p.polled(time.Second, func() (bool, error) {
 			for _, w := range g.Workloads {
 				if done, _, err := p.c.RolloutStatus(w.Kind, w.Namespace, w.Name); err != nil || !done {
 					return false, nil
 				}
 			}
 			return true, nil
-		}
+		})
 	}
 	return nil
+}
+
+// polled reads a gate at most once per period of virtual time, first at
+// once, as a client polling the API would; in between it does not hold.
+func (p *Port) polled(period time.Duration, read func() (bool, error)) func() (bool, error) {
+	var next time.Time
+	return func() (bool, error) {
+		now := p.Now()
+		if now.Before(next) {
+			return false, nil
+		}
+		next = now.Add(period)
+		return read()
+	}
 }

@@ -102,12 +102,13 @@ func TestBlockingCallsRefuseToRunInsideTheEngine(t *testing.T) {
 
 // TestDrainWithoutTimeoutStopsAtDrainLimit: kubectl would wait forever for
 // a pod its PDB protects; the twin port gives up after DrainLimit of
-// virtual time, naming the limit, and the pod is untouched.
+// virtual time, naming the limit — an ErrWaitTimeout, so a caller can tell
+// it from the drain's own failure — and the pod is untouched.
 func TestDrainWithoutTimeoutStopsAtDrainLimit(t *testing.T) {
 	p, pod := blockedWeb(t, Options{DrainLimit: 10 * time.Minute})
 	start := p.Now()
 	err := p.Drain(context.Background(), "n1", kubeport.DrainOptions{})
-	if err == nil || !strings.Contains(err.Error(), `drain of node "n1" not finished after 10m0s of virtual time`) {
+	if !errors.Is(err, kubeport.ErrWaitTimeout) || !strings.Contains(err.Error(), `drain of node "n1" not finished after 10m0s of virtual time`) {
 		t.Fatalf("Drain = %v, want the DrainLimit error", err)
 	}
 	if got := p.Now().Sub(start); got != 10*time.Minute {
