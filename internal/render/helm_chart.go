@@ -105,19 +105,25 @@ func scanChart(dir string) (chartTree, *Problem) {
 	return tree, nil
 }
 
-// literals scans the templates that produced no rendered object (all of
-// them when rendered is nil) for literal apiVersion/kind pairs.
-func (t chartTree) literals(rendered map[string]bool) []Literal {
+// literals scans the templates for literal apiVersion/kind pairs of kinds
+// the template did not render (rendered maps each template to the kinds it
+// rendered; all of them when rendered is nil): a template switched off by
+// the values, and an object inside a template that rendered others but
+// whose `{{ if .Values.x }}` was not taken. A kind the template did render
+// is judged from its rendered object, so the other branch of a version
+// check on .Capabilities (the one the target does not take) stays quiet.
+func (t chartTree) literals(rendered map[string]map[string]bool) []Literal {
 	var out []Literal
 	for _, f := range t.templates {
-		if rendered[f] {
-			continue
-		}
 		data, err := readCapped(f)
 		if err != nil {
 			continue
 		}
-		out = append(out, TemplateLiterals(f, data)...)
+		for _, l := range TemplateLiterals(f, data) {
+			if !rendered[f][l.Kind] {
+				out = append(out, l)
+			}
+		}
 	}
 	return out
 }

@@ -18,7 +18,17 @@ type renderedDoc struct {
 // helmRender is a rendered release as Docs with their origins.
 type helmRender struct {
 	docs    []Doc
-	sources map[string]bool // template files (under dir) that produced a Doc
+	// sources are the template files (under dir) that produced a Doc, with
+	// the kinds each produced.
+	sources map[string]map[string]bool
+}
+
+// add records that file produced an object of kind.
+func (r helmRender) add(file, kind string) {
+	if r.sources[file] == nil {
+		r.sources[file] = map[string]bool{}
+	}
+	r.sources[file][kind] = true
 }
 
 const sourcePrefix = "# Source: "
@@ -27,7 +37,7 @@ const sourcePrefix = "# Source: "
 // manifest, then the hooks that are not tests — each with the template file
 // and line it came from.
 func helmDocs(dir string, r *release.Release) helmRender {
-	out := helmRender{sources: map[string]bool{}}
+	out := helmRender{sources: map[string]map[string]bool{}}
 	var rendered []renderedDoc
 	for _, d := range splitRaw([]byte(r.Manifest)) {
 		src, body := cutSource(d)
@@ -38,7 +48,7 @@ func helmDocs(dir string, r *release.Release) helmRender {
 	for _, h := range r.Hooks {
 		if isTestHook(h) {
 			// Rendered, so not a source that "did not render".
-			out.sources[templateFile(dir, h.Path)] = true
+			out.add(templateFile(dir, h.Path), h.Kind)
 			continue
 		}
 		if body := []byte(strings.TrimSpace(h.Manifest) + "\n"); hasContent(body) {
@@ -64,7 +74,9 @@ func helmDocs(dir string, r *release.Release) helmRender {
 	}
 	for i, d := range rendered {
 		file := templateFile(dir, d.source)
-		out.sources[file] = true
+		var head objectHead
+		_ = yaml.Unmarshal(d.body, &head)
+		out.add(file, head.Kind)
 		out.docs = append(out.docs, Doc{File: file, Line: lines[i], Body: d.body})
 	}
 	return out

@@ -251,3 +251,22 @@ func write(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// A template that renders one object while its values switch another off
+// still has the other's literal API version reported: turning the value on
+// in production would apply a PodSecurityPolicy the target does not serve.
+// The object it did render is judged from the render, not its source.
+func TestHelmReportsLiteralsOfObjectsAValueSwitchedOff(t *testing.T) {
+	dir := filepath.Join("testdata", "helm", "gated")
+	res, err := Helm(dir, HelmOptions{KubeVersion: "1.32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(t, res.Docs); !slices.Equal(got, []string{"ServiceAccount/release-name-agent " + filepath.Join(dir, "templates", "rbac.yaml") + ":1"}) {
+		t.Fatalf("docs = %q", got)
+	}
+	want := []Literal{{File: filepath.Join(dir, "templates", "rbac.yaml"), Line: 7, APIVersion: "policy/v1beta1", Kind: "PodSecurityPolicy"}}
+	if !slices.Equal(res.Literals, want) {
+		t.Errorf("literals = %v, want %v", res.Literals, want)
+	}
+}
