@@ -17,7 +17,7 @@ type renderedDoc struct {
 
 // helmRender is a rendered release as Docs with their origins.
 type helmRender struct {
-	docs    []Doc
+	docs []Doc
 	// sources are the template files (under dir) that produced a Doc, with
 	// the kinds each produced.
 	sources map[string]map[string]bool
