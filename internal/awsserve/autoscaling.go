@@ -2,7 +2,6 @@ package awsserve
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"reflect"
 
@@ -16,63 +15,41 @@ import (
 // asgNamespace is Auto Scaling's XML namespace (aws-apis.md §1.1).
 const asgNamespace = "http://autoscaling.amazonaws.com/doc/2011-01-01/"
 
-// asgOperation answers one Auto Scaling action: the form decoded into the
-// SDK's input type, the port called, the output written as the body of
-// <ActionResult>.
-type asgOperation func(ctx context.Context, form *queryForm, result string) ([]byte, error)
-
 // NewAutoScaling serves Auto Scaling's awsQuery protocol (aws-apis.md §1.3,
 // §3) over p: every awsport.AutoScaling operation, its input read and its
 // output written through the SDK's own schemas (query_schema.go), errors
 // in awsQuery's <ErrorResponse> so that the SDKs raise the modelled faults
-// by their codes (§3.5). The handler calls p from the request's goroutine:
-// a port that is not safe for concurrent use needs its requests
-// serialized by the caller.
+// by their codes (§3.5). The handler calls p from the request's goroutine
+// (see queryService).
 func NewAutoScaling(p awsport.AutoScaling) http.Handler {
-	ops := map[string]asgOperation{
-		"DescribeAutoScalingGroups": asgServe(p.DescribeAutoScalingGroups),
-		"StartInstanceRefresh":      asgServe(p.StartInstanceRefresh),
-		"DescribeInstanceRefreshes": asgServe(p.DescribeInstanceRefreshes),
-		"DescribeLifecycleHooks":    asgServe(p.DescribeLifecycleHooks),
-		"PutLifecycleHook":          asgServe(p.PutLifecycleHook),
-		"CompleteLifecycleAction":   asgServe(p.CompleteLifecycleAction),
+	return &queryService{
+		ops: map[string]queryOperation{
+			"DescribeAutoScalingGroups": asgServe(p.DescribeAutoScalingGroups),
+			"StartInstanceRefresh":      asgServe(p.StartInstanceRefresh),
+			"DescribeInstanceRefreshes": asgServe(p.DescribeInstanceRefreshes),
+			"DescribeLifecycleHooks":    asgServe(p.DescribeLifecycleHooks),
+			"PutLifecycleHook":          asgServe(p.PutLifecycleHook),
+			"CompleteLifecycleAction":   asgServe(p.CompleteLifecycleAction),
+		},
+		envelope:      asgEnvelope,
+		errorBody:     asgErrorBody,
+		status:        asgStatus,
+		internalError: "InternalFailure",
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := queryRequestID()
-		form, err := parseQueryForm(r)
-		if err != nil {
-			writeASGError(w, id, &smithy.GenericAPIError{Code: "MalformedQueryString", Message: err.Error(), Fault: smithy.FaultClient})
-			return
-		}
-		action := form.action()
-		op, ok := ops[action]
-		if !ok {
-			writeASGError(w, id, unknownAction(action))
-			return
-		}
-		body, err := op(r.Context(), form, action+"Result")
-		if err != nil {
-			writeASGError(w, id, err)
-			return
-		}
-		var x queryXML
-		x.b.WriteString(`<` + action + `Response xmlns="` + asgNamespace + `">`)
-		x.b.Write(body)
-		x.start("ResponseMetadata")
-		x.text("RequestId", id)
-		x.end("ResponseMetadata")
-		x.end(action + "Response")
-		writeQueryResponse(w, http.StatusOK, id, x.b.Bytes())
-	})
 }
 
-// unknownAction is both query services' answer to an Action they do not
-// have, or that the lab does not serve.
-func unknownAction(action string) error {
-	if action == "" {
-		return &smithy.GenericAPIError{Code: "MissingAction", Message: "The request must contain the parameter Action.", Fault: smithy.FaultClient}
-	}
-	return &smithy.GenericAPIError{Code: "InvalidAction", Message: "The action " + action + " is not valid for this web service.", Fault: smithy.FaultClient}
+// asgEnvelope is awsQuery's success response: <ActionResponse> in the
+// service's namespace around the <ActionResult> the operation wrote, then
+// the request id in <ResponseMetadata>.
+func asgEnvelope(action, id string, result []byte) []byte {
+	var x queryXML
+	x.b.WriteString(`<` + action + `Response xmlns="` + asgNamespace + `">`)
+	x.b.Write(result)
+	x.start("ResponseMetadata")
+	x.text("RequestId", id)
+	x.end("ResponseMetadata")
+	x.end(action + "Response")
+	return x.b.Bytes()
 }
 
 // asgServe makes an operation of a port method: I is the SDK's input
@@ -81,30 +58,28 @@ func unknownAction(action string) error {
 func asgServe[I any, PI interface {
 	*I
 	smithy.Deserializable
-}, O smithy.Serializable](call func(context.Context, PI, ...func(*autoscaling.Options)) (O, error)) asgOperation {
-	return func(ctx context.Context, form *queryForm, result string) ([]byte, error) {
+}, O smithy.Serializable](call func(context.Context, PI, ...func(*autoscaling.Options)) (O, error)) queryOperation {
+	return func(ctx context.Context, form *queryForm, action string, body *queryXML) error {
 		in := PI(new(I))
 		if err := in.Deserialize(newQueryShapeDecoder(form)); err != nil {
-			return nil, asgValidationError(err)
+			return &smithy.GenericAPIError{Code: "ValidationError", Message: err.Error(), Fault: smithy.FaultClient}
 		}
 		out, err := call(ctx, in)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		enc := newQueryShapeEncoder(result)
+		result := action + "Result"
 		if v := reflect.ValueOf(out); v.IsNil() {
 			// An operation with no output still has its Result element.
-			enc.w.start(result)
-			enc.w.end(result)
-			return enc.Bytes(), nil
+			body.start(result)
+			body.end(result)
+			return nil
 		}
+		enc := newQueryShapeEncoder(result)
 		out.Serialize(enc)
-		return enc.Bytes(), enc.err
+		body.b.Write(enc.Bytes())
+		return enc.err
 	}
-}
-
-func asgValidationError(err error) error {
-	return &smithy.GenericAPIError{Code: "ValidationError", Message: err.Error(), Fault: smithy.FaultClient}
 }
 
 // asgStatus is the HTTP status of an Auto Scaling error code: the
@@ -117,23 +92,14 @@ func asgStatus(code string, fault smithy.ErrorFault) int {
 			return t.StatusCode
 		}
 	}
-	if fault == smithy.FaultServer {
-		return http.StatusInternalServerError
-	}
-	return http.StatusBadRequest
+	return queryStatus(fault)
 }
 
-// writeASGError writes err as awsQuery's error response (aws-apis.md
-// §1.3): <Code> is the model's error code (InstanceRefreshInProgress, not
-// the shape name InstanceRefreshInProgressFault), <Type> Sender for a 4xx
-// and Receiver for a 5xx. An error that is not an API error is the
-// service's InternalFailure.
-func writeASGError(w http.ResponseWriter, id string, err error) {
-	var ae smithy.APIError
-	if !errors.As(err, &ae) {
-		ae = &smithy.GenericAPIError{Code: "InternalFailure", Message: err.Error(), Fault: smithy.FaultServer}
-	}
-	status := asgStatus(ae.ErrorCode(), ae.ErrorFault())
+// asgErrorBody is awsQuery's error response (aws-apis.md §1.3): <Code>
+// is the model's error code (InstanceRefreshInProgress, not the shape
+// name InstanceRefreshInProgressFault), <Type> Sender for a 4xx and
+// Receiver for a 5xx.
+func asgErrorBody(ae smithy.APIError, status int, id string) []byte {
 	kind := "Sender"
 	if status >= 500 {
 		kind = "Receiver"
@@ -147,5 +113,5 @@ func writeASGError(w http.ResponseWriter, id string, err error) {
 	x.end("Error")
 	x.text("RequestId", id)
 	x.end("ErrorResponse")
-	writeQueryResponse(w, status, id, x.b.Bytes())
+	return x.b.Bytes()
 }

@@ -2,7 +2,6 @@ package awsserve
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -31,6 +30,12 @@ const ec2Namespace = "http://ec2.amazonaws.com/doc/2016-11-15/"
 // its output members into the response.
 type ec2Operation func(ctx context.Context, f *ec2Form, x *queryXML) error
 
+func ec2Serve(op ec2Operation) queryOperation {
+	return func(ctx context.Context, form *queryForm, _ string, body *queryXML) error {
+		return op(ctx, &ec2Form{f: form}, body)
+	}
+}
+
 // NewEC2 serves EC2's ec2Query protocol (aws-apis.md §1.4, §4) for the
 // operations of awsport.Images and awsport.LaunchTemplates: DescribeImages,
 // DescribeLaunchTemplateVersions and CreateLaunchTemplateVersion, errors in
@@ -38,8 +43,8 @@ type ec2Operation func(ctx context.Context, f *ec2Form, x *queryXML) error
 // as a smithy.GenericAPIError with its code). As NewAutoScaling, it calls
 // the ports from the request's goroutine.
 func NewEC2(images awsport.Images, lts awsport.LaunchTemplates) http.Handler {
-	ops := map[string]ec2Operation{
-		"DescribeImages": func(ctx context.Context, f *ec2Form, x *queryXML) error {
+	ops := map[string]queryOperation{
+		"DescribeImages": ec2Serve(func(ctx context.Context, f *ec2Form, x *queryXML) error {
 			in := f.describeImages()
 			if err := f.done(in.DryRun); err != nil {
 				return err
@@ -50,8 +55,8 @@ func NewEC2(images awsport.Images, lts awsport.LaunchTemplates) http.Handler {
 			}
 			ec2WriteImages(x, out)
 			return nil
-		},
-		"DescribeLaunchTemplateVersions": func(ctx context.Context, f *ec2Form, x *queryXML) error {
+		}),
+		"DescribeLaunchTemplateVersions": ec2Serve(func(ctx context.Context, f *ec2Form, x *queryXML) error {
 			in := f.describeLaunchTemplateVersions()
 			if err := f.done(in.DryRun); err != nil {
 				return err
@@ -60,15 +65,13 @@ func NewEC2(images awsport.Images, lts awsport.LaunchTemplates) http.Handler {
 			if err != nil {
 				return err
 			}
-			x.start("launchTemplateVersionSet")
-			for i := range out.LaunchTemplateVersions {
-				ec2WriteLaunchTemplateVersion(x, "item", &out.LaunchTemplateVersions[i])
-			}
-			x.end("launchTemplateVersionSet")
+			ec2WriteList(x, "launchTemplateVersionSet", out.LaunchTemplateVersions, func(v ec2types.LaunchTemplateVersion) {
+				ec2WriteLaunchTemplateVersion(x, &v)
+			})
 			x.str("nextToken", out.NextToken)
 			return nil
-		},
-		"CreateLaunchTemplateVersion": func(ctx context.Context, f *ec2Form, x *queryXML) error {
+		}),
+		"CreateLaunchTemplateVersion": ec2Serve(func(ctx context.Context, f *ec2Form, x *queryXML) error {
 			in := f.createLaunchTemplateVersion()
 			if err := f.done(in.DryRun); err != nil {
 				return err
@@ -78,46 +81,34 @@ func NewEC2(images awsport.Images, lts awsport.LaunchTemplates) http.Handler {
 				return err
 			}
 			if out.LaunchTemplateVersion != nil {
-				ec2WriteLaunchTemplateVersion(x, "launchTemplateVersion", out.LaunchTemplateVersion)
+				x.start("launchTemplateVersion")
+				ec2WriteLaunchTemplateVersion(x, out.LaunchTemplateVersion)
+				x.end("launchTemplateVersion")
 			}
 			if out.Warning != nil {
 				x.start("warning")
-				x.start("errorSet")
-				for _, e := range out.Warning.Errors {
-					x.start("item")
+				ec2WriteList(x, "errorSet", out.Warning.Errors, func(e ec2types.ValidationError) {
 					x.str("code", e.Code)
 					x.str("message", e.Message)
-					x.end("item")
-				}
-				x.end("errorSet")
+				})
 				x.end("warning")
 			}
 			return nil
-		},
+		}),
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := queryRequestID()
-		form, err := parseQueryForm(r)
-		if err != nil {
-			writeEC2Error(w, id, &smithy.GenericAPIError{Code: "MalformedQueryString", Message: err.Error(), Fault: smithy.FaultClient})
-			return
-		}
-		action := form.action()
-		op, ok := ops[action]
-		if !ok {
-			writeEC2Error(w, id, unknownAction(action))
-			return
-		}
-		var x queryXML
-		x.b.WriteString(`<` + action + `Response xmlns="` + ec2Namespace + `">`)
-		x.text("requestId", id)
-		if err := op(r.Context(), &ec2Form{f: form}, &x); err != nil {
-			writeEC2Error(w, id, err)
-			return
-		}
-		x.end(action + "Response")
-		writeQueryResponse(w, http.StatusOK, id, x.b.Bytes())
-	})
+	return &queryService{ops: ops, envelope: ec2Envelope, errorBody: ec2ErrorBody, status: ec2Status, internalError: "InternalError"}
+}
+
+// ec2Envelope is ec2Query's success response: <ActionResponse> in the
+// service's namespace with <requestId> and the output's members, no
+// Result wrapper.
+func ec2Envelope(action, id string, body []byte) []byte {
+	var x queryXML
+	x.b.WriteString(`<` + action + `Response xmlns="` + ec2Namespace + `">`)
+	x.text("requestId", id)
+	x.b.Write(body)
+	x.end(action + "Response")
+	return x.b.Bytes()
 }
 
 // ec2Status is the HTTP status EC2 answers an error code with (aws-apis.md
@@ -135,20 +126,12 @@ func ec2Status(code string, fault smithy.ErrorFault) int {
 	case "InternalError":
 		return http.StatusInternalServerError
 	}
-	if fault == smithy.FaultServer {
-		return http.StatusInternalServerError
-	}
-	return http.StatusBadRequest
+	return queryStatus(fault)
 }
 
-// writeEC2Error writes err as ec2Query's error response: Response, Errors,
-// Error, and RequestID with a capital ID (aws-apis.md §1.4). An error that
-// is not an API error is the service's InternalError.
-func writeEC2Error(w http.ResponseWriter, id string, err error) {
-	var ae smithy.APIError
-	if !errors.As(err, &ae) {
-		ae = &smithy.GenericAPIError{Code: "InternalError", Message: err.Error(), Fault: smithy.FaultServer}
-	}
+// ec2ErrorBody is ec2Query's error response: Response, Errors, Error,
+// and RequestID with a capital ID (aws-apis.md §1.4).
+func ec2ErrorBody(ae smithy.APIError, _ int, id string) []byte {
 	var x queryXML
 	x.start("Response")
 	x.start("Errors")
@@ -159,7 +142,7 @@ func writeEC2Error(w http.ResponseWriter, id string, err error) {
 	x.end("Errors")
 	x.text("RequestID", id)
 	x.end("Response")
-	writeQueryResponse(w, ec2Status(ae.ErrorCode(), ae.ErrorFault()), id, x.b.Bytes())
+	return x.b.Bytes()
 }
 
 // ec2Form decodes an ec2Query form; err is the first value that does not
@@ -339,9 +322,7 @@ func (d *ec2Form) tags(key string) []ec2types.Tag {
 }
 
 func ec2WriteImages(x *queryXML, out *ec2.DescribeImagesOutput) {
-	x.start("imagesSet")
-	for _, img := range out.Images {
-		x.start("item")
+	ec2WriteList(x, "imagesSet", out.Images, func(img ec2types.Image) {
 		x.enum("architecture", string(img.Architecture))
 		x.enum("bootMode", string(img.BootMode))
 		x.str("creationDate", img.CreationDate)
@@ -376,25 +357,30 @@ func ec2WriteImages(x *queryXML, out *ec2.DescribeImagesOutput) {
 		x.enum("tpmSupport", string(img.TpmSupport))
 		x.str("usageOperation", img.UsageOperation)
 		x.enum("virtualizationType", string(img.VirtualizationType))
-		x.end("item")
-	}
-	x.end("imagesSet")
+	})
 	x.str("nextToken", out.NextToken)
 }
 
-// ec2WriteTags writes a tag list; nil writes nothing.
-func ec2WriteTags(x *queryXML, name string, tags []ec2types.Tag) {
-	if tags == nil {
+// ec2WriteList writes a list as EC2 does, its items as <item>; a nil
+// list writes nothing.
+func ec2WriteList[T any](x *queryXML, name string, items []T, item func(T)) {
+	if items == nil {
 		return
 	}
 	x.start(name)
-	for _, t := range tags {
+	for _, v := range items {
 		x.start("item")
-		x.str("key", t.Key)
-		x.str("value", t.Value)
+		item(v)
 		x.end("item")
 	}
 	x.end(name)
+}
+
+func ec2WriteTags(x *queryXML, name string, tags []ec2types.Tag) {
+	ec2WriteList(x, name, tags, func(t ec2types.Tag) {
+		x.str("key", t.Key)
+		x.str("value", t.Value)
+	})
 }
 
 func ec2WriteStrings(x *queryXML, name string, vs []string) {
@@ -408,8 +394,8 @@ func ec2WriteStrings(x *queryXML, name string, vs []string) {
 	x.end(name)
 }
 
-func ec2WriteLaunchTemplateVersion(x *queryXML, name string, v *ec2types.LaunchTemplateVersion) {
-	x.start(name)
+// ec2WriteLaunchTemplateVersion writes a version's members.
+func ec2WriteLaunchTemplateVersion(x *queryXML, v *ec2types.LaunchTemplateVersion) {
 	x.str("createdBy", v.CreatedBy)
 	x.time("createTime", v.CreateTime)
 	x.bool("defaultVersion", v.DefaultVersion)
@@ -432,16 +418,10 @@ func ec2WriteLaunchTemplateVersion(x *queryXML, name string, v *ec2types.LaunchT
 		x.str("ramDiskId", d.RamDiskId)
 		ec2WriteStrings(x, "securityGroupIdSet", d.SecurityGroupIds)
 		ec2WriteStrings(x, "securityGroupSet", d.SecurityGroups)
-		if d.TagSpecifications != nil {
-			x.start("tagSpecificationSet")
-			for _, s := range d.TagSpecifications {
-				x.start("item")
-				x.enum("resourceType", string(s.ResourceType))
-				ec2WriteTags(x, "tagSet", s.Tags)
-				x.end("item")
-			}
-			x.end("tagSpecificationSet")
-		}
+		ec2WriteList(x, "tagSpecificationSet", d.TagSpecifications, func(s ec2types.LaunchTemplateTagSpecification) {
+			x.enum("resourceType", string(s.ResourceType))
+			ec2WriteTags(x, "tagSet", s.Tags)
+		})
 		x.str("userData", d.UserData)
 		x.end("launchTemplateData")
 	}
@@ -449,5 +429,4 @@ func ec2WriteLaunchTemplateVersion(x *queryXML, name string, v *ec2types.LaunchT
 	x.str("launchTemplateName", v.LaunchTemplateName)
 	x.str("versionDescription", v.VersionDescription)
 	x.int64("versionNumber", v.VersionNumber)
-	x.end(name)
 }

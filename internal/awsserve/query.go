@@ -2,7 +2,9 @@ package awsserve
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/aws/smithy-go"
 )
 
 // The query protocols (aws-apis.md §1.3 awsQuery for Auto Scaling, §1.4
@@ -190,3 +194,73 @@ func (w *queryXML) time(name string, v *time.Time) {
 // queryTimeLayout is ISO-8601 with milliseconds, as both services write
 // timestamps (aws-apis.md §1.3).
 const queryTimeLayout = "2006-01-02T15:04:05.000Z"
+
+// queryOperation answers one action: it decodes the input from form,
+// calls its port and writes the output's members into body.
+type queryOperation func(ctx context.Context, form *queryForm, action string, body *queryXML) error
+
+// queryService is one query-protocol service: its operations, and the
+// envelopes its protocol puts around an output and an error.
+type queryService struct {
+	ops map[string]queryOperation
+	// envelope wraps an output's members into the success response.
+	envelope func(action, requestID string, body []byte) []byte
+	// errorBody is the error response for an error at status.
+	errorBody func(ae smithy.APIError, status int, requestID string) []byte
+	// status is the HTTP status of an error code.
+	status func(code string, fault smithy.ErrorFault) int
+	// internalError is the code of an error that is not an API error: the
+	// service's own failure.
+	internalError string
+}
+
+// ServeHTTP implements http.Handler. The operations call their ports
+// from the request's goroutine: a port that is not safe for concurrent
+// use needs its requests serialized by the caller.
+func (s *queryService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := queryRequestID()
+	form, err := parseQueryForm(r)
+	if err != nil {
+		s.fail(w, id, &smithy.GenericAPIError{Code: "MalformedQueryString", Message: err.Error(), Fault: smithy.FaultClient})
+		return
+	}
+	action := form.action()
+	op, ok := s.ops[action]
+	if !ok {
+		s.fail(w, id, unknownAction(action))
+		return
+	}
+	var body queryXML
+	if err := op(r.Context(), form, action, &body); err != nil {
+		s.fail(w, id, err)
+		return
+	}
+	writeQueryResponse(w, http.StatusOK, id, s.envelope(action, id, body.b.Bytes()))
+}
+
+func (s *queryService) fail(w http.ResponseWriter, id string, err error) {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		ae = &smithy.GenericAPIError{Code: s.internalError, Message: err.Error(), Fault: smithy.FaultServer}
+	}
+	status := s.status(ae.ErrorCode(), ae.ErrorFault())
+	writeQueryResponse(w, status, id, s.errorBody(ae, status, id))
+}
+
+// unknownAction is both services' answer to an Action they do not have,
+// or that the lab does not serve.
+func unknownAction(action string) error {
+	if action == "" {
+		return &smithy.GenericAPIError{Code: "MissingAction", Message: "The request must contain the parameter Action.", Fault: smithy.FaultClient}
+	}
+	return &smithy.GenericAPIError{Code: "InvalidAction", Message: "The action " + action + " is not valid for this web service.", Fault: smithy.FaultClient}
+}
+
+// queryStatus is the HTTP status of an error the service's table does not
+// list: 400 for the client's faults, 500 for the service's.
+func queryStatus(fault smithy.ErrorFault) int {
+	if fault == smithy.FaultServer {
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
+}
