@@ -264,10 +264,12 @@ func TestAutoScalingResponseShape(t *testing.T) {
 	if in := rec.in.(*autoscaling.DescribeLifecycleHooksInput); in.LifecycleHookNames == nil || len(in.LifecycleHookNames) != 0 {
 		t.Errorf("LifecycleHookNames= decoded as %#v, want an empty list", in.LifecycleHookNames)
 	}
-	rec.out = &autoscaling.PutLifecycleHookOutput{}
-	_, body = post(t, url, "Action=PutLifecycleHook&Version=2011-01-01&AutoScalingGroupName=g&LifecycleHookName=h")
-	if !strings.Contains(body, "<PutLifecycleHookResult></PutLifecycleHookResult>") {
-		t.Errorf("PutLifecycleHook: %s, want an empty PutLifecycleHookResult", body)
+	for _, out := range []*autoscaling.PutLifecycleHookOutput{{}, nil} {
+		rec.out = out
+		_, body = post(t, url, "Action=PutLifecycleHook&Version=2011-01-01&AutoScalingGroupName=g&LifecycleHookName=h")
+		if !strings.Contains(body, "<PutLifecycleHookResponse xmlns=\"http://autoscaling.amazonaws.com/doc/2011-01-01/\"><PutLifecycleHookResult></PutLifecycleHookResult><ResponseMetadata>") {
+			t.Errorf("PutLifecycleHook answering %#v: %s, want an empty PutLifecycleHookResult", out, body)
+		}
 	}
 	status, body = post(t, url, "Action=DeleteAutoScalingGroup&Version=2011-01-01")
 	if status != 400 || !strings.Contains(body, "<Code>InvalidAction</Code>") {
