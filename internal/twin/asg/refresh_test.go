@@ -385,7 +385,7 @@ func TestWorkshopSelfManagedGroup(t *testing.T) {
 		tw.upgrade("default-selfmng", amiWorkshop131)
 		res := tw.refresh("default-selfmng", asg.Preferences{InstanceWarmup: seconds(60)})
 		tw.runUntilDone(res, time.Hour)
-		if first := tw.log[1]; first.Code != asg.EventTerminating {
+		if first := tw.log.Lines[1]; first.Code != asg.EventTerminating {
 			t.Fatalf("first action %s, want %s\n%s", first.Code, asg.EventTerminating, tw.dump())
 		}
 		if st := tw.status("default-selfmng"); st.MaxSurge != 0 || st.MinInService != 1 {

@@ -24,7 +24,7 @@ func rehearsal(t *testing.T, seed uint64) string {
 		t.Fatalf("seed %d: not upgraded\n%s", seed, tw.dumpLog())
 	}
 	var b strings.Builder
-	for _, l := range tw.log {
+	for _, l := range tw.log.Lines {
 		fmt.Fprintf(&b, "%s %s %s %s %s %s %q %v\n", l.At.Sub(t0), l.Type, l.Code, l.Reason, l.NodeClaim, l.Node, l.Message, l.Fields)
 	}
 	for _, c := range tw.karp.NodeClaims() {

@@ -278,7 +278,7 @@ func TestReplaceFlowOrder(t *testing.T) {
 			flow := map[string]bool{"DisruptionStarted": true, "NodeClaimCreated": true, "NodeClaimLaunched": true, "NodeClaimRegistered": true,
 				"NodeClaimInitialized": true, "NodeTainted": true, "NodeDeleted": true, "NodeClaimDeleted": true}
 			at := map[string]time.Time{}
-			for _, l := range tw.log {
+			for _, l := range tw.log.Lines {
 				if flow[l.Code] {
 					who := "other"
 					switch l.NodeClaim {

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -120,11 +119,11 @@ func TestCandidateDaemonSetDoNotDisrupt(t *testing.T) {
 }
 
 func withLabel(k, v string) podOption {
-	return func(_ *corev1.PodSpec, m *metav1.ObjectMeta) {
-		if m.Labels == nil {
-			m.Labels = map[string]string{}
+	return func(p *corev1.PodTemplateSpec) {
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
 		}
-		m.Labels[k] = v
+		p.Labels[k] = v
 	}
 }
 

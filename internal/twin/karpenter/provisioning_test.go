@@ -236,7 +236,7 @@ func TestProvisioningLifecycle(t *testing.T) {
 				t.Errorf("pod web on %q, want %q", p.Spec.NodeName, c.Node)
 			}
 			var codes []string
-			for _, l := range tw.log {
+			for _, l := range tw.log.Lines {
 				if l.NodeClaim == c.Name {
 					codes = append(codes, l.Code)
 				}

@@ -169,7 +169,7 @@ func TestSeedUpgrade(t *testing.T) {
 			}
 
 			// Step 3: the 1.31 AMI and the Drifted budget.
-			tw.log = nil
+			tw.log.Lines = nil
 			tw.applyYAML(fmt.Sprintf(seedNodeClass, ami131))
 			tw.applyYAML(fmt.Sprintf(seedNodePool, tc.budgets))
 			if got := len(tw.karp.Drifted()); got != 2 {

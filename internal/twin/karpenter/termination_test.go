@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -202,7 +201,7 @@ func drainOrder(t *testing.T, daemon bool, prefixes []string) map[string]*corev1
 	tw := newTwin(t)
 	tw.apply(nodeClass(amiID(ami130)), nodePool())
 	node := tw.adopt(1, "c4.large", "spot", ami130, 4*time.Hour)[0].Node
-	critical := func(s *corev1.PodSpec, _ *metav1.ObjectMeta) { s.PriorityClassName = "system-cluster-critical" }
+	critical := func(p *corev1.PodTemplateSpec) { p.Spec.PriorityClassName = "system-cluster-critical" }
 	tw.apply(deployment("web", 1, "600m"), deployment("dns", 1, "300m", critical))
 	if daemon {
 		tw.apply(daemonSet("agent", "50m"))

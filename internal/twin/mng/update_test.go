@@ -9,6 +9,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
 
 // The workshop seed §6.1 in-place update: group "initial" (1.30) is updated
@@ -257,7 +258,7 @@ func pdbBlocked(t *testing.T) (tw *twin, node, pod string) {
 	t.Helper()
 	tw = newTwin(t)
 	tw.adopt(group("initial", 1, atVersion("1.30")))
-	tw.apply(deployment("web", 1, "250m"), pdbMinAvailable("web-pdb", "web", 1))
+	tw.apply(deployment("web", 1, "250m"), twintest.PDB("web-pdb", "web", twintest.Int(1), nil))
 	tw.settle()
 	return tw, tw.status("initial").Nodes[0], "default/" + tw.podsOf("web")[0].Name
 }
@@ -370,7 +371,7 @@ func TestSameSeedSameRehearsal(t *testing.T) {
 		tw := rolling(t, []twinOption{withSeed(seed)}, withMaxUnavailable(2))
 		tw.update("initial", mng.UpdateRequest{}, 3*time.Hour)
 		var b strings.Builder
-		for _, l := range tw.log {
+		for _, l := range tw.log.Lines {
 			fmt.Fprintf(&b, "%s %s %s %s\n", l.At.Sub(t0), l.Reason, l.Node, l.Message)
 		}
 		return b.String()
