@@ -15,10 +15,8 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/fargate"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
 
 // restartRecorder is the recorder with the restart's own calls.
@@ -50,11 +48,10 @@ func (r *restartRecorder) RestartPolled(profile string, nodes []string) {
 // executor starts.
 func fargateTwin(t *testing.T, rec *restartRecorder, apps ...metav1.Object) (*Executor, func(string)) {
 	t.Helper()
-	eng := sim.New(t0, 1)
-	zones := []string{"us-west-2a", "us-west-2b"}
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
+	base := twintest.New(t0, 1, "us-west-2a", "us-west-2b")
+	eng, kc := base.Eng, base.Kube
 	kubelet := "v1.30.14-eks-f69f56f"
-	f := fargate.New(eng, kc, ec2.New("us-west-2", zones, eng.Rand()), fargate.Options{Kubelet: func() string { return kubelet }})
+	f := fargate.New(eng, kc, base.Cloud, fargate.Options{Kubelet: func() string { return kubelet }})
 	if err := f.AddProfile(fargate.Profile{Name: "fp", Selectors: []fargate.Selector{{Namespace: "assets"}}}); err != nil {
 		t.Fatal(err)
 	}

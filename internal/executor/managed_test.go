@@ -17,11 +17,9 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
@@ -55,10 +53,10 @@ type managedTwin struct {
 
 func newManagedTwin(t *testing.T) *managedTwin {
 	t.Helper()
-	eng := sim.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC), 1)
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: mngZones})
+	base := twintest.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC), 1, mngZones...)
+	eng, kc := base.Eng, base.Kube
 	cp := twineks.New(eng, "demo", "us-west-2", v131, 0)
-	groups := mng.New(eng, kc, worker.New(eng, kc, ec2.New("us-west-2", mngZones, eng.Rand()), worker.Timings{}), mng.Options{
+	groups := mng.New(eng, kc, worker.New(eng, kc, base.Cloud, worker.Timings{}), mng.Options{
 		InstanceTypes: catalog.InstanceTypes(), Zones: mngZones, ControlPlaneVersion: cp.Version,
 	})
 	for _, spec := range []mng.Spec{

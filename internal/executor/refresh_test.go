@@ -16,10 +16,8 @@ import (
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
-	ec2twin "github.com/ladder-eks/ladder/internal/twin/ec2"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
@@ -37,11 +35,10 @@ const (
 // launch template ports.
 func refreshTwin(t *testing.T, rec *recorder, image string, deadline time.Duration) (*Executor, *twinaws.AutoScaling) {
 	t.Helper()
-	zones := []string{"us-west-2a", "us-west-2b"}
-	eng := sim.New(t0, 1)
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	groups := asg.New(eng, kc, worker.New(eng, kc, ec2twin.New("us-west-2", zones, eng.Rand()), worker.Timings{}),
-		asg.Options{InstanceTypes: catalog.InstanceTypes(), Zones: zones})
+	base := twintest.New(t0, 1, "us-west-2a", "us-west-2b")
+	eng, kc := base.Eng, base.Kube
+	groups := asg.New(eng, kc, worker.New(eng, kc, base.Cloud, worker.Timings{}),
+		asg.Options{InstanceTypes: catalog.InstanceTypes(), Zones: []string{"us-west-2a", "us-west-2b"}})
 	if err := groups.Create(asg.Spec{Name: "workers", InstanceType: "m5.large", Desired: 4, Min: 4, Max: 8,
 		LaunchTemplate: asg.LaunchTemplate{Name: "workers", Version: "1", ImageID: image}}, 24*time.Hour); err != nil {
 		t.Fatal(err)

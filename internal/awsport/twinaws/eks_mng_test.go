@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
-	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -257,34 +255,5 @@ func TestLaunchTemplateStore(t *testing.T) {
 		if got := describeVersions(managed, &c.in); fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
-	}
-}
-
-// The account has one store: once the EKS port's launch templates take
-// the Auto Scaling port's in, either port answers for both kinds of group,
-// and a version made through one is the one a refresh started through the
-// other rolls out.
-func TestOneLaunchTemplateStore(t *testing.T) {
-	tc, ctx := clusterAt131(t)
-	withCustomGroup(t, tc)
-	c := newASGCluster(t, 1, "workers")
-	lts := tc.eks.LaunchTemplates(c.api)
-	if got := describeVersions(c.api, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("custom")}); len(got) != 1 || got[0][:7] != "custom/" {
-		t.Fatalf("the managed group's template through the Auto Scaling port: %q", got)
-	}
-	if _, err := lts.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: aws.String("workers"),
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(ami131)}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.api.StartInstanceRefresh(ctx, &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String("workers"),
-		DesiredConfiguration: &asgtypes.DesiredConfiguration{LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
-			LaunchTemplateName: aws.String("workers"), Version: aws.String("$Latest")}}}); err != nil {
-		t.Fatal(err)
-	}
-	if st, _ := c.api.asg.Status("workers"); st.LaunchTemplate.Version != "2" || st.LaunchTemplate.ImageID != ami131 {
-		t.Fatalf("workers' launch template after the refresh started: %+v, want version 2 with %s", st.LaunchTemplate, ami131)
-	}
-	if tc.eks.LaunchTemplates(c.api) != lts {
-		t.Fatal("joining the same ports twice made a second store")
 	}
 }

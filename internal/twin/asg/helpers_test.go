@@ -68,7 +68,7 @@ type line struct {
 
 func newTwin(t *testing.T, seed uint64) *twin {
 	t.Helper()
-	base := twintest.New(seed)
+	base := twintest.New(t0, seed)
 	eng := base.Eng
 	tw := &twin{t: t, base: base, eng: eng, kube: base.Kube, cloud: base.Cloud}
 	tw.pool = worker.New(eng, tw.kube, tw.cloud, worker.Timings{})

@@ -94,7 +94,7 @@ func newTwin(t *testing.T, opts ...twinOption) *twin {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	base := twintest.New(cfg.seed)
+	base := twintest.New(t0, cfg.seed)
 	eng := base.Eng
 	tw := &twin{t: t, base: base, eng: eng, kube: base.Kube, cloud: base.Cloud, cp: cfg.cp}
 	tw.karp = karpenter.New(eng, tw.kube, tw.cloud, karpenter.Options{
@@ -349,13 +349,8 @@ func withConsolidation(policy karpv1.ConsolidationPolicy, after string) poolOpti
 
 type podOption = twintest.PodOption
 
-var (
-	deployment = twintest.Deployment
-	pod        = twintest.Pod
-	podSpec    = twintest.PodSpec
-	pdb        = twintest.PDB
-	intOrStr   = twintest.Int
-)
+// The workload builders are twintest's.
+var deployment, pod, podSpec, pdb, intOrStr = twintest.Deployment, twintest.Pod, twintest.PodSpec, twintest.PDB, twintest.Int
 
 func withNodeSelector(kv ...string) podOption {
 	return func(p *corev1.PodTemplateSpec) {

@@ -78,7 +78,7 @@ func newTwin(t *testing.T, opts ...twinOption) *twin {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	base := twintest.New(cfg.seed)
+	base := twintest.New(t0, cfg.seed)
 	eng := base.Eng
 	tw := &twin{t: t, base: base, eng: eng, kube: base.Kube, cp: kubeversion.MustParse(cfg.cp)}
 	workers := worker.New(eng, tw.kube, base.Cloud, worker.Timings{})

@@ -46,13 +46,13 @@ type Twin struct {
 	Cloud *ec2.Cloud
 }
 
-// New wires the engine at T0 with seed, the cluster and EC2 in Region's
-// zones (Zones when none are given).
-func New(seed uint64, zones ...string) Twin {
+// New wires the engine at start with seed, the cluster and EC2 in
+// Region's zones (Zones when none are given).
+func New(start time.Time, seed uint64, zones ...string) Twin {
 	if len(zones) == 0 {
 		zones = Zones
 	}
-	eng := sim.New(T0, seed)
+	eng := sim.New(start, seed)
 	kc := kube.New(eng, kube.Options{Region: Region, Zones: zones})
 	return Twin{Eng: eng, Kube: kc, Cloud: ec2.New(Region, zones, eng.Rand())}
 }
