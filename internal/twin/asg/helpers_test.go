@@ -18,25 +18,19 @@ import (
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/twintest"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
 var t0, zones = twintest.T0, twintest.Zones
 
-const ami130, ami131, kubelet130, kubelet131 = twintest.AMI130, twintest.AMI131, twintest.Kubelet130, twintest.Kubelet131
+// AMIs. ami130 and ami131 are the catalog's real al2023 x86_64 rows (no
+// m5 boots amiARM130); the workshop's 1.31 AMI (workshop 6.4, "#
+// ami-00e0cfd6e5895fe3a") is not in the catalog and is declared as an extra
+// AMI, with the kubelet version the workshop's nodes report.
+const ami130, ami131, amiARM130, amiWorkshop131 = twintest.AMI130, twintest.AMI131, twintest.AMI130ARM, "ami-00e0cfd6e5895fe3a"
 
-// AMIs. ami130 and ami131 are the catalog's real al2023 x86_64 rows; the
-// workshop's 1.31 AMI (workshop 6.4, "# ami-00e0cfd6e5895fe3a") is not in the
-// catalog and is declared as an extra AMI, with the kubelet version the
-// workshop's nodes report.
-const (
-	amiWorkshop131     = "ami-00e0cfd6e5895fe3a"
-	kubeletWorkshop131 = "v1.31.14-eks-bbe087e"
-	amiARM130          = "ami-24fd2cff8dae19a97" // al2023 arm64 1.30: no m5 boots it
-)
+const kubelet130, kubelet131, kubeletWorkshop131 = twintest.Kubelet130, twintest.Kubelet131, "v1.31.14-eks-bbe087e"
 
 var workshopAMI = catalog.AMI{
 	ID: amiWorkshop131, Name: "amazon-eks-node-al2023-x86_64-standard-1.31-v20251001",
@@ -50,14 +44,11 @@ var launchLatency = worker.DefaultTimings.Launch
 
 // twin is one rehearsal's worth of twins on a virtual clock.
 type twin struct {
-	t     *testing.T
-	base  twintest.Twin
-	eng   *sim.Engine
-	kube  *kube.Cluster
-	cloud *ec2.Cloud
-	pool  *worker.Pool
-	asg   *asg.ASG
-	log   twintest.Log[line]
+	t *testing.T
+	twintest.Twin
+	pool *worker.Pool
+	asg  *asg.ASG
+	log  twintest.Log[line]
 }
 
 // line is one event and when it was emitted.
@@ -68,11 +59,10 @@ type line struct {
 
 func newTwin(t *testing.T, seed uint64) *twin {
 	t.Helper()
-	base := twintest.New(t0, seed)
-	eng := base.Eng
-	tw := &twin{t: t, base: base, eng: eng, kube: base.Kube, cloud: base.Cloud}
-	tw.pool = worker.New(eng, tw.kube, tw.cloud, worker.Timings{})
-	tw.asg = asg.New(eng, tw.kube, tw.pool, asg.Options{
+	tw := &twin{t: t, Twin: twintest.New(t0, seed)}
+	eng := tw.Eng
+	tw.pool = worker.New(eng, tw.Kube, tw.Cloud, worker.Timings{})
+	tw.asg = asg.New(eng, tw.Kube, tw.pool, asg.Options{
 		InstanceTypes: catalog.InstanceTypes(),
 		ExtraAMIs:     []catalog.AMI{workshopAMI},
 		Zones:         zones,
@@ -137,17 +127,14 @@ func (tw *twin) refresh(name string, p asg.Preferences) *asg.InstanceRefresh {
 // fails the test after limit of virtual time.
 func (tw *twin) runUntilDone(res *asg.InstanceRefresh, limit time.Duration) {
 	tw.t.Helper()
-	if tw.eng.Run(tw.eng.Now().Add(limit), func() bool { return res.Status != "" && !tw.asg.Busy() }) != sim.Done {
+	if tw.Eng.Run(tw.Eng.Now().Add(limit), func() bool { return res.Status != "" && !tw.asg.Busy() }) != sim.Done {
 		tw.t.Fatalf("refresh not done after %s (status %q)\n%s", limit, res.Status, tw.dump())
 	}
 }
 
-// settle is the rehearsal's bootstrap (twintest.Twin.Settle).
-func (tw *twin) settle() { tw.base.Settle() }
-
 func (tw *twin) apply(objs ...metav1.Object) {
 	tw.t.Helper()
-	tw.base.Apply(tw.t, objs...)
+	tw.Apply(tw.t, objs...)
 }
 
 func (tw *twin) status(name string) asg.GroupStatus {

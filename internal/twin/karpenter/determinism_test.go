@@ -30,7 +30,7 @@ func rehearsal(t *testing.T, seed uint64) string {
 	for _, c := range tw.karp.NodeClaims() {
 		fmt.Fprintf(&b, "claim %s %s %s %s %s %s %s %s\n", c.Name, c.InstanceType.Name, c.CapacityType, c.Zone, c.Node, c.ProviderID, c.AMI.ID, c.Initialized.Sub(t0))
 	}
-	for _, p := range tw.kube.Pods() {
+	for _, p := range tw.Kube.Pods() {
 		fmt.Fprintf(&b, "pod %s/%s %s\n", p.Namespace, p.Name, p.Spec.NodeName)
 	}
 	return b.String()

@@ -23,7 +23,6 @@ import (
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/twintest"
@@ -35,14 +34,11 @@ import (
 // 2026-03-20).
 var t0, zones = twintest.T0, twintest.Zones
 
-const ami130, ami131, kubelet130, kubelet131 = twintest.AMI130, twintest.AMI131, twintest.Kubelet130, twintest.Kubelet131
+// ami130Older is an older al2023 1.30 release; no amd64 instance can use
+// ami130ARM.
+const ami130, ami131, ami130Older, ami130ARM = twintest.AMI130, twintest.AMI131, twintest.AMI130Older, twintest.AMI130ARM
 
-const (
-	// ami130Older is an older al2023 1.30 release (v20250610).
-	ami130Older = "ami-494fc372f10fe30ec"
-	// ami130ARM is al2023 arm64 1.30 v20260220: no amd64 instance can use it.
-	ami130ARM = "ami-24fd2cff8dae19a97"
-)
+const kubelet130, kubelet131 = twintest.Kubelet130, twintest.Kubelet131
 
 // testTimings are Karpenter's latencies in these tests, all distinct so a
 // test can tell which one it measured.
@@ -57,12 +53,9 @@ var testTimings = karpenter.Timings{
 
 // twin is one rehearsal's worth of twins on a virtual clock.
 type twin struct {
-	t     *testing.T
-	base  twintest.Twin
-	eng   *sim.Engine
-	kube  *kube.Cluster
-	cloud *ec2.Cloud
-	karp  *karpenter.Karpenter
+	t *testing.T
+	twintest.Twin
+	karp *karpenter.Karpenter
 	// cp is the control-plane minor Karpenter's version poll reads.
 	cp  string
 	log twintest.Log[logLine]
@@ -94,10 +87,9 @@ func newTwin(t *testing.T, opts ...twinOption) *twin {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	base := twintest.New(t0, cfg.seed)
-	eng := base.Eng
-	tw := &twin{t: t, base: base, eng: eng, kube: base.Kube, cloud: base.Cloud, cp: cfg.cp}
-	tw.karp = karpenter.New(eng, tw.kube, tw.cloud, karpenter.Options{
+	tw := &twin{t: t, Twin: twintest.New(t0, cfg.seed), cp: cfg.cp}
+	eng := tw.Eng
+	tw.karp = karpenter.New(eng, tw.Kube, tw.Cloud, karpenter.Options{
 		ClusterName:         "ladder-test",
 		Timings:             cfg.timings,
 		InstanceTypes:       catalog.InstanceTypes(),
@@ -124,7 +116,7 @@ func (tw *twin) apply(objs ...metav1.Object) {
 		case *karpv1.NodePool:
 			err = tw.karp.ApplyNodePool(o)
 		default:
-			err = tw.kube.Apply(o)
+			err = tw.Kube.Apply(o)
 		}
 		if err != nil {
 			tw.t.Fatalf("apply %T %s: %v", o, o.GetName(), err)
@@ -151,7 +143,7 @@ func (tw *twin) adopt(n int, instanceType, capacityType, ami string, age time.Du
 	tw.t.Helper()
 	var out []*karpenter.NodeClaim
 	for i := 0; i < n; i++ {
-		c, err := tw.karp.Adopt("default", instanceType, zones[i%len(zones)], capacityType, ami, tw.eng.Now().Add(-age))
+		c, err := tw.karp.Adopt("default", instanceType, zones[i%len(zones)], capacityType, ami, tw.Eng.Now().Add(-age))
 		if err != nil {
 			tw.t.Fatalf("adopt: %v", err)
 		}
@@ -160,16 +152,13 @@ func (tw *twin) adopt(n int, instanceType, capacityType, ami string, age time.Du
 	return out
 }
 
-// settle is the rehearsal's bootstrap (twintest.Twin.Settle).
-func (tw *twin) settle() { tw.base.Settle() }
-
 // runFor advances virtual time by d.
-func (tw *twin) runFor(d time.Duration) { tw.eng.RunUntil(tw.eng.Now().Add(d)) }
+func (tw *twin) runFor(d time.Duration) { tw.Eng.RunUntil(tw.Eng.Now().Add(d)) }
 
 // runUntil advances virtual time until cond holds (checked after every
 // event) or limit has passed; it reports whether cond held.
 func (tw *twin) runUntil(limit time.Duration, cond func() bool) bool {
-	return tw.eng.Run(tw.eng.Now().Add(limit), cond) == sim.Done
+	return tw.Eng.Run(tw.Eng.Now().Add(limit), cond) == sim.Done
 }
 
 // events returns Karpenter's log lines with the given code.
@@ -208,21 +197,11 @@ func (tw *twin) claimNamed(name string) *karpenter.NodeClaim {
 	return nil
 }
 
-// podsOf lists the non-terminating pods whose name starts with prefix.
-func (tw *twin) podsOf(prefix string) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range tw.kube.Pods() {
-		if strings.HasPrefix(p.Name, prefix) && p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // workload returns a workload's availability record.
 func (tw *twin) workload(kind, name string) kube.WorkloadStatus {
 	tw.t.Helper()
-	for _, w := range tw.kube.Workloads() {
+	for _, w := range tw.Kube.Workloads() {
 		if w.Kind == kind && w.Name == name {
 			return w
 		}

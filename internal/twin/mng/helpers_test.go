@@ -19,7 +19,6 @@ import (
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 	"github.com/ladder-eks/ladder/internal/twin/twintest"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
@@ -29,13 +28,11 @@ import (
 // ami130 for Kubernetes 1.30 and ami131 for 1.31.
 var t0, zones = twintest.T0, twintest.Zones
 
-const ami130, ami131, kubelet130, kubelet131 = twintest.AMI130, twintest.AMI131, twintest.Kubelet130, twintest.Kubelet131
+// ami130Older is al2023 x86_64 1.30 v20250610 (release 1.30.12-20250610);
+// release131 is ami131's release version.
+const ami130, ami131, ami130Older, release131 = twintest.AMI130, twintest.AMI131, twintest.AMI130Older, "1.31.14-20260320"
 
-const (
-	release131 = "1.31.14-20260320"
-	// ami130Older is al2023 x86_64 1.30 v20250610 (release 1.30.12-20250610).
-	ami130Older = "ami-494fc372f10fe30ec"
-)
+const kubelet130, kubelet131 = twintest.Kubelet130, twintest.Kubelet131
 
 // The worker pool's default latencies: a launched node is Ready after
 // launch + register + ready = 42 s and gone 30 s after termination.
@@ -45,11 +42,9 @@ const (
 )
 
 type twin struct {
-	t    *testing.T
-	base twintest.Twin
-	eng  *sim.Engine
-	kube *kube.Cluster
-	mng  *mng.Service
+	t *testing.T
+	twintest.Twin
+	mng *mng.Service
 	// cp is the control plane's minor.
 	cp  kubeversion.Minor
 	log twintest.Log[logLine]
@@ -78,11 +73,10 @@ func newTwin(t *testing.T, opts ...twinOption) *twin {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	base := twintest.New(t0, cfg.seed)
-	eng := base.Eng
-	tw := &twin{t: t, base: base, eng: eng, kube: base.Kube, cp: kubeversion.MustParse(cfg.cp)}
-	workers := worker.New(eng, tw.kube, base.Cloud, worker.Timings{})
-	tw.mng = mng.New(eng, tw.kube, workers, mng.Options{
+	tw := &twin{t: t, Twin: twintest.New(t0, cfg.seed), cp: kubeversion.MustParse(cfg.cp)}
+	eng := tw.Eng
+	workers := worker.New(eng, tw.Kube, tw.Cloud, worker.Timings{})
+	tw.mng = mng.New(eng, tw.Kube, workers, mng.Options{
 		InstanceTypes:       catalog.InstanceTypes(),
 		Zones:               zones,
 		ControlPlaneVersion: func() kubeversion.Minor { return tw.cp },
@@ -107,11 +101,8 @@ func (tw *twin) adopt(spec mng.Spec) {
 // apply sends workloads to the cluster.
 func (tw *twin) apply(objs ...metav1.Object) {
 	tw.t.Helper()
-	tw.base.Apply(tw.t, objs...)
+	tw.Apply(tw.t, objs...)
 }
-
-// settle is the rehearsal's bootstrap (twintest.Twin.Settle).
-func (tw *twin) settle() { tw.base.Settle() }
 
 // update calls UpdateNodegroupVersion and runs virtual time until it
 // finishes (or limit passes, which fails the test).
@@ -130,7 +121,7 @@ func (tw *twin) update(name string, req mng.UpdateRequest, limit time.Duration) 
 // runUntil advances virtual time until cond holds (checked after every
 // event) or limit has passed; it reports whether cond held.
 func (tw *twin) runUntil(limit time.Duration, cond func() bool) bool {
-	return tw.eng.Run(tw.eng.Now().Add(limit), cond) == sim.Done
+	return tw.Eng.Run(tw.Eng.Now().Add(limit), cond) == sim.Done
 }
 
 // events returns the log lines with the given reason.
@@ -152,7 +143,7 @@ func (tw *twin) first(reason, node string) (logLine, bool) {
 // groupNodes lists the cluster's nodes labelled with a node group.
 func (tw *twin) groupNodes(group string) []*corev1.Node {
 	var out []*corev1.Node
-	for _, n := range tw.kube.Nodes() {
+	for _, n := range tw.Kube.Nodes() {
 		if n.Labels[mng.LabelNodegroup] == group {
 			out = append(out, n)
 		}
@@ -172,7 +163,7 @@ func (tw *twin) status(group string) mng.Status {
 // drainablePodsOn counts the pods on a node that are not DaemonSet pods.
 func (tw *twin) drainablePodsOn(node string) int {
 	n := 0
-	for _, p := range tw.kube.PodsOnNode(node) {
+	for _, p := range tw.Kube.PodsOnNode(node) {
 		if ref := metav1.GetControllerOf(p); ref == nil || ref.Kind != "DaemonSet" {
 			n++
 		}
@@ -240,13 +231,3 @@ func daemonSet(name string) *appsv1.DaemonSet {
 	}
 }
 
-// podsOf lists the live (not terminating) pods whose name starts with prefix.
-func (tw *twin) podsOf(prefix string) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range tw.kube.Pods() {
-		if strings.HasPrefix(p.Name, prefix) && p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}

@@ -5,15 +5,12 @@
 package twintest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
@@ -30,6 +27,11 @@ const (
 	AMI131     = "ami-0c4dea04571b1b508" // al2023 x86_64 1.31 v20260320
 	Kubelet130 = "v1.30.14-eks-f69f56f"
 	Kubelet131 = "v1.31.14-eks-ecaa3a6"
+	// AMI130Older is an older al2023 x86_64 1.30 release (v20250610,
+	// release 1.30.12-20250610).
+	AMI130Older = "ami-494fc372f10fe30ec"
+	// AMI130ARM is al2023 arm64 1.30 v20260220: no amd64 instance boots it.
+	AMI130ARM = "ami-24fd2cff8dae19a97"
 )
 
 // Region is the twins' region; Zones are its three zones.
@@ -78,63 +80,17 @@ func (tw Twin) Apply(t testing.TB, objs ...metav1.Object) {
 	}
 }
 
-// PodOption changes a workload's pod template.
-type PodOption func(*corev1.PodTemplateSpec)
-
-// PodSpec is one busybox container requesting cpu and 128Mi.
-func PodSpec(cpu string) corev1.PodSpec {
-	return corev1.PodSpec{Containers: []corev1.Container{{
-		Name: "app", Image: "public.ecr.aws/docker/library/busybox:1",
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse(cpu),
-			corev1.ResourceMemory: resource.MustParse("128Mi"),
-		}},
-	}}}
-}
-
-// Deployment is a Deployment in namespace default selecting app=name,
-// whose pods are PodSpec(cpu) changed by opts.
-func Deployment(name string, replicas int32, cpu string, opts ...PodOption) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: PodSpec(cpu)},
-		},
+// PodsOf lists the live (not terminating) pods whose name starts with
+// prefix.
+func (tw Twin) PodsOf(prefix string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range tw.Kube.Pods() {
+		if strings.HasPrefix(p.Name, prefix) && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
 	}
-	for _, o := range opts {
-		o(&d.Spec.Template)
-	}
-	return d
+	return out
 }
-
-// Pod is a bare pod in namespace default labelled app=name.
-func Pod(name, cpu string, opts ...PodOption) *corev1.Pod {
-	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}}, Spec: PodSpec(cpu)}
-	for _, o := range opts {
-		o(&tmpl)
-	}
-	tmpl.ObjectMeta.Name, tmpl.ObjectMeta.Namespace = name, metav1.NamespaceDefault
-	return &corev1.Pod{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec}
-}
-
-// PDB is a PodDisruptionBudget in namespace default selecting app=app;
-// one of minAvailable and maxUnavailable is set.
-func PDB(name, app string, minAvailable, maxUnavailable *intstr.IntOrString) *policyv1.PodDisruptionBudget {
-	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable:   minAvailable,
-			MaxUnavailable: maxUnavailable,
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-		},
-	}
-}
-
-// Int is an IntOrString holding i, for a budget.
-func Int(i int) *intstr.IntOrString { v := intstr.FromInt32(int32(i)); return &v }
 
 // Log is a twin's event log: each line as it was emitted, and the
 // watchers that see each one at that instant, with the twins in the state
