@@ -197,7 +197,6 @@ func (tw *twin) claimNamed(name string) *karpenter.NodeClaim {
 	return nil
 }
 
-
 // workload returns a workload's availability record.
 func (tw *twin) workload(kind, name string) kube.WorkloadStatus {
 	tw.t.Helper()

@@ -230,4 +230,3 @@ func daemonSet(name string) *appsv1.DaemonSet {
 		},
 	}
 }
-
