@@ -3,10 +3,8 @@ package twintest
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // The workloads the twins' tests run, in the upstream Go types.
@@ -52,19 +50,3 @@ func Pod(name, cpu string, opts ...PodOption) *corev1.Pod {
 	tmpl.ObjectMeta.Name, tmpl.ObjectMeta.Namespace = name, metav1.NamespaceDefault
 	return &corev1.Pod{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec}
 }
-
-// PDB is a PodDisruptionBudget in namespace default selecting app=app;
-// one of minAvailable and maxUnavailable is set.
-func PDB(name, app string, minAvailable, maxUnavailable *intstr.IntOrString) *policyv1.PodDisruptionBudget {
-	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable:   minAvailable,
-			MaxUnavailable: maxUnavailable,
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-		},
-	}
-}
-
-// Int is an IntOrString holding i, for a budget.
-func Int(i int) *intstr.IntOrString { v := intstr.FromInt32(int32(i)); return &v }
