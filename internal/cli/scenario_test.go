@@ -637,18 +637,26 @@ func TestScenarioGenerateMix(t *testing.T) {
 	}
 }
 
-// A small --mix cluster rehearses to success: the playbook upgrades the
-// control plane, the add-ons and every node group, each by its own
-// mechanism, and every node ends at the target.
-func TestScenarioGenerateMixRehearses(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "mix.yaml")
-	if code, _, stderr := runLadder("scenario", "generate", "--nodes", "10", "--pods-per-node", "10", "--mix", "-o", file); code != 0 {
+// rehearseGenerated generates a scenario with the generate flags given,
+// rehearses it and returns the JSON report.
+func rehearseGenerated(t *testing.T, flags ...string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "generated.yaml")
+	if code, _, stderr := runLadder(append([]string{"scenario", "generate", "-o", file}, flags...)...); code != 0 {
 		t.Fatalf("generate: %s", stderr)
 	}
 	code, stdout, stderr := runLadder("rehearse", "--scenario", file, "-o", "json")
 	if code != 0 {
 		t.Fatalf("rehearse: exit %d: %s", code, stderr)
 	}
+	return stdout
+}
+
+// A small --mix cluster rehearses to success: the playbook upgrades the
+// control plane, the add-ons and every node group, each by its own
+// mechanism, and every node ends at the target.
+func TestScenarioGenerateMixRehearses(t *testing.T) {
+	stdout := rehearseGenerated(t, "--nodes", "10", "--pods-per-node", "10", "--mix")
 	var rep struct {
 		Status string
 		Phases []struct{ Kind, Name, Strategy, Status string }
@@ -682,14 +690,7 @@ func TestScenarioGenerateMixRehearses(t *testing.T) {
 // A small generated scenario rehearses to success: every node drifts and is
 // replaced.
 func TestScenarioGenerateRehearses(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "gen.yaml")
-	if code, _, stderr := runLadder("scenario", "generate", "--nodes", "4", "--pods-per-node", "10", "--budget", "1", "-o", file); code != 0 {
-		t.Fatalf("generate: %s", stderr)
-	}
-	code, stdout, stderr := runLadder("rehearse", "--scenario", file, "-o", "json")
-	if code != 0 {
-		t.Fatalf("rehearse: exit %d: %s", code, stderr)
-	}
+	stdout := rehearseGenerated(t, "--nodes", "4", "--pods-per-node", "10", "--budget", "1")
 	var rep struct {
 		Status string
 		Groups []struct {

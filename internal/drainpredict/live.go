@@ -1,6 +1,7 @@
 package drainpredict
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -360,11 +361,8 @@ func livePods(objs []metav1.Object) []*corev1.Pod {
 		}
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Name < out[j].Name
+	slices.SortFunc(out, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	return out
 }

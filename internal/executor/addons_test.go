@@ -7,27 +7,10 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/plan"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
-
-const corednsImage = "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/coredns:"
-
-func coredns(tag string) *appsv1.Deployment {
-	lbls := map[string]string{"k8s-app": "kube-dns"}
-	two := int32(2)
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "coredns"},
-		Spec: appsv1.DeploymentSpec{Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: lbls},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbls},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "coredns", Image: corednsImage + tag}}}}},
-	}
-}
 
 // TestUpdateAddon: coredns v1.11.1-eksbuild.8 → v1.11.3-eksbuild.1. The
 // executor names the image the version brings, calls UpdateAddon (which

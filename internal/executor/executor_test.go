@@ -8,53 +8,12 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/ladder-eks/ladder/internal/kubeport"
-	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
-	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 var t0 = time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
-
-// webTwin is a twin port with one node running web, two Ready replicas.
-func webTwin(t *testing.T) *twinport.Port {
-	t.Helper()
-	c := kube.New(sim.New(t0, 1), kube.Options{})
-	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("10")}
-	if err := c.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc,
-		NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.30.4-eks-a737599"}}}, true); err != nil {
-		t.Fatal(err)
-	}
-	lbls := map[string]string{"app": "web"}
-	two := int32(2)
-	if err := c.Apply(&appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
-		Spec: appsv1.DeploymentSpec{Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: lbls},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbls},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}}}}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	p := twinport.New(c, twinport.Options{})
-	settled := kubeport.PodsSettled{}.Condition(p)
-	if err := p.Wait(context.Background(), time.Minute, func(ctx context.Context) (bool, error) {
-		pods, err := p.ListPods(ctx, kubeport.PodQuery{})
-		if err != nil || len(pods) != 2 {
-			return false, err
-		}
-		return settled(ctx)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // recorder is the observer and the mechanisms: it writes down every call,
 // with the virtual second it came at.

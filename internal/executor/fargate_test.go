@@ -7,18 +7,10 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/kubeport"
-	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
-	"github.com/ladder-eks/ladder/internal/twin/fargate"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 // restartRecorder is the recorder with the restart's own calls.
@@ -43,49 +35,6 @@ func (r *restartRecorder) RestartPolled(profile string, nodes []string) {
 		}
 	}
 	r.maxDown = max(r.maxDown, down)
-}
-
-// fargateTwin is a twin whose Fargate profile fp selects namespace assets,
-// with its kubelet at 1.30; apps are applied there and run before the
-// executor starts.
-func fargateTwin(t *testing.T, rec *restartRecorder, apps ...metav1.Object) (*Executor, func(string)) {
-	t.Helper()
-	eng := sim.New(t0, 1)
-	zones := []string{"us-west-2a", "us-west-2b"}
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	kubelet := "v1.30.14-eks-f69f56f"
-	f := fargate.New(eng, kc, ec2.New("us-west-2", zones, eng.Rand()), fargate.Options{Kubelet: func() string { return kubelet }})
-	if err := f.AddProfile(fargate.Profile{Name: "fp", Selectors: []fargate.Selector{{Namespace: "assets"}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := kc.Apply(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "assets"}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range apps {
-		if err := kc.Apply(o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	eng.RunUntil(t0.Add(5 * time.Minute))
-	p := twinport.New(kc, twinport.Options{})
-	rec.port, rec.start = p, p.Now()
-	return &Executor{Cluster: "demo", Ports: Ports{Kube: p}, Observer: rec, Deadline: p.Now().Add(time.Hour)}, func(v string) { kubelet = v }
-}
-
-func assetsApp(kind, name string, replicas int32) metav1.Object {
-	lbls := map[string]string{"app": name}
-	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbls},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "assets:1",
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("512Mi")}}}}}}
-	meta := metav1.ObjectMeta{Namespace: "assets", Name: name}
-	sel := &metav1.LabelSelector{MatchLabels: lbls}
-	switch kind {
-	case "StatefulSet":
-		return &appsv1.StatefulSet{ObjectMeta: meta, Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Selector: sel, Template: tmpl, ServiceName: name}}
-	case "Pod":
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "assets", Name: name, Labels: lbls}, Spec: tmpl.Spec}
-	}
-	return &appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: sel, Template: tmpl}}
 }
 
 // TestRestartFargate: after the control plane went to 1.31, a profile's

@@ -5,24 +5,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport"
-	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
-	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
-	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
 const (
@@ -40,62 +30,6 @@ type catalogAMIs struct{}
 
 func (catalogAMIs) LookupAMI(id string) (catalog.AMI, bool) { return catalog.LookupAMI(id) }
 
-// managedTwin is a cluster whose control plane is at 1.31 with two managed
-// node groups still at 1.30: custom, on a custom AMI (launch template
-// custom, version 1), and blue, in zones a and b with the label
-// type=orders and the taint dedicated=orders:NoSchedule, running orders'
-// two replicas. The executor drives it through the twins' EKS, EC2 and
-// Kubernetes ports.
-type managedTwin struct {
-	ex     *Executor
-	rec    *recorder
-	groups *mng.Service
-	port   *twinport.Port
-}
-
-func newManagedTwin(t *testing.T) *managedTwin {
-	t.Helper()
-	eng := sim.New(time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC), 1)
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: mngZones})
-	cp := twineks.New(eng, "demo", "us-west-2", v131, 0)
-	groups := mng.New(eng, kc, worker.New(eng, kc, ec2.New("us-west-2", mngZones, eng.Rand()), worker.Timings{}), mng.Options{
-		InstanceTypes: catalog.InstanceTypes(), Zones: mngZones, ControlPlaneVersion: cp.Version,
-	})
-	for _, spec := range []mng.Spec{
-		{Name: "custom", InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 3,
-			LaunchTemplate: &mng.LaunchTemplate{Name: "custom", Version: "1", ImageID: ami130}},
-		{Name: "blue", InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 3, Zones: mngZones[:2], Version: "1.30",
-			Labels: map[string]string{"type": "orders"},
-			Taints: []corev1.Taint{{Key: "dedicated", Value: "orders", Effect: corev1.TaintEffectNoSchedule}}},
-	} {
-		if err := groups.Adopt(spec, time.Hour); err != nil {
-			t.Fatal(err)
-		}
-	}
-	lbls := map[string]string{"app": "orders"}
-	if err := kc.Apply(&appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "orders"},
-		Spec: appsv1.DeploymentSpec{Replicas: aws.Int32(2), Selector: &metav1.LabelSelector{MatchLabels: lbls},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbls}, Spec: corev1.PodSpec{
-				NodeSelector: map[string]string{"type": "orders"},
-				Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "orders", Effect: corev1.TaintEffectNoSchedule}},
-				Containers:   []corev1.Container{{Name: "app", Image: "orders"}}}}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	port := twinport.New(kc, twinport.Options{})
-	api := twinaws.NewEKS(twinaws.EKSOptions{Engine: eng, Cluster: "demo", Region: "us-west-2", ControlPlane: cp, Nodegroups: groups})
-	rec := &recorder{port: port, start: port.Now()}
-	tw := &managedTwin{rec: rec, groups: groups, port: port, ex: &Executor{Cluster: "demo",
-		Ports: Ports{Kube: port, EKS: api, LaunchTemplates: api.LaunchTemplates(nil)},
-		AMIs:  catalogAMIs{}, Observer: rec, Deadline: port.Now().Add(6 * time.Hour)}}
-	if err := tw.ex.WaitFor(context.Background(), kubeport.PodsSettled{}); err != nil {
-		t.Fatal(err)
-	}
-	return tw
-}
-
-// nodes are a group's nodes.
 func (tw *managedTwin) nodes(group string) []*corev1.Node {
 	var out []*corev1.Node
 	for _, n := range tw.port.Cluster().Nodes() {

@@ -13,14 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
-	"github.com/ladder-eks/ladder/internal/catalog"
-	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/asg"
-	ec2twin "github.com/ladder-eks/ladder/internal/twin/ec2"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
-	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
 // AL2023 x86_64 AMIs of the catalog. On t0 (2026-03-10) the newest 1.31
@@ -30,28 +23,6 @@ const (
 	al2023v131     = "ami-9611a9490b074d3c1" // 1.31 v20260220
 	al2023v131Name = "amazon-eks-node-al2023-x86_64-standard-1.31-v20260220"
 )
-
-// refreshTwin is an executor on a twin with one self-managed group,
-// workers: four m5.large instances on launch template workers:1 with
-// image, running for a day, driven through twinaws's Auto Scaling and
-// launch template ports.
-func refreshTwin(t *testing.T, rec *recorder, image string, deadline time.Duration) (*Executor, *twinaws.AutoScaling) {
-	t.Helper()
-	zones := []string{"us-west-2a", "us-west-2b"}
-	eng := sim.New(t0, 1)
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	groups := asg.New(eng, kc, worker.New(eng, kc, ec2twin.New("us-west-2", zones, eng.Rand()), worker.Timings{}),
-		asg.Options{InstanceTypes: catalog.InstanceTypes(), Zones: zones})
-	if err := groups.Create(asg.Spec{Name: "workers", InstanceType: "m5.large", Desired: 4, Min: 4, Max: 8,
-		LaunchTemplate: asg.LaunchTemplate{Name: "workers", Version: "1", ImageID: image}}, 24*time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	p := twinport.New(kc, twinport.Options{})
-	rec.port, rec.start = p, p.Now()
-	api := twinaws.NewAutoScaling(groups)
-	return &Executor{Cluster: "demo", Ports: Ports{Kube: p, AutoScaling: api, LaunchTemplates: api}, AMIs: catalogAMIs{},
-		Observer: rec, Deadline: p.Now().Add(deadline)}, api
-}
 
 // groupState is the group as the APIs show it after the step: its launch
 // template version and image, its instances' images, its last refresh.

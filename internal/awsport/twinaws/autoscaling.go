@@ -35,18 +35,18 @@ type AutoScaling struct {
 	// DescribeInstanceRefreshes, rebuilt only when its progress changes:
 	// the executor polls a refresh after every twin event.
 	current map[string]builtRefresh
-	// templates are the launch template versions the port knows, by
-	// template name, oldest first; ltTokens the versions ClientTokens made
-	// (launchtemplates.go).
-	templates map[string][]ltVersion
-	ltTokens  map[string]ltVersion
+	// lts is the account's launch templates (launchtemplates.go), shared
+	// with the EKS port's once EKS.LaunchTemplates joins them.
+	lts *launchTemplates
 }
 
 var _ awsport.AutoScaling = (*AutoScaling)(nil)
 
 // NewAutoScaling returns the Auto Scaling port of the twin a.
 func NewAutoScaling(a *asg.ASG) *AutoScaling {
-	return &AutoScaling{asg: a, past: map[string][]asgtypes.InstanceRefresh{}, current: map[string]builtRefresh{}, templates: map[string][]ltVersion{}, ltTokens: map[string]ltVersion{}}
+	s := &AutoScaling{asg: a, past: map[string][]asgtypes.InstanceRefresh{}, current: map[string]builtRefresh{}}
+	s.lts = newLaunchTemplates(s.groupTemplates)
+	return s
 }
 
 // asgError is an Auto Scaling error as the SDK returns it: a modelled

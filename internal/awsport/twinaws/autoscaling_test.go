@@ -17,10 +17,8 @@ import (
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
-	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
-	ec2twin "github.com/ladder-eks/ladder/internal/twin/ec2"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
@@ -28,10 +26,9 @@ import (
 // launch template <name>:1 on the seed's 1.30 AMI, running for a day.
 func newASGCluster(t *testing.T, desired int, names ...string) *asgCluster {
 	t.Helper()
-	eng := sim.New(t0, 1)
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	cloud := ec2twin.New("us-west-2", zones, eng.Rand())
-	a := asg.New(eng, kc, worker.New(eng, kc, cloud, worker.Timings{}), asg.Options{InstanceTypes: catalog.InstanceTypes(), Zones: zones})
+	base := twintest.New(t0, 1, zones...)
+	eng, kc := base.Eng, base.Kube
+	a := asg.New(eng, kc, worker.New(eng, kc, base.Cloud, worker.Timings{}), asg.Options{InstanceTypes: catalog.InstanceTypes(), Zones: zones})
 	for _, name := range names {
 		if err := a.Create(asg.Spec{Name: name, InstanceType: "m5.large", Desired: desired, Min: desired, Max: 2 * desired,
 			LaunchTemplate: asg.LaunchTemplate{Name: name, Version: "1", ImageID: "ami-0f676a166352f02ab"}}, 24*time.Hour); err != nil {
@@ -128,5 +125,34 @@ func TestRefusedRefreshKeepsTheLaunchTemplate(t *testing.T) {
 	}
 	if v := aws.ToString(out.AutoScalingGroups[0].LaunchTemplate.Version); v != "1" {
 		t.Errorf("after the refused refresh the group runs workers:%s, want workers:1", v)
+	}
+}
+
+// The account has one store: once the EKS port's launch templates take
+// the Auto Scaling port's in, either port answers for both kinds of group,
+// and a version made through one is the one a refresh started through the
+// other rolls out.
+func TestOneLaunchTemplateStore(t *testing.T) {
+	tc, ctx := clusterAt131(t)
+	withCustomGroup(t, tc)
+	c := newASGCluster(t, 1, "workers")
+	lts := tc.eks.LaunchTemplates(c.api)
+	if got := describeVersions(c.api, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("custom")}); len(got) != 1 || got[0][:7] != "custom/" {
+		t.Fatalf("the managed group's template through the Auto Scaling port: %q", got)
+	}
+	if _, err := lts.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: aws.String("workers"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(ami131)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.api.StartInstanceRefresh(ctx, &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String("workers"),
+		DesiredConfiguration: &asgtypes.DesiredConfiguration{LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
+			LaunchTemplateName: aws.String("workers"), Version: aws.String("$Latest")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := c.api.asg.Status("workers"); st.LaunchTemplate.Version != "2" || st.LaunchTemplate.ImageID != ami131 {
+		t.Fatalf("workers' launch template after the refresh started: %+v, want version 2 with %s", st.LaunchTemplate, ami131)
+	}
+	if tc.eks.LaunchTemplates(c.api) != lts {
+		t.Fatal("joining the same ports twice made a second store")
 	}
 }

@@ -12,11 +12,9 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
@@ -37,9 +35,8 @@ const addonRollout = 2 * time.Minute
 
 func newTwinCluster(t *testing.T) *twinCluster {
 	t.Helper()
-	eng := sim.New(t0, 1)
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	cloud := ec2.New("us-west-2", zones, eng.Rand())
+	base := twintest.New(t0, 1, zones...)
+	eng, kc, cloud := base.Eng, base.Kube, base.Cloud
 	cp := twineks.New(eng, "conformance", "us-west-2", kubeversion.MustParse("1.30"), 0)
 	cp.Kubelets = func() map[string]string {
 		out := map[string]string{}

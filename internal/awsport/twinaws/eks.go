@@ -77,9 +77,9 @@ type EKS struct {
 	// executor polls an update after every twin event.
 	ngUpdates map[[2]string]builtUpdate // by node group and update ID
 	addons    map[string]*addonState
-	// templates are the launch templates behind managed node groups
-	// (mng_launchtemplate.go).
-	templates []*mngTemplate
+	// lts is the account's launch templates (launchtemplates.go), those
+	// behind managed node groups among them.
+	lts *launchTemplates
 }
 
 type addonState struct {
@@ -97,6 +97,7 @@ func NewEKS(opts EKSOptions) *EKS {
 		opts.Account = "111122223333"
 	}
 	e := &EKS{opts: opts, tokens: map[string]*ekstypes.Update{}, ngUpdates: map[[2]string]builtUpdate{}, addons: map[string]*addonState{}}
+	e.lts = newLaunchTemplates(e.nodegroupTemplates)
 	for _, a := range opts.Addons {
 		e.addons[a.Name] = &addonState{version: a.Version}
 	}

@@ -3,6 +3,7 @@ package twinaws
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/ladder-eks/ladder/internal/awsport"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
@@ -90,7 +92,7 @@ func TestLaunchTemplateBehindANodegroup(t *testing.T) {
 			t.Errorf("node %s runs %s, want %s", n.Name, n.Labels[mng.LabelNodegroupImage], ami131)
 		}
 	}
-	// A template no managed group runs goes to the fallback, here none.
+	// A template no group runs is EC2's NotFound.
 	_, err = lts.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("other")})
 	var ae smithy.APIError
 	if !errors.As(err, &ae) || ae.ErrorCode() != "InvalidLaunchTemplateName.NotFoundException" {
@@ -168,5 +170,90 @@ func TestLaunchTemplateWithoutVersionNumber(t *testing.T) {
 		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(ami131)}})
 	if err != nil || aws.ToInt64(out.LaunchTemplateVersion.VersionNumber) != 2 {
 		t.Fatalf("CreateLaunchTemplateVersion: %+v, %v; want version 2", out, err)
+	}
+}
+
+// describeVersions is DescribeLaunchTemplateVersions' answer as
+// "name/id v<number> <image> [default]" lines, or the error's code.
+func describeVersions(lts awsport.LaunchTemplates, in *ec2.DescribeLaunchTemplateVersionsInput) []string {
+	out, err := lts.DescribeLaunchTemplateVersions(context.Background(), in)
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return []string{ae.ErrorCode()}
+	}
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var got []string
+	for _, v := range out.LaunchTemplateVersions {
+		s := fmt.Sprintf("%s/%s v%d %s", aws.ToString(v.LaunchTemplateName), aws.ToString(v.LaunchTemplateId), aws.ToInt64(v.VersionNumber), aws.ToString(v.LaunchTemplateData.ImageId))
+		if aws.ToBool(v.DefaultVersion) {
+			s += " default"
+		}
+		got = append(got, s)
+	}
+	if out.NextToken != nil {
+		got = append(got, "more")
+	}
+	return got
+}
+
+// The store learns a template from the groups that run it, by id or by
+// name, and answers EC2's version selectors (aws-apis.md §4): none for all,
+// $Latest, $Default (the oldest it knows), numbers; a new version copies
+// SourceVersion's image unless LaunchTemplateData names one, and a
+// ClientToken already used returns the version it made.
+func TestLaunchTemplateStore(t *testing.T) {
+	managed := newLaunchTemplates(func() []templateSeed {
+		return []templateSeed{
+			{id: "lt-0a", name: "custom", version: "3", imageID: "ami-3"},
+			{id: "lt-0a", name: "custom", version: "4", imageID: "ami-4"},
+			{id: "lt-0b", version: "$Latest", imageID: "ami-b"},
+		}
+	})
+	selfManaged := newLaunchTemplates(func() []templateSeed {
+		return []templateSeed{{name: "workers", version: "1", imageID: "ami-w"}}
+	})
+	managed.join(selfManaged)
+	ctx := context.Background()
+	if _, err := managed.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateId: aws.String("lt-0a"),
+		SourceVersion: aws.String("$Default"), ClientToken: aws.String("once")}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := managed.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateId: aws.String("lt-0a"),
+		ClientToken: aws.String("once"), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-other")}})
+	if err != nil || aws.ToInt64(again.LaunchTemplateVersion.VersionNumber) != 5 {
+		t.Fatalf("the same ClientToken again: %+v, %v; want version 5 once more", again, err)
+	}
+	if _, err := managed.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: aws.String("workers"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-w2")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		in   ec2.DescribeLaunchTemplateVersionsInput
+		want []string
+	}{
+		{"all, by name", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("custom")},
+			[]string{"custom/lt-0a v3 ami-3 default", "custom/lt-0a v4 ami-4", "custom/lt-0a v5 ami-3"}},
+		{"selectors, by id", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateId: aws.String("lt-0a"), Versions: []string{"$Latest", "4", "5"}},
+			[]string{"custom/lt-0a v4 ami-4", "custom/lt-0a v5 ami-3"}},
+		{"a page", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateId: aws.String("lt-0a"), MaxResults: aws.Int32(2)},
+			[]string{"custom/lt-0a v3 ami-3 default", "custom/lt-0a v4 ami-4", "more"}},
+		{"no version number is 1", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateId: aws.String("lt-0b")},
+			[]string{"/lt-0b v1 ami-b default"}},
+		{"a self-managed group's", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("workers"), Versions: []string{"$Default", "$Latest"}},
+			[]string{"workers/ v1 ami-w default", "workers/ v2 ami-w2"}},
+		{"an unknown version", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("custom"), Versions: []string{"9"}},
+			[]string{"InvalidLaunchTemplateId.VersionNotFound"}},
+		{"an unknown name", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("other")},
+			[]string{"InvalidLaunchTemplateName.NotFoundException"}},
+		{"an unknown id", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateId: aws.String("lt-0c")},
+			[]string{"InvalidLaunchTemplateId.NotFound"}},
+		{"neither", ec2.DescribeLaunchTemplateVersionsInput{}, []string{"MissingParameter"}},
+	} {
+		if got := describeVersions(managed, &c.in); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }

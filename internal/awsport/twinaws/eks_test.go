@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -100,12 +101,20 @@ func TestDescribeClusterVersionsStatuses(t *testing.T) {
 }
 
 // New wires the ports of one cluster: the AMI ports share the EKS twin's
-// clock, and there is no Auto Scaling port without Auto Scaling groups.
+// clock, there is no Auto Scaling port without Auto Scaling groups, and
+// EC2's launch templates are there for the managed groups' all the same.
 func TestNewWiresThePorts(t *testing.T) {
 	tc := newTwinCluster(t)
+	withCustomGroup(t, tc)
 	p := New(tc.eks.opts, nil, nil)
 	if p.AutoScaling != nil {
 		t.Fatal("an Auto Scaling port without groups")
+	}
+	if p.LaunchTemplates == nil {
+		t.Fatal("no launch templates without Auto Scaling groups")
+	}
+	if got := describeVersions(p.LaunchTemplates, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("custom")}); len(got) != 1 {
+		t.Fatalf("the managed group's launch template: %q", got)
 	}
 	name := "/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/standard/recommended/image_id"
 	out, err := p.Parameters.GetParameter(context.Background(), &ssm.GetParameterInput{Name: &name})

@@ -7,15 +7,19 @@ import (
 )
 
 // New returns every AWS port over one cluster's twins: EKS as eks says,
-// Auto Scaling and EC2's launch templates over groups (nil, for a cluster
-// without self-managed groups, leaves both nil), and the AMI ports over the catalog and the
+// Auto Scaling over groups (nil, for a cluster without self-managed
+// groups, leaves it nil), EC2's launch templates behind both kinds of
+// group as one store, and the AMI ports over the catalog and the
 // scenario's extra AMIs, on the EKS engine's clock.
 func New(eks EKSOptions, groups *asg.ASG, extraAMIs []catalog.AMI) awsport.Ports {
 	amis := NewAMIs(eks.Engine.Now, extraAMIs...)
-	p := awsport.Ports{EKS: NewEKS(eks), Images: amis, Parameters: amis}
+	e := NewEKS(eks)
+	p := awsport.Ports{EKS: e, Images: amis, Parameters: amis}
+	var as *AutoScaling
 	if groups != nil {
-		as := NewAutoScaling(groups)
-		p.AutoScaling, p.LaunchTemplates = as, as
+		as = NewAutoScaling(groups)
+		p.AutoScaling = as
 	}
+	p.LaunchTemplates = e.LaunchTemplates(as)
 	return p
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport/conformance"
 	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
 
 // karpenterHarness gives each case a twin cluster running the Karpenter
@@ -25,14 +25,13 @@ type karpenterHarness struct{}
 func (karpenterHarness) KnownDifferences() map[string]string { return nil }
 
 func (karpenterHarness) NewKarpenterEnv(t *testing.T) conformance.KarpenterEnv {
-	zones := []string{"us-west-2a", "us-west-2b", "us-west-2c"}
-	eng := sim.New(t0, 1)
-	c := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
+	base := twintest.New(t0, 1)
+	eng, c := base.Eng, base.Kube
 	const ns = "conformance"
 	if err := c.Apply(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	k := karpenter.New(eng, c, ec2.New("us-west-2", zones, eng.Rand()), karpenter.Options{
+	k := karpenter.New(eng, c, base.Cloud, karpenter.Options{
 		ClusterName:         "conformance",
 		InstanceTypes:       catalog.InstanceTypes(),
 		Timings:             karpenter.DefaultTimings,

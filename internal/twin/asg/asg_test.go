@@ -18,7 +18,7 @@ func TestCreateExistingInstances(t *testing.T) {
 	perZone := map[string]int{}
 	for _, in := range st.Instances {
 		perZone[in.Zone]++
-		n := tw.kube.Node(in.Node)
+		n := tw.Kube.Node(in.Node)
 		if n == nil || !kube.IsNodeReady(n) || !n.CreationTimestamp.Time.Equal(t0.Add(-24*time.Hour)) {
 			t.Fatalf("instance %s: node %v", in.ID, n)
 		}

@@ -29,13 +29,13 @@ func TestInstanceRefreshBreaches(t *testing.T) {
 			tw := newTwin(t, 1)
 			tw.create(groupSpec("ng", 3, tc.opts...))
 			tw.apply(deployment("db", 2, "250m", inZone("us-west-2a")), pdb("db", 2, -1))
-			tw.settle()
+			tw.Settle()
 			tw.upgrade("ng", ami131)
 			res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60)})
 			tw.runUntilDone(res, 2*time.Hour)
 
-			killed := tw.kube.Killed()
-			b := tw.kube.PDBBreaches()
+			killed := tw.Kube.Killed()
+			b := tw.Kube.PDBBreaches()
 			if len(b) == 0 || len(b) > len(killed) {
 				t.Fatalf("breaches %+v, killed %+v; want the killed db pods\n%s", b, killed, tw.dump())
 			}
@@ -45,7 +45,7 @@ func TestInstanceRefreshBreaches(t *testing.T) {
 					t.Errorf("breach %+v, want a db pod gone with its node %s under default/db", x, tc.by)
 				}
 			}
-			for _, w := range tw.kube.Workloads() {
+			for _, w := range tw.Kube.Workloads() {
 				if w.Name == "db" && w.PDBViolations != len(b) {
 					t.Errorf("db PDBViolations %d, want %d", w.PDBViolations, len(b))
 				}

@@ -35,7 +35,7 @@ func rehearse(t *testing.T, seed uint64) string {
 		deployment("web", 6, "250m"),
 		deployment("db", 2, "250m", inZone("us-west-2a")), pdb("db", 2, -1),
 	)
-	tw.settle()
+	tw.Settle()
 	tw.upgrade("ng", ami131)
 	res := tw.refresh("ng", asg.Preferences{
 		MinHealthyPercentage: ptr(80), MaxHealthyPercentage: ptr(120), InstanceWarmup: seconds(90),
@@ -44,10 +44,10 @@ func rehearse(t *testing.T, seed uint64) string {
 	tw.runUntilDone(res, 4*time.Hour)
 	var b strings.Builder
 	b.WriteString(tw.dump())
-	for _, k := range tw.kube.Killed() {
+	for _, k := range tw.Kube.Killed() {
 		fmt.Fprintf(&b, "killed %s/%s on %s at +%s\n", k.Namespace, k.Name, k.Node, since(k.At))
 	}
-	for _, d := range tw.kube.DrainBlocks() {
+	for _, d := range tw.Kube.DrainBlocks() {
 		fmt.Fprintf(&b, "blocked %s on %s %s..%s %s\n", d.Pod, d.Node, since(d.Since), since(d.Until), d.Outcome)
 	}
 	fmt.Fprintf(&b, "%+v\n", res.Sets)

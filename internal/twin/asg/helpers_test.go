@@ -11,38 +11,26 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
-var t0 = time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+var t0, zones = twintest.T0, twintest.Zones
 
-// AMIs. ami130 and ami131 are the catalog's real al2023 x86_64 rows; the
-// workshop's 1.31 AMI (workshop 6.4, "# ami-00e0cfd6e5895fe3a") is not in the
-// catalog and is declared as an extra AMI, with the kubelet version the
-// workshop's nodes report.
-const (
-	ami130             = "ami-0f676a166352f02ab" // al2023 x86_64 1.30 v20260220
-	ami131             = "ami-0c4dea04571b1b508" // al2023 x86_64 1.31 v20260320
-	kubelet130         = "v1.30.14-eks-f69f56f"
-	kubelet131         = "v1.31.14-eks-ecaa3a6"
-	amiWorkshop131     = "ami-00e0cfd6e5895fe3a"
-	kubeletWorkshop131 = "v1.31.14-eks-bbe087e"
-	amiARM130          = "ami-24fd2cff8dae19a97" // al2023 arm64 1.30: no m5 boots it
-)
+// AMIs. ami130 and ami131 are the catalog's real al2023 x86_64 rows (no
+// m5 boots amiARM130); the workshop's 1.31 AMI (workshop 6.4, "#
+// ami-00e0cfd6e5895fe3a") is not in the catalog and is declared as an extra
+// AMI, with the kubelet version the workshop's nodes report.
+const ami130, ami131, amiARM130, amiWorkshop131 = twintest.AMI130, twintest.AMI131, twintest.AMI130ARM, "ami-00e0cfd6e5895fe3a"
 
-var zones = []string{"us-west-2a", "us-west-2b", "us-west-2c"}
+const kubelet130, kubelet131, kubeletWorkshop131 = twintest.Kubelet130, twintest.Kubelet131, "v1.31.14-eks-bbe087e"
 
 var workshopAMI = catalog.AMI{
 	ID: amiWorkshop131, Name: "amazon-eks-node-al2023-x86_64-standard-1.31-v20251001",
@@ -56,15 +44,11 @@ var launchLatency = worker.DefaultTimings.Launch
 
 // twin is one rehearsal's worth of twins on a virtual clock.
 type twin struct {
-	t     *testing.T
-	eng   *sim.Engine
-	kube  *kube.Cluster
-	cloud *ec2.Cloud
-	pool  *worker.Pool
-	asg   *asg.ASG
-	log   []line
-	// watchers see each line as it is emitted.
-	watchers []func(line)
+	t *testing.T
+	twintest.Twin
+	pool *worker.Pool
+	asg  *asg.ASG
+	log  twintest.Log[line]
 }
 
 // line is one event and when it was emitted.
@@ -75,22 +59,16 @@ type line struct {
 
 func newTwin(t *testing.T, seed uint64) *twin {
 	t.Helper()
-	eng := sim.New(t0, seed)
-	tw := &twin{t: t, eng: eng}
-	tw.kube = kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	tw.cloud = ec2.New("us-west-2", zones, eng.Rand())
-	tw.pool = worker.New(eng, tw.kube, tw.cloud, worker.Timings{})
-	tw.asg = asg.New(eng, tw.kube, tw.pool, asg.Options{
+	tw := &twin{t: t, Twin: twintest.New(t0, seed)}
+	eng := tw.Eng
+	tw.pool = worker.New(eng, tw.Kube, tw.Cloud, worker.Timings{})
+	tw.asg = asg.New(eng, tw.Kube, tw.pool, asg.Options{
 		InstanceTypes: catalog.InstanceTypes(),
 		ExtraAMIs:     []catalog.AMI{workshopAMI},
 		Zones:         zones,
 	})
 	tw.asg.OnEvent(func(e asg.Event) {
-		l := line{At: eng.Now(), Event: e}
-		tw.log = append(tw.log, l)
-		for _, w := range tw.watchers {
-			w(l)
-		}
+		tw.log.Add(line{At: eng.Now(), Event: e})
 	})
 	return tw
 }
@@ -149,29 +127,14 @@ func (tw *twin) refresh(name string, p asg.Preferences) *asg.InstanceRefresh {
 // fails the test after limit of virtual time.
 func (tw *twin) runUntilDone(res *asg.InstanceRefresh, limit time.Duration) {
 	tw.t.Helper()
-	if tw.eng.Run(tw.eng.Now().Add(limit), func() bool { return res.Status != "" && !tw.asg.Busy() }) != sim.Done {
+	if tw.Eng.Run(tw.Eng.Now().Add(limit), func() bool { return res.Status != "" && !tw.asg.Busy() }) != sim.Done {
 		tw.t.Fatalf("refresh not done after %s (status %q)\n%s", limit, res.Status, tw.dump())
 	}
 }
 
-// settle is the rehearsal's bootstrap: pods bound and Ready as if the
-// cluster had been running, then availability tracking starts.
-func (tw *twin) settle() {
-	tw.eng.Run(tw.eng.Now(), nil)
-	for _, n := range tw.kube.Nodes() {
-		tw.kube.StartPodsNow(n.Name, n.CreationTimestamp.Time)
-	}
-	tw.eng.Run(tw.eng.Now(), nil)
-	tw.kube.StartTracking()
-}
-
 func (tw *twin) apply(objs ...metav1.Object) {
 	tw.t.Helper()
-	for _, o := range objs {
-		if err := tw.kube.Apply(o); err != nil {
-			tw.t.Fatalf("apply %s: %v", o.GetName(), err)
-		}
-	}
+	tw.Apply(tw.t, objs...)
 }
 
 func (tw *twin) status(name string) asg.GroupStatus {
@@ -183,17 +146,11 @@ func (tw *twin) status(name string) asg.GroupStatus {
 	return s
 }
 
-func (tw *twin) watch(fn func(line)) { tw.watchers = append(tw.watchers, fn) }
+func (tw *twin) watch(fn func(line)) { tw.log.Watch(fn) }
 
 // events returns the lines with a code.
 func (tw *twin) events(code string) []line {
-	var out []line
-	for _, l := range tw.log {
-		if l.Code == code {
-			out = append(out, l)
-		}
-	}
-	return out
+	return tw.log.Select(func(l line) bool { return l.Code == code })
 }
 
 // since is the virtual time from t0.
@@ -201,7 +158,7 @@ func since(t time.Time) time.Duration { return t.Sub(t0) }
 
 func (tw *twin) dump() string {
 	var b strings.Builder
-	for _, l := range tw.log {
+	for _, l := range tw.log.Lines {
 		fmt.Fprintf(&b, "  +%-9s %-7s %-26s %s\n", since(l.At), l.Type, l.Code, l.Message)
 	}
 	return b.String()
@@ -209,50 +166,21 @@ func (tw *twin) dump() string {
 
 // ---- workloads ------------------------------------------------------------
 
-type podOption func(*corev1.PodSpec)
+var deployment = twintest.Deployment
 
-// deployment is a Deployment in namespace default whose pods request cpu.
-func deployment(name string, replicas int32, cpu string, opts ...podOption) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	spec := corev1.PodSpec{Containers: []corev1.Container{{
-		Name: "app", Image: "public.ecr.aws/docker/library/busybox:1",
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse(cpu),
-			corev1.ResourceMemory: resource.MustParse("128Mi"),
-		}},
-	}}}
-	for _, o := range opts {
-		o(&spec)
+func inZone(zone string) twintest.PodOption {
+	return func(p *corev1.PodTemplateSpec) {
+		p.Spec.NodeSelector = map[string]string{corev1.LabelTopologyZone: zone}
 	}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
-		},
-	}
-}
-
-func inZone(zone string) podOption {
-	return func(s *corev1.PodSpec) { s.NodeSelector = map[string]string{corev1.LabelTopologyZone: zone} }
 }
 
 // pdb selects app=app; exactly one of minAvailable and maxUnavailable is
 // non-negative.
 func pdb(app string, minAvailable, maxUnavailable int) *policyv1.PodDisruptionBudget {
-	p := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: metav1.NamespaceDefault},
-		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}},
-	}
 	if minAvailable >= 0 {
-		v := intstr.FromInt32(int32(minAvailable))
-		p.Spec.MinAvailable = &v
-	} else {
-		v := intstr.FromInt32(int32(maxUnavailable))
-		p.Spec.MaxUnavailable = &v
+		return twintest.PDB(app, app, twintest.Int(minAvailable), nil)
 	}
-	return p
+	return twintest.PDB(app, app, nil, twintest.Int(maxUnavailable))
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -16,7 +16,7 @@ func TestPutLifecycleHookAndCompleteLifecycleAction(t *testing.T) {
 	// The Node Termination Handler completes the action an hour after
 	// draining, so the test's CompleteLifecycleAction comes first.
 	tw.create(groupSpec("workers", 2, func(s *asg.Spec) { s.NTH.CompleteLifecycleActionDelay = time.Hour }))
-	tw.settle()
+	tw.Settle()
 	if _, ok, _ := tw.asg.LifecycleHook("workers"); ok {
 		t.Fatal("the group has a hook before PutLifecycleHook")
 	}
@@ -33,7 +33,7 @@ func TestPutLifecycleHookAndCompleteLifecycleAction(t *testing.T) {
 	tw.upgrade("workers", ami131)
 	tw.refresh("workers", asg.Preferences{})
 	var waiting string
-	tw.eng.Run(tw.eng.Now().Add(time.Hour), func() bool {
+	tw.Eng.Run(tw.Eng.Now().Add(time.Hour), func() bool {
 		for _, in := range tw.status("workers").Instances {
 			if in.State == asg.TerminatingWait {
 				waiting = in.ID

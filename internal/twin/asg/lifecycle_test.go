@@ -19,7 +19,7 @@ func TestWithoutHookPodsAreKilledNotEvicted(t *testing.T) {
 		tw := newTwin(t, 3)
 		tw.create(groupSpec("ng", 2, opts...))
 		tw.apply(deployment("web", 4, "250m"))
-		tw.settle()
+		tw.Settle()
 		tw.upgrade("ng", ami131)
 		res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60)})
 		tw.runUntilDone(res, time.Hour)
@@ -27,7 +27,7 @@ func TestWithoutHookPodsAreKilledNotEvicted(t *testing.T) {
 	}
 
 	tw, st := run()
-	killed := tw.kube.Killed()
+	killed := tw.Kube.Killed()
 	if len(killed) == 0 || st.PodsKilled != len(killed) {
 		t.Fatalf("killed %d pods, status counts %d; want some, all counted\n%s", len(killed), st.PodsKilled, tw.dump())
 	}
@@ -41,7 +41,7 @@ func TestWithoutHookPodsAreKilledNotEvicted(t *testing.T) {
 	}
 
 	tw, st = run(withHook(0, ""))
-	if k := tw.kube.Killed(); len(k) != 0 || st.PodsKilled != 0 {
+	if k := tw.Kube.Killed(); len(k) != 0 || st.PodsKilled != 0 {
 		t.Fatalf("with the hook, killed %+v", k)
 	}
 	if n := len(tw.events(asg.EventNTHDrained)); n != 2 {
@@ -61,7 +61,7 @@ func TestNTHDrainRespectsPDB(t *testing.T) {
 	spec.NTH.TaintNode = true
 	tw.create(spec)
 	tw.apply(deployment("db", 2, "250m", inZone("us-west-2a")), pdb("db", -1, 1))
-	tw.settle()
+	tw.Settle()
 	zoneA := tw.status("ng").Instances[0]
 	if zoneA.Zone != "us-west-2a" {
 		t.Fatalf("first instance in %s", zoneA.Zone)
@@ -76,7 +76,7 @@ func TestNTHDrainRespectsPDB(t *testing.T) {
 			terminatingAt = l.At
 		case asg.EventNTHDrained:
 			drainedAt = l.At
-			n := tw.kube.Node(zoneA.Node)
+			n := tw.Kube.Node(zoneA.Node)
 			if !kube.HasTaint(n, asg.ASGLifecycleTaint) || !n.Spec.Unschedulable {
 				t.Errorf("drained node not tainted %s and cordoned: %+v", asg.ASGLifecycleTaint, n.Spec)
 			}
@@ -102,17 +102,17 @@ func TestNTHDrainRespectsPDB(t *testing.T) {
 	if !completedAt.Equal(drainedAt) || terminatedAt.Sub(completedAt) != 30*time.Second {
 		t.Fatalf("drained +%s, completed +%s, terminated +%s", since(drainedAt), since(completedAt), since(terminatedAt))
 	}
-	blocks := tw.kube.DrainBlocks()
+	blocks := tw.Kube.DrainBlocks()
 	if len(blocks) != 1 || blocks[0].Node != zoneA.Node || blocks[0].Outcome != "evicted" || blocks[0].PDB != "default/db" || blocks[0].Until.Sub(blocks[0].Since) < join {
 		t.Fatalf("drain blocks %+v, want one evicted after waiting at least %s on default/db", blocks, join)
 	}
-	if k := tw.kube.Killed(); len(k) != 0 {
+	if k := tw.Kube.Killed(); len(k) != 0 {
 		t.Fatalf("killed %+v", k)
 	}
 	if st := tw.status("ng"); len(st.Failures) != 0 {
 		t.Fatalf("failures %+v", st.Failures)
 	}
-	if w := tw.kube.Workloads(); len(w) != 1 || w[0].PDBViolations != 0 {
+	if w := tw.Kube.Workloads(); len(w) != 1 || w[0].PDBViolations != 0 {
 		t.Fatalf("workloads %+v", w)
 	}
 }
@@ -130,11 +130,11 @@ func TestNTHDrainTimeoutWaitsForTheHeartbeatTimeout(t *testing.T) {
 			tw := newTwin(t, 1)
 			tw.create(groupSpec("ng", 3, withHook(300*time.Second, result)))
 			tw.apply(deployment("db", 2, "250m", inZone("us-west-2a")), pdb("db", 2, -1))
-			tw.settle()
+			tw.Settle()
 			zoneA := tw.status("ng").Instances[0]
 			tw.watch(func(l line) {
 				if l.Code == asg.EventNTHDrainFailed && l.Node == zoneA.Node {
-					if n := tw.kube.Node(zoneA.Node); kube.HasTaint(n, asg.ASGLifecycleTaint) || !n.Spec.Unschedulable {
+					if n := tw.Kube.Node(zoneA.Node); kube.HasTaint(n, asg.ASGLifecycleTaint) || !n.Spec.Unschedulable {
 						t.Errorf("without --taint-node the node is cordoned only: %+v", n.Spec)
 					}
 				}
@@ -159,7 +159,7 @@ func TestNTHDrainTimeoutWaitsForTheHeartbeatTimeout(t *testing.T) {
 			if n := len(tw.events(asg.EventLifecycleCompleted)); n != 2 {
 				t.Fatalf("%d lifecycle actions completed, want 2 (the other two nodes)", n)
 			}
-			killed := tw.kube.Killed()
+			killed := tw.Kube.Killed()
 			if len(killed) != 2 {
 				t.Fatalf("killed %+v, want both db pods", killed)
 			}

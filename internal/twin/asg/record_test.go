@@ -15,7 +15,7 @@ import (
 func TestRefreshRecordFollowsTheRefresh(t *testing.T) {
 	tw := newTwin(t, 1)
 	tw.create(groupSpec("ng", 4))
-	tw.settle()
+	tw.Settle()
 	if _, ok, err := tw.asg.RefreshRecord("ng"); ok || err != nil {
 		t.Fatalf("RefreshRecord before any refresh: %v, %v; want none", ok, err)
 	}
@@ -41,7 +41,7 @@ func TestRefreshRecordFollowsTheRefresh(t *testing.T) {
 		return r.Status != asg.RefreshInProgress
 	}
 	read()
-	if tw.eng.Run(tw.eng.Now().Add(6*time.Hour), read) != sim.Done {
+	if tw.Eng.Run(tw.Eng.Now().Add(6*time.Hour), read) != sim.Done {
 		t.Fatalf("refresh still %s after 6h\n%s", rec.Status, tw.dump())
 	}
 	// Min 50 of 4: two sets of two, terminated first; each set counts

@@ -38,7 +38,7 @@ func TestRefreshSetsFollowHealthyPercentages(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tw := newTwin(t, 1)
 			tw.create(groupSpec("ng", c.desired))
-			tw.settle()
+			tw.Settle()
 			tw.upgrade("ng", ami131)
 			res := tw.refresh("ng", asg.Preferences{MinHealthyPercentage: c.min, MaxHealthyPercentage: c.max, InstanceWarmup: ptr(warmup)})
 			tw.runUntilDone(res, 6*time.Hour)
@@ -99,7 +99,7 @@ func TestWarmupDelaysTheNextSet(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tw := newTwin(t, 1)
 			tw.create(groupSpec("ng", 3, c.spec))
-			tw.settle()
+			tw.Settle()
 			tw.upgrade("ng", ami131)
 			res := tw.refresh("ng", asg.Preferences{InstanceWarmup: c.prefs})
 			tw.runUntilDone(res, 6*time.Hour)
@@ -129,7 +129,7 @@ func TestWarmupDelaysTheNextSet(t *testing.T) {
 func TestWarmupShorterThanNodeJoinIsFlagged(t *testing.T) {
 	tw := newTwin(t, 1)
 	tw.create(groupSpec("ng", 2))
-	tw.settle()
+	tw.Settle()
 	tw.upgrade("ng", ami131)
 	res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(20)})
 	tw.runUntilDone(res, time.Hour)
@@ -144,7 +144,7 @@ func TestWarmupShorterThanNodeJoinIsFlagged(t *testing.T) {
 	}
 	tw2 := newTwin(t, 1)
 	tw2.create(groupSpec("ng", 2))
-	tw2.settle()
+	tw2.Settle()
 	tw2.upgrade("ng", ami131)
 	res2 := tw2.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60)})
 	tw2.runUntilDone(res2, time.Hour)
@@ -162,7 +162,7 @@ func TestCheckpointsPauseForCheckpointDelay(t *testing.T) {
 	const warmup, delay = 60 * time.Second, 10 * time.Minute
 	tw := newTwin(t, 1)
 	tw.create(groupSpec("ng", 4))
-	tw.settle()
+	tw.Settle()
 	tw.upgrade("ng", ami131)
 	res := tw.refresh("ng", asg.Preferences{
 		MinHealthyPercentage: ptr(50), InstanceWarmup: ptr(warmup),
@@ -206,7 +206,7 @@ func TestCheckpointPacingFollowsTheUserGuide(t *testing.T) {
 	L := launchLatency
 	tw := newTwin(t, 1)
 	tw.create(groupSpec("ng", 10))
-	tw.settle()
+	tw.Settle()
 	tw.upgrade("ng", ami131)
 	res := tw.refresh("ng", asg.Preferences{
 		MinHealthyPercentage: ptr(80), InstanceWarmup: ptr(10 * m),
@@ -252,7 +252,7 @@ func TestCheckpointPacingFollowsTheUserGuide(t *testing.T) {
 func TestCheckpointsCanBeSkipped(t *testing.T) {
 	tw := newTwin(t, 1)
 	tw.create(groupSpec("ng", 2))
-	tw.settle()
+	tw.Settle()
 	tw.upgrade("ng", ami131)
 	res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60), CheckpointPercentages: []int{10, 40, 100}, CheckpointDelay: seconds(600)})
 	tw.runUntilDone(res, 3*time.Hour)
@@ -267,7 +267,7 @@ func TestCheckpointsCanBeSkipped(t *testing.T) {
 func TestSkipMatching(t *testing.T) {
 	tw := newTwin(t, 1)
 	tw.create(groupSpec("ng", 4))
-	tw.settle()
+	tw.Settle()
 	tw.upgrade("ng", ami131)
 	// A partial refresh puts half the group on version 2.
 	half := tw.refresh("ng", asg.Preferences{MinHealthyPercentage: ptr(50), InstanceWarmup: seconds(60), CheckpointPercentages: []int{50}})
@@ -302,7 +302,7 @@ func TestSkipMatching(t *testing.T) {
 	}
 
 	// Everything matches now: nothing to do, Successful at once.
-	start := tw.eng.Now()
+	start := tw.Eng.Now()
 	launched := st.Launched
 	noop := tw.refresh("ng", asg.Preferences{SkipMatching: true})
 	tw.runUntilDone(noop, time.Hour)
@@ -323,7 +323,7 @@ func TestSkipMatching(t *testing.T) {
 func TestBakeTime(t *testing.T) {
 	tw := newTwin(t, 1)
 	tw.create(groupSpec("ng", 1))
-	tw.settle()
+	tw.Settle()
 	tw.upgrade("ng", ami131)
 	res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60), BakeTime: 30 * time.Minute})
 	tw.runUntilDone(res, 3*time.Hour)
@@ -352,7 +352,7 @@ func TestWorkshopSelfManagedGroup(t *testing.T) {
 		withHook(0, "")(&spec)
 		tw.create(spec)
 		tw.apply(deployment("ui", 2, "250m"))
-		tw.settle()
+		tw.Settle()
 		tw.upgrade("default-selfmng", amiWorkshop131)
 		res := tw.refresh("default-selfmng", asg.Preferences{MinHealthyPercentage: ptr(100), MaxHealthyPercentage: ptr(110), InstanceWarmup: seconds(60)})
 		tw.runUntilDone(res, time.Hour)
@@ -373,7 +373,7 @@ func TestWorkshopSelfManagedGroup(t *testing.T) {
 			t.Fatalf("surge %d, min in service %d; want 1 and 2", st.MaxSurge, st.MinInService)
 		}
 		checkWorkshopNodes(t, tw)
-		if k := tw.kube.Killed(); len(k) != 0 {
+		if k := tw.Kube.Killed(); len(k) != 0 {
 			t.Fatalf("pods killed: %+v", k)
 		}
 	})
@@ -381,11 +381,11 @@ func TestWorkshopSelfManagedGroup(t *testing.T) {
 	t.Run("API defaults terminate first", func(t *testing.T) {
 		tw := newTwin(t, 7)
 		tw.create(groupSpec("default-selfmng", 2, withZones("us-west-2a", "us-west-2b")))
-		tw.settle()
+		tw.Settle()
 		tw.upgrade("default-selfmng", amiWorkshop131)
 		res := tw.refresh("default-selfmng", asg.Preferences{InstanceWarmup: seconds(60)})
 		tw.runUntilDone(res, time.Hour)
-		if first := tw.log[1]; first.Code != asg.EventTerminating {
+		if first := tw.log.Lines[1]; first.Code != asg.EventTerminating {
 			t.Fatalf("first action %s, want %s\n%s", first.Code, asg.EventTerminating, tw.dump())
 		}
 		if st := tw.status("default-selfmng"); st.MaxSurge != 0 || st.MinInService != 1 {
@@ -401,7 +401,7 @@ func TestWorkshopSelfManagedGroup(t *testing.T) {
 func checkWorkshopNodes(t *testing.T, tw *twin) {
 	t.Helper()
 	zonesSeen := map[string]bool{}
-	for _, n := range tw.kube.Nodes() {
+	for _, n := range tw.Kube.Nodes() {
 		if n.Labels[asg.LabelLifecycle] != "self-managed" {
 			t.Fatalf("node %s without the self-managed label: %v", n.Name, n.Labels)
 		}
@@ -413,7 +413,7 @@ func checkWorkshopNodes(t *testing.T, tw *twin) {
 		}
 		zonesSeen[n.Labels["topology.kubernetes.io/zone"]] = true
 	}
-	if len(tw.kube.Nodes()) != 2 || !zonesSeen["us-west-2a"] || !zonesSeen["us-west-2b"] {
-		t.Fatalf("nodes %d in zones %v, want one in each of us-west-2a and us-west-2b", len(tw.kube.Nodes()), zonesSeen)
+	if len(tw.Kube.Nodes()) != 2 || !zonesSeen["us-west-2a"] || !zonesSeen["us-west-2b"] {
+		t.Fatalf("nodes %d in zones %v, want one in each of us-west-2a and us-west-2b", len(tw.Kube.Nodes()), zonesSeen)
 	}
 }

@@ -12,17 +12,15 @@ import (
 	"k8s.io/kubectl/pkg/util/podutils"
 
 	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/fargate"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
 
-var t0 = time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+var t0 = twintest.T0
 
-const (
-	kubelet130 = "v1.30.14-eks-f69f56f"
-	kubelet131 = "v1.31.13-eks-113cf36"
-)
+// kubelet131 is the 1.31 kubelet Fargate's nodes report.
+const kubelet130, kubelet131 = twintest.Kubelet130, "v1.31.13-eks-113cf36"
 
 type twin struct {
 	eng     *sim.Engine
@@ -34,11 +32,9 @@ type twin struct {
 
 func setup(t *testing.T, profiles ...fargate.Profile) *twin {
 	t.Helper()
-	eng := sim.New(t0, 1)
-	zones := []string{"us-west-2a", "us-west-2b", "us-west-2c"}
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	tw := &twin{eng: eng, kc: kc, kubelet: kubelet130}
-	tw.f = fargate.New(eng, kc, ec2.New("us-west-2", zones, eng.Rand()), fargate.Options{Kubelet: func() string { return tw.kubelet }})
+	base := twintest.New(t0, 1)
+	tw := &twin{eng: base.Eng, kc: base.Kube, kubelet: kubelet130}
+	tw.f = fargate.New(base.Eng, base.Kube, base.Cloud, fargate.Options{Kubelet: func() string { return tw.kubelet }})
 	tw.f.OnEvent(func(e fargate.Event) { tw.events = append(tw.events, e) })
 	for _, p := range profiles {
 		if err := tw.f.AddProfile(p); err != nil {

@@ -24,13 +24,13 @@ func rehearsal(t *testing.T, seed uint64) string {
 		t.Fatalf("seed %d: not upgraded\n%s", seed, tw.dumpLog())
 	}
 	var b strings.Builder
-	for _, l := range tw.log {
+	for _, l := range tw.log.Lines {
 		fmt.Fprintf(&b, "%s %s %s %s %s %s %q %v\n", l.At.Sub(t0), l.Type, l.Code, l.Reason, l.NodeClaim, l.Node, l.Message, l.Fields)
 	}
 	for _, c := range tw.karp.NodeClaims() {
 		fmt.Fprintf(&b, "claim %s %s %s %s %s %s %s %s\n", c.Name, c.InstanceType.Name, c.CapacityType, c.Zone, c.Node, c.ProviderID, c.AMI.ID, c.Initialized.Sub(t0))
 	}
-	for _, p := range tw.kube.Pods() {
+	for _, p := range tw.Kube.Pods() {
 		fmt.Fprintf(&b, "pod %s/%s %s\n", p.Namespace, p.Name, p.Spec.NodeName)
 	}
 	return b.String()

@@ -26,9 +26,9 @@ func driftedFleet(t *testing.T, n int, pool *karpv1.NodePool) *twin {
 	tw.apply(nodeClass(amiID(ami130)), pool)
 	tw.adopt(n, "c4.large", "spot", ami130, 4*time.Hour)
 	tw.apply(deployment("web", int32(n), "1200m"))
-	tw.settle()
-	for _, node := range tw.kube.Nodes() {
-		if got := tw.kube.ActivePods(node.Name); got != 1 {
+	tw.Settle()
+	for _, node := range tw.Kube.Nodes() {
+		if got := tw.Kube.ActivePods(node.Name); got != 1 {
 			t.Fatalf("node %s runs %d web pods, want 1", node.Name, got)
 		}
 	}
@@ -111,7 +111,7 @@ func TestBudgetsLimitDrift(t *testing.T) {
 				if w := tw.workload("Deployment", "web"); w.Ready != tc.nodes {
 					t.Errorf("web ready = %d, want %d", w.Ready, tc.nodes)
 				}
-				if k := tw.kube.Killed(); len(k) != 0 {
+				if k := tw.Kube.Killed(); len(k) != 0 {
 					t.Errorf("pods killed without eviction: %v", k)
 				}
 			}
@@ -198,12 +198,12 @@ func TestBudgetsNotReadyNodesConsume(t *testing.T) {
 			// Nodes on the new AMI: not drifted, only NotReady.
 			sick := tw.adopt(tc.notReady, "c4.large", "spot", "", 4*time.Hour)
 			tw.apply(deployment("web", int32(4+tc.notReady), "1200m"))
-			tw.settle()
+			tw.Settle()
 			for _, c := range sick {
 				if c.Drifted != "" {
 					t.Fatalf("%s is drifted (%s); it should only be NotReady", c.Name, c.Drifted)
 				}
-				if err := tw.kube.SetNodeReady(c.Node, false); err != nil {
+				if err := tw.Kube.SetNodeReady(c.Node, false); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -246,23 +246,23 @@ func TestReplaceFlowOrder(t *testing.T) {
 			old := tw.adopt(1, "c4.large", "spot", ami130, 4*time.Hour)[0]
 			oldNode := old.Node
 			tw.apply(deployment("web", 1, "1200m"))
-			tw.settle()
-			oldPod := tw.podsOf("web-")[0]
+			tw.Settle()
+			oldPod := tw.PodsOf("web-")[0]
 
 			var newClaim string
 			tw.watch(func(l logLine) {
 				switch {
 				case l.Code == "DisruptionStarted":
-					if !hasTaint(tw.kube.Node(oldNode), karpenter.DisruptedTaintKey) {
+					if !hasTaint(tw.Kube.Node(oldNode), karpenter.DisruptedTaintKey) {
 						t.Errorf("at %q the old node is not tainted %s", l.Message, karpenter.DisruptedTaintKey)
 					}
 				case l.Code == "NodeClaimCreated":
 					newClaim = l.NodeClaim
 				case l.Code == "NodeClaimInitialized" && l.NodeClaim == newClaim:
-					if tw.kube.Node(oldNode) == nil || tw.claimNamed(old.Name) == nil {
+					if tw.Kube.Node(oldNode) == nil || tw.claimNamed(old.Name) == nil {
 						t.Errorf("old node or NodeClaim gone before the replacement was initialized")
 					}
-					if p := tw.kube.Pod(oldPod.Namespace, oldPod.Name); p == nil || p.DeletionTimestamp != nil {
+					if p := tw.Kube.Pod(oldPod.Namespace, oldPod.Name); p == nil || p.DeletionTimestamp != nil {
 						t.Errorf("old pod evicted before the replacement was initialized")
 					}
 				}
@@ -278,7 +278,7 @@ func TestReplaceFlowOrder(t *testing.T) {
 			flow := map[string]bool{"DisruptionStarted": true, "NodeClaimCreated": true, "NodeClaimLaunched": true, "NodeClaimRegistered": true,
 				"NodeClaimInitialized": true, "NodeTainted": true, "NodeDeleted": true, "NodeClaimDeleted": true}
 			at := map[string]time.Time{}
-			for _, l := range tw.log {
+			for _, l := range tw.log.Lines {
 				if flow[l.Code] {
 					who := "other"
 					switch l.NodeClaim {
@@ -343,17 +343,17 @@ func TestReplaceFlowOrder(t *testing.T) {
 			if !evicted {
 				t.Errorf("old pod %s has no DisruptionTarget condition: not evicted through the Eviction API", oldPod.Name)
 			}
-			if k := tw.kube.Killed(); len(k) != 0 {
+			if k := tw.Kube.Killed(); len(k) != 0 {
 				t.Errorf("pods killed without eviction: %v", k)
 			}
 			nc := tw.karp.NodeClaims()
 			if len(nc) != 1 || nc[0].Name != newClaim {
 				t.Fatalf("NodeClaims = %v, want only %s", nc, newClaim)
 			}
-			if v := tw.kube.Node(nc[0].Node).Status.NodeInfo.KubeletVersion; v != kubelet131 {
+			if v := tw.Kube.Node(nc[0].Node).Status.NodeInfo.KubeletVersion; v != kubelet131 {
 				t.Errorf("replacement kubelet = %s, want %s", v, kubelet131)
 			}
-			if pods := tw.podsOf("web-"); len(pods) != 1 || pods[0].Spec.NodeName != nc[0].Node {
+			if pods := tw.PodsOf("web-"); len(pods) != 1 || pods[0].Spec.NodeName != nc[0].Node {
 				t.Errorf("web pods after the upgrade: %d, want 1 on %s", len(pods), nc[0].Node)
 			}
 		})
@@ -390,7 +390,7 @@ func TestDriftBlockedByPDB(t *testing.T) {
 				tw.apply(tc.second)
 				wantPDB = "default/web,default/web-2"
 			}
-			tw.settle()
+			tw.Settle()
 			tw.apply(nodeClass(amiID(ami131)))
 			done := tw.runUntil(30*time.Minute, tw.upgraded)
 			if done == tc.wantBlocked {
@@ -408,7 +408,7 @@ func TestDriftBlockedByPDB(t *testing.T) {
 			if n := len(tw.events("NodeClaimCreated")); n != 0 {
 				t.Errorf("%d NodeClaims created, want 0", n)
 			}
-			for _, n := range tw.kube.Nodes() {
+			for _, n := range tw.Kube.Nodes() {
 				if hasTaint(n, karpenter.DisruptedTaintKey) {
 					t.Errorf("node %s tainted %s although it is no candidate", n.Name, karpenter.DisruptedTaintKey)
 				}
@@ -466,7 +466,7 @@ func TestDriftOrder(t *testing.T) {
 					tw.apply(pod("pod-"+strings.ToLower(n.label), "1200m", withNodeName(c.Node)))
 				}
 			}
-			tw.settle()
+			tw.Settle()
 			tw.runFor(5 * time.Minute)
 			tw.apply(nodeClass(amiID(ami131)))
 			tw.apply(nodePool(withBudgets(budget("1"))))
@@ -512,7 +512,7 @@ func TestDriftBlockedWhenPodsCannotMove(t *testing.T) {
 			tw.apply(nodeClass(amiID(ami130)), nodePool())
 			c := tw.adopt(1, "c4.large", "spot", ami130, 4*time.Hour)[0]
 			tw.apply(pod("db", "1200m", append(tc.opts(c.Node), withNodeName(c.Node))...))
-			tw.settle()
+			tw.Settle()
 			tw.apply(nodeClass(amiID(ami131)))
 			moved := tw.runUntil(30*time.Minute, tw.upgraded)
 			if moved != tc.wantMoved {
@@ -541,7 +541,7 @@ func TestDriftBlockedOutcomeWhileStillBlocked(t *testing.T) {
 	tw.apply(nodeClass(amiID(ami130)), nodePool())
 	c := tw.adopt(1, "c4.large", "spot", ami130, 4*time.Hour)[0]
 	tw.apply(pod("db", "1200m", withNodeName(c.Node), withNodeSelector(corev1.LabelHostname, c.Node)))
-	tw.settle()
+	tw.Settle()
 	tw.apply(nodeClass(amiID(ami131)))
 	tw.runFor(30 * time.Minute)
 	blocked := tw.karp.BlockedPods()
@@ -572,7 +572,7 @@ func TestBudgetsCountOnlyInitializedNodes(t *testing.T) {
 			tw.apply(nodeClass(amiID(ami130)), nodePool(withBudgets(budget("50%"))))
 			tw.adopt(2, "c4.large", "spot", ami130, 4*time.Hour)
 			tw.apply(deployment("web", 2, "1200m"))
-			tw.settle()
+			tw.Settle()
 			tw.apply(deployment("batch", tc.inFlight, "1200m"))
 			tw.runFor(5 * time.Second)
 			if got := len(tw.karp.NodeClaims()); got != 2+int(tc.inFlight) {
@@ -618,8 +618,8 @@ func TestDriftWaitsForUninitializedCapacity(t *testing.T) {
 				}
 				tw.apply(pod("a", "2500m", withNodeName(a.Node)))
 				tw.apply(deployment("b", 1, "1000m"))
-				tw.settle()
-				if p := tw.podsOf("b-"); len(p) != 1 || p[0].Spec.NodeName != b.Node {
+				tw.Settle()
+				if p := tw.PodsOf("b-"); len(p) != 1 || p[0].Spec.NodeName != b.Node {
 					t.Fatalf("pod b not on node B")
 				}
 				tw.runFor(5 * time.Minute)
@@ -642,7 +642,7 @@ func TestDriftWaitsForUninitializedCapacity(t *testing.T) {
 				tw.apply(nodeClass(amiID(ami130)), nodePool())
 				old := tw.adopt(1, "c4.large", "spot", ami130, 4*time.Hour)[0]
 				tw.apply(deployment("web", 1, "1200m"))
-				tw.settle()
+				tw.Settle()
 				tw.apply(nodeClass(amiID(ami131)))
 				return tw, old.Name, func() (time.Time, bool) {
 					l, ok := tw.firstEvent("NodeClaimInitialized", nil)
@@ -682,8 +682,8 @@ func TestDriftReplacementKeepsVolumeZone(t *testing.T) {
 				t.Fatal(err)
 			}
 			tw.apply(deployment("db", 1, "1200m", withClaim("data")))
-			tw.settle()
-			if p := tw.podsOf("db-"); len(p) != 1 || p[0].Spec.NodeName != old.Node {
+			tw.Settle()
+			if p := tw.PodsOf("db-"); len(p) != 1 || p[0].Spec.NodeName != old.Node {
 				t.Fatalf("db pod not on the adopted node in %s", zone)
 			}
 			tw.apply(nodeClass(amiID(ami131)))

@@ -130,15 +130,15 @@ func TestDriftAliasFollowsControlPlane(t *testing.T) {
 				}
 			}
 			if tc.upgradeAt > 0 {
-				tw.eng.At(t0.Add(tc.upgradeAt), func() { tw.cp = "1.31" })
-				tw.eng.RunUntil(t0.Add(tc.upgradeAt))
+				tw.Eng.At(t0.Add(tc.upgradeAt), func() { tw.cp = "1.31" })
+				tw.Eng.RunUntil(t0.Add(tc.upgradeAt))
 				for _, c := range claims {
 					if c.Drifted != "" {
 						t.Fatalf("%s drifted at the upgrade itself; Karpenter has not polled the version yet", c.Name)
 					}
 				}
 			}
-			tw.eng.RunUntil(t0.Add(tc.quietUntil))
+			tw.Eng.RunUntil(t0.Add(tc.quietUntil))
 			for _, c := range claims {
 				if c.Drifted != "" {
 					t.Errorf("%s drifted (%s) at +%s, want not yet", c.Name, c.Drifted, c.DriftedSince.Sub(t0))
@@ -150,7 +150,7 @@ func TestDriftAliasFollowsControlPlane(t *testing.T) {
 			if tc.driftedBy-tc.upgradeAt > 10*time.Minute {
 				t.Fatalf("test case expects drift %s after the upgrade, more than 10 min", tc.driftedBy-tc.upgradeAt)
 			}
-			tw.eng.RunUntil(t0.Add(tc.driftedBy))
+			tw.Eng.RunUntil(t0.Add(tc.driftedBy))
 			for _, c := range claims {
 				if c.Drifted != karpenter.DriftAMI {
 					t.Errorf("%s: Drifted = %q at +%s, want %q", c.Name, c.Drifted, tc.driftedBy, karpenter.DriftAMI)

@@ -56,15 +56,15 @@ func TestEmptiness(t *testing.T) {
 			if tc.daemon {
 				tw.apply(daemonSet("agent", "50m"))
 			}
-			tw.settle()
-			nodeA := tw.podsOf("a-")[0].Spec.NodeName
-			nodeB := tw.podsOf("b-")[0].Spec.NodeName
+			tw.Settle()
+			nodeA := tw.PodsOf("a-")[0].Spec.NodeName
+			nodeB := tw.PodsOf("b-")[0].Spec.NodeName
 			if nodeA == nodeB || nodeA == "" {
 				t.Fatalf("pods a and b on %q and %q, want two nodes", nodeA, nodeB)
 			}
 			claimA := tw.karp.NodeClaimForNode(nodeA).Name
 			if tc.nodeDoNotDisrupt {
-				if err := tw.kube.UpdateNode(nodeA, func(n *corev1.Node) {
+				if err := tw.Kube.UpdateNode(nodeA, func(n *corev1.Node) {
 					n.Annotations = map[string]string{karpv1.DoNotDisruptAnnotationKey: "true"}
 				}); err != nil {
 					t.Fatal(err)
@@ -76,20 +76,20 @@ func TestEmptiness(t *testing.T) {
 			if n := len(tw.events("DisruptionStarted")); n != 0 {
 				t.Fatalf("%d disruptions while both nodes run pods\n%s", n, tw.dumpLog())
 			}
-			if err := tw.kube.Scale("Deployment", "default", "a", 0); err != nil {
+			if err := tw.Kube.Scale("Deployment", "default", "a", 0); err != nil {
 				t.Fatal(err)
 			}
 			if !tw.runUntil(time.Minute, func() bool { return len(tw.podsOnNode(nodeA, "a-")) == 0 }) {
 				t.Fatalf("pod a never left %s", nodeA)
 			}
-			gone := tw.eng.Now()
+			gone := tw.Eng.Now()
 			if tc.daemon && len(tw.podsOnNode(nodeA, "agent-")) != 1 {
 				t.Fatalf("no agent pod on %s", nodeA)
 			}
 
 			if tc.wantAfter < 0 {
 				tw.runFor(30 * time.Minute)
-				if n := len(tw.events("DisruptionStarted")); n != 0 || tw.kube.Node(nodeA) == nil {
+				if n := len(tw.events("DisruptionStarted")); n != 0 || tw.Kube.Node(nodeA) == nil {
 					t.Errorf("empty node removed (%d commands), want it kept\n%s", n, tw.dumpLog())
 				}
 				if blocks := strings.Join(tw.karp.BudgetBlocks(), "\n"); !strings.Contains(blocks, tc.wantBlock) {
@@ -97,7 +97,7 @@ func TestEmptiness(t *testing.T) {
 				}
 				return
 			}
-			if !tw.runUntil(tc.wantAfter+5*time.Minute, func() bool { return tw.kube.Node(nodeA) == nil }) {
+			if !tw.runUntil(tc.wantAfter+5*time.Minute, func() bool { return tw.Kube.Node(nodeA) == nil }) {
 				t.Fatalf("empty node %s not removed\n%s", nodeA, tw.dumpLog())
 			}
 			start, _ := tw.firstEvent("DisruptionStarted", nil)
@@ -113,7 +113,7 @@ func TestEmptiness(t *testing.T) {
 			if n := len(tw.events("NodeClaimCreated")); n != 0 {
 				t.Errorf("%d NodeClaims created; an empty node needs no replacement", n)
 			}
-			if tw.kube.Node(nodeB) == nil || len(tw.podsOf("b-")) != 1 {
+			if tw.Kube.Node(nodeB) == nil || len(tw.PodsOf("b-")) != 1 {
 				t.Errorf("node %s or pod b gone; only the empty node should go", nodeB)
 			}
 			if len(tw.karp.NodeClaims()) != 1 {
@@ -134,7 +134,7 @@ func TestEmptiness(t *testing.T) {
 // podsOnNode lists the non-terminating pods with the prefix on a node.
 func (tw *twin) podsOnNode(node, prefix string) []*corev1.Pod {
 	var out []*corev1.Pod
-	for _, p := range tw.kube.PodsOnNode(node) {
+	for _, p := range tw.Kube.PodsOnNode(node) {
 		if strings.HasPrefix(p.Name, prefix) && p.DeletionTimestamp == nil {
 			out = append(out, p)
 		}
@@ -178,22 +178,22 @@ func TestEmptinessValidation(t *testing.T) {
 			tw.apply(nodeClass(amiID(ami130)), nodePool(withConsolidation(karpv1.ConsolidationPolicyWhenEmpty, "30s")))
 			tw.adopt(2, "c4.large", "spot", ami130, 4*time.Hour)
 			tw.apply(deployment("a", 1, "1200m"), deployment("b", 1, "1200m"))
-			tw.settle()
-			nodeA := tw.podsOf("a-")[0].Spec.NodeName
+			tw.Settle()
+			nodeA := tw.PodsOf("a-")[0].Spec.NodeName
 			tw.runFor(10 * time.Minute)
-			if err := tw.kube.Scale("Deployment", "default", "a", 0); err != nil {
+			if err := tw.Kube.Scale("Deployment", "default", "a", 0); err != nil {
 				t.Fatal(err)
 			}
 			tw.runFor(5 * time.Second)
-			if got := tw.kube.LastPodEvent(nodeA); !got.Equal(t0.Add(10*time.Minute + 5*time.Second)) {
+			if got := tw.Kube.LastPodEvent(nodeA); !got.Equal(t0.Add(10*time.Minute + 5*time.Second)) {
 				t.Fatalf("last pod left %s at +%s, want +10m5s", nodeA, got.Sub(t0))
 			}
 			if tc.podAt > 0 {
 				p := pod("late", "100m", withNodeSelector(corev1.LabelHostname, nodeA))
-				tw.eng.At(t0.Add(10*time.Minute+5*time.Second+tc.podAt), func() { tw.apply(p) })
+				tw.Eng.At(t0.Add(10*time.Minute+5*time.Second+tc.podAt), func() { tw.apply(p) })
 			}
 			tw.runFor(30 * time.Minute)
-			removed := tw.kube.Node(nodeA) == nil
+			removed := tw.Kube.Node(nodeA) == nil
 			if removed != tc.wantRemoved {
 				t.Fatalf("node removed = %v, want %v\n%s", removed, tc.wantRemoved, tw.dumpLog())
 			}
@@ -207,7 +207,7 @@ func TestEmptinessValidation(t *testing.T) {
 			if n := len(tw.events("DisruptionStarted")); n != 0 {
 				t.Errorf("%d commands started, want 0", n)
 			}
-			if p := tw.kube.Pod("default", "late"); p == nil || p.Spec.NodeName != nodeA {
+			if p := tw.Kube.Pod("default", "late"); p == nil || p.Spec.NodeName != nodeA {
 				t.Errorf("pod late not running on %s", nodeA)
 			}
 		})

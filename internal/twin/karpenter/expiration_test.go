@@ -41,7 +41,7 @@ func TestExpirationIsForceful(t *testing.T) {
 			tw.apply(nodeClass(amiID(ami130)), nodePool(withBudgets(tc.budgets...), expire))
 			old := tw.adopt(1, "c4.large", "spot", "", tc.age)[0]
 			tw.apply(deployment("web", 1, "1200m"))
-			tw.settle()
+			tw.Settle()
 
 			expired := func() bool { _, ok := tw.firstEvent("NodeClaimExpired", nil); return ok }
 			if tc.wantExpiry == 0 {
@@ -88,8 +88,8 @@ func TestExpirationIsForceful(t *testing.T) {
 			if w.MinReady != 0 || w.ZeroReady < 45*time.Second {
 				t.Errorf("web MinReady %d, ZeroReady %s; want 0 and at least 45s", w.MinReady, w.ZeroReady)
 			}
-			if w.PDBViolations != 0 || len(tw.kube.Killed()) != 0 {
-				t.Errorf("web PDB violations %d, killed %v; want evictions only", w.PDBViolations, tw.kube.Killed())
+			if w.PDBViolations != 0 || len(tw.Kube.Killed()) != 0 {
+				t.Errorf("web PDB violations %d, killed %v; want evictions only", w.PDBViolations, tw.Kube.Killed())
 			}
 			if st := tw.karp.Stats("default"); st.Replaced != 1 {
 				t.Errorf("Replaced = %d, want 1", st.Replaced)
@@ -124,8 +124,8 @@ func TestExpirationConsumesDriftBudget(t *testing.T) {
 			if tc.stuck {
 				tw.apply(pdb("stuck", "stuck", intOrStr(1), nil))
 			}
-			tw.settle()
-			if tw.kube.ActivePods(a.Node) != 1 || tw.kube.ActivePods(b.Node) != 1 {
+			tw.Settle()
+			if tw.Kube.ActivePods(a.Node) != 1 || tw.Kube.ActivePods(b.Node) != 1 {
 				t.Fatalf("want one pod on each node")
 			}
 
@@ -185,7 +185,7 @@ func TestExpirationKeepsNodeClaimValues(t *testing.T) {
 			// Budget 0: the drift the change causes does not replace it.
 			tw.apply(nodeClass(amiID(ami130)), nodePool(withBudgets(budget("0")), withExpireAfter(2*time.Hour)))
 			c := tw.adopt(1, "c4.large", "spot", "", time.Hour)[0]
-			tw.settle()
+			tw.Settle()
 			tw.apply(nodePool(withBudgets(budget("0")), withExpireAfter(tc.newExpiry)))
 			if c.Drifted != karpenter.DriftNodePool {
 				t.Errorf("Drifted = %q, want %q", c.Drifted, karpenter.DriftNodePool)
@@ -236,7 +236,7 @@ func TestExpirationRespectsPodBlockers(t *testing.T) {
 			if tc.blocker == "pdb" {
 				tw.apply(pdb("web", "web", intOrStr(1), nil))
 			}
-			tw.settle()
+			tw.Settle()
 			tw.runFor(time.Hour)
 			exp, ok := tw.firstEvent("NodeClaimExpired", nil)
 			if !ok || !exp.At.Equal(t0.Add(time.Minute)) {

@@ -13,42 +13,32 @@ import (
 	"time"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
 
 // t0 is a Wednesday, 00:00 UTC. On that day al2023@latest resolves to the
-// seed's AMIs: ami130 for Kubernetes 1.30 (released 2026-02-20) and ami131
-// for 1.31 (released 2026-03-20).
-var t0 = time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+// seed's AMIs (shared/seeds/karpenter-node-upgrade.ko.txt): ami130 for
+// Kubernetes 1.30 (released 2026-02-20) and ami131 for 1.31 (released
+// 2026-03-20).
+var t0, zones = twintest.T0, twintest.Zones
 
-// The seed's AMIs (shared/seeds/karpenter-node-upgrade.ko.txt).
-const (
-	ami130     = "ami-0f676a166352f02ab" // al2023 x86_64 1.30 v20260220
-	ami131     = "ami-0c4dea04571b1b508" // al2023 x86_64 1.31 v20260320
-	kubelet130 = "v1.30.14-eks-f69f56f"
-	kubelet131 = "v1.31.14-eks-ecaa3a6"
-	// ami130Older is an older al2023 1.30 release (v20250610).
-	ami130Older = "ami-494fc372f10fe30ec"
-	// ami130ARM is al2023 arm64 1.30 v20260220: no amd64 instance can use it.
-	ami130ARM = "ami-24fd2cff8dae19a97"
-)
+// ami130Older is an older al2023 1.30 release; no amd64 instance can use
+// ami130ARM.
+const ami130, ami131, ami130Older, ami130ARM = twintest.AMI130, twintest.AMI131, twintest.AMI130Older, twintest.AMI130ARM
 
-var zones = []string{"us-west-2a", "us-west-2b", "us-west-2c"}
+const kubelet130, kubelet131 = twintest.Kubelet130, twintest.Kubelet131
 
 // testTimings are Karpenter's latencies in these tests, all distinct so a
 // test can tell which one it measured.
@@ -63,17 +53,12 @@ var testTimings = karpenter.Timings{
 
 // twin is one rehearsal's worth of twins on a virtual clock.
 type twin struct {
-	t     *testing.T
-	eng   *sim.Engine
-	kube  *kube.Cluster
-	cloud *ec2.Cloud
-	karp  *karpenter.Karpenter
+	t *testing.T
+	twintest.Twin
+	karp *karpenter.Karpenter
 	// cp is the control-plane minor Karpenter's version poll reads.
 	cp  string
-	log []logLine
-	// watchers see each log line as it is emitted, with the twins in the
-	// state Karpenter left them in at that instant.
-	watchers []func(logLine)
+	log twintest.Log[logLine]
 }
 
 // logLine is one Karpenter event and when it was emitted.
@@ -102,11 +87,9 @@ func newTwin(t *testing.T, opts ...twinOption) *twin {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	eng := sim.New(t0, cfg.seed)
-	tw := &twin{t: t, eng: eng, cp: cfg.cp}
-	tw.kube = kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	tw.cloud = ec2.New("us-west-2", zones, eng.Rand())
-	tw.karp = karpenter.New(eng, tw.kube, tw.cloud, karpenter.Options{
+	tw := &twin{t: t, Twin: twintest.New(t0, cfg.seed), cp: cfg.cp}
+	eng := tw.Eng
+	tw.karp = karpenter.New(eng, tw.Kube, tw.Cloud, karpenter.Options{
 		ClusterName:         "ladder-test",
 		Timings:             cfg.timings,
 		InstanceTypes:       catalog.InstanceTypes(),
@@ -114,17 +97,13 @@ func newTwin(t *testing.T, opts ...twinOption) *twin {
 	})
 	karpenter.VerifyDisruption(tw.karp, func(err error) { t.Fatal(err) })
 	tw.karp.OnEvent(func(e karpenter.Event) {
-		l := logLine{At: eng.Now(), Event: e}
-		tw.log = append(tw.log, l)
-		for _, w := range tw.watchers {
-			w(l)
-		}
+		tw.log.Add(logLine{At: eng.Now(), Event: e})
 	})
 	return tw
 }
 
 // watch calls fn on every later log line, when it is emitted.
-func (tw *twin) watch(fn func(logLine)) { tw.watchers = append(tw.watchers, fn) }
+func (tw *twin) watch(fn func(logLine)) { tw.log.Watch(fn) }
 
 // apply sends objects to the twin that owns their kind.
 func (tw *twin) apply(objs ...metav1.Object) {
@@ -137,7 +116,7 @@ func (tw *twin) apply(objs ...metav1.Object) {
 		case *karpv1.NodePool:
 			err = tw.karp.ApplyNodePool(o)
 		default:
-			err = tw.kube.Apply(o)
+			err = tw.Kube.Apply(o)
 		}
 		if err != nil {
 			tw.t.Fatalf("apply %T %s: %v", o, o.GetName(), err)
@@ -164,7 +143,7 @@ func (tw *twin) adopt(n int, instanceType, capacityType, ami string, age time.Du
 	tw.t.Helper()
 	var out []*karpenter.NodeClaim
 	for i := 0; i < n; i++ {
-		c, err := tw.karp.Adopt("default", instanceType, zones[i%len(zones)], capacityType, ami, tw.eng.Now().Add(-age))
+		c, err := tw.karp.Adopt("default", instanceType, zones[i%len(zones)], capacityType, ami, tw.Eng.Now().Add(-age))
 		if err != nil {
 			tw.t.Fatalf("adopt: %v", err)
 		}
@@ -173,40 +152,23 @@ func (tw *twin) adopt(n int, instanceType, capacityType, ami string, age time.Du
 	return out
 }
 
-// settle is the rehearsal's bootstrap: pods bound and Ready as if the
-// cluster had been running, then availability tracking starts.
-func (tw *twin) settle() {
-	tw.eng.Run(tw.eng.Now(), nil)
-	for _, n := range tw.kube.Nodes() {
-		tw.kube.StartPodsNow(n.Name, n.CreationTimestamp.Time)
-	}
-	tw.eng.Run(tw.eng.Now(), nil)
-	tw.kube.StartTracking()
-}
-
 // runFor advances virtual time by d.
-func (tw *twin) runFor(d time.Duration) { tw.eng.RunUntil(tw.eng.Now().Add(d)) }
+func (tw *twin) runFor(d time.Duration) { tw.Eng.RunUntil(tw.Eng.Now().Add(d)) }
 
 // runUntil advances virtual time until cond holds (checked after every
 // event) or limit has passed; it reports whether cond held.
 func (tw *twin) runUntil(limit time.Duration, cond func() bool) bool {
-	return tw.eng.Run(tw.eng.Now().Add(limit), cond) == sim.Done
+	return tw.Eng.Run(tw.Eng.Now().Add(limit), cond) == sim.Done
 }
 
 // events returns Karpenter's log lines with the given code.
 func (tw *twin) events(code string) []logLine {
-	var out []logLine
-	for _, l := range tw.log {
-		if l.Code == code {
-			out = append(out, l)
-		}
-	}
-	return out
+	return tw.log.Select(func(l logLine) bool { return l.Code == code })
 }
 
 // firstEvent returns the first log line with the code that matches pred.
 func (tw *twin) firstEvent(code string, pred func(logLine) bool) (logLine, bool) {
-	for _, l := range tw.log {
+	for _, l := range tw.log.Lines {
 		if l.Code == code && (pred == nil || pred(l)) {
 			return l, true
 		}
@@ -235,21 +197,10 @@ func (tw *twin) claimNamed(name string) *karpenter.NodeClaim {
 	return nil
 }
 
-// podsOf lists the non-terminating pods whose name starts with prefix.
-func (tw *twin) podsOf(prefix string) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range tw.kube.Pods() {
-		if strings.HasPrefix(p.Name, prefix) && p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // workload returns a workload's availability record.
 func (tw *twin) workload(kind, name string) kube.WorkloadStatus {
 	tw.t.Helper()
-	for _, w := range tw.kube.Workloads() {
+	for _, w := range tw.Kube.Workloads() {
 		if w.Kind == kind && w.Name == name {
 			return w
 		}
@@ -261,7 +212,7 @@ func (tw *twin) workload(kind, name string) kube.WorkloadStatus {
 // dumpLog formats the log for failure messages.
 func (tw *twin) dumpLog() string {
 	var b strings.Builder
-	for _, l := range tw.log {
+	for _, l := range tw.log.Lines {
 		fmt.Fprintf(&b, "  +%-8s %-22s %-10s %s %s %s\n", l.At.Sub(t0), l.Code, l.Reason, l.NodeClaim, l.Node, l.Message)
 	}
 	return b.String()
@@ -374,55 +325,16 @@ func withConsolidation(policy karpv1.ConsolidationPolicy, after string) poolOpti
 
 // ---- workloads ------------------------------------------------------------
 
-type podOption func(*corev1.PodSpec, *metav1.ObjectMeta)
+type podOption = twintest.PodOption
 
-// deployment is a Deployment in namespace default whose pods request cpu.
-func deployment(name string, replicas int32, cpu string, opts ...podOption) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       podSpec(cpu),
-			},
-		},
-	}
-	for _, o := range opts {
-		o(&d.Spec.Template.Spec, &d.Spec.Template.ObjectMeta)
-	}
-	return d
-}
-
-// pod is a bare pod in namespace default.
-func pod(name, cpu string, opts ...podOption) *corev1.Pod {
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault, Labels: map[string]string{"app": name}},
-		Spec:       podSpec(cpu),
-	}
-	for _, o := range opts {
-		o(&p.Spec, &p.ObjectMeta)
-	}
-	return p
-}
-
-func podSpec(cpu string) corev1.PodSpec {
-	return corev1.PodSpec{Containers: []corev1.Container{{
-		Name: "app", Image: "public.ecr.aws/docker/library/busybox:1",
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse(cpu),
-			corev1.ResourceMemory: resource.MustParse("128Mi"),
-		}},
-	}}}
-}
+// The workload builders are twintest's.
+var deployment, pod, podSpec, pdb, intOrStr = twintest.Deployment, twintest.Pod, twintest.PodSpec, twintest.PDB, twintest.Int
 
 func withNodeSelector(kv ...string) podOption {
-	return func(s *corev1.PodSpec, _ *metav1.ObjectMeta) {
-		s.NodeSelector = map[string]string{}
+	return func(p *corev1.PodTemplateSpec) {
+		p.Spec.NodeSelector = map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
-			s.NodeSelector[kv[i]] = kv[i+1]
+			p.Spec.NodeSelector[kv[i]] = kv[i+1]
 		}
 	}
 }
@@ -430,50 +342,35 @@ func withNodeSelector(kv ...string) podOption {
 // withNodeName binds the pod to a node at creation, as a pod the scheduler
 // already placed; it stays free to move elsewhere.
 func withNodeName(node string) podOption {
-	return func(s *corev1.PodSpec, _ *metav1.ObjectMeta) { s.NodeName = node }
+	return func(p *corev1.PodTemplateSpec) { p.Spec.NodeName = node }
 }
 
 func withToleration(key, value string) podOption {
-	return func(s *corev1.PodSpec, _ *metav1.ObjectMeta) {
-		s.Tolerations = append(s.Tolerations, corev1.Toleration{Key: key, Operator: corev1.TolerationOpEqual, Value: value, Effect: corev1.TaintEffectNoSchedule})
+	return func(p *corev1.PodTemplateSpec) {
+		p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: key, Operator: corev1.TolerationOpEqual, Value: value, Effect: corev1.TaintEffectNoSchedule})
 	}
 }
 
 func withPodAnnotation(k, v string) podOption {
-	return func(_ *corev1.PodSpec, m *metav1.ObjectMeta) {
-		if m.Annotations == nil {
-			m.Annotations = map[string]string{}
+	return func(p *corev1.PodTemplateSpec) {
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
 		}
-		m.Annotations[k] = v
+		p.Annotations[k] = v
 	}
 }
 
 func withPodGrace(seconds int64) podOption {
-	return func(s *corev1.PodSpec, _ *metav1.ObjectMeta) { s.TerminationGracePeriodSeconds = &seconds }
+	return func(p *corev1.PodTemplateSpec) { p.Spec.TerminationGracePeriodSeconds = &seconds }
 }
 
 func withClaim(claim string) podOption {
-	return func(s *corev1.PodSpec, _ *metav1.ObjectMeta) {
-		s.Volumes = append(s.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+	return func(p *corev1.PodTemplateSpec) {
+		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
 		}})
 	}
 }
-
-// pdb is a PodDisruptionBudget in namespace default selecting app=app;
-// exactly one of minAvailable and maxUnavailable is set.
-func pdb(name, app string, minAvailable, maxUnavailable *intstr.IntOrString) *policyv1.PodDisruptionBudget {
-	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable:   minAvailable,
-			MaxUnavailable: maxUnavailable,
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-		},
-	}
-}
-
-func intOrStr(i int) *intstr.IntOrString { v := intstr.FromInt32(int32(i)); return &v }
 
 // zonalStorage is an EBS-like StorageClass that provisions Immediately in
 // one zone, and a claim of it.

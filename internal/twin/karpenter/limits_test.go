@@ -40,7 +40,7 @@ func (tw *twin) launchedCPU() (vcpu, claims int) {
 // reason for them.
 func (tw *twin) pendingReasons(prefix string) map[string]int {
 	out := map[string]int{}
-	for _, p := range tw.podsOf(prefix) {
+	for _, p := range tw.PodsOf(prefix) {
 		if p.Spec.NodeName == "" {
 			out[tw.karp.Unschedulable(p.Namespace, p.Name)]++
 		}
@@ -118,7 +118,7 @@ func TestLimitsHoldWithinABatch(t *testing.T) {
 			tw.apply(nodeClass(amiID(ami130)), tc.pool)
 			if tc.adopted > 0 {
 				tw.adopt(tc.adopted, "c4.large", "spot", ami130, time.Hour)
-				tw.settle()
+				tw.Settle()
 			}
 			// 500m pods: three fit a large node, seven an xlarge.
 			tw.apply(deployment("web", 30, "500m"))
@@ -180,7 +180,7 @@ func TestLimitsDriftReplacesAtTheLimit(t *testing.T) {
 	tw.apply(nodeClass(amiID(ami130)), nodePool(withLimits("cpu", "4"), withBudgets(budget("1"))))
 	tw.adopt(2, "c4.large", "spot", ami130, 4*time.Hour)
 	tw.apply(deployment("web", 4, "500m"))
-	tw.settle()
+	tw.Settle()
 	tw.apply(nodeClass(amiID(ami131)))
 	if !tw.runUntil(time.Hour, func() bool { return tw.claimsOnAMI(ami131) == 2 && tw.claimsOnAMI(ami130) == 0 }) {
 		t.Fatalf("after an hour %d NodeClaims on the new AMI, %d on the old, want 2 and 0\n%s", tw.claimsOnAMI(ami131), tw.claimsOnAMI(ami130), tw.dumpLog())

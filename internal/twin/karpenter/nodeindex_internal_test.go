@@ -8,9 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ladder-eks/ladder/internal/sim"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
 
 // TestNodeIndexFollowsTheCluster: the capacity a simulation reads through
@@ -19,10 +17,9 @@ import (
 // the disrupted taint coming and going, a node replaced by a new object of
 // the same name.
 func TestNodeIndexFollowsTheCluster(t *testing.T) {
-	eng := sim.New(time.Date(2026, 3, 30, 9, 0, 0, 0, time.UTC), 1)
-	zones := []string{"us-west-2a"}
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	k := New(eng, kc, ec2.New("us-west-2", zones, eng.Rand()), Options{ControlPlaneVersion: func() string { return "1.30" }})
+	base := twintest.New(time.Date(2026, 3, 30, 9, 0, 0, 0, time.UTC), 1, "us-west-2a")
+	eng, kc := base.Eng, base.Kube
+	k := New(eng, kc, base.Cloud, Options{ControlPlaneVersion: func() string { return "1.30" }})
 	node := func(name, label string) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"v": label}},
 			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("110")}}}

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -43,15 +42,15 @@ func TestCandidatePDBLimits(t *testing.T) {
 			budget := pdb("web", "web", intOrStr(2), nil)
 			budget.Spec.UnhealthyPodEvictionPolicy = tc.policy
 			tw.apply(deployment("web", 2, "1200m"), budget)
-			tw.settle()
+			tw.Settle()
 			tw.apply(pod("slow", "1200m", withPodAnnotation(kube.StartupAnnotation, "100h"), withLabel("app", "web")))
 			tw.runFor(time.Minute)
-			slow := tw.podsOf("slow")
+			slow := tw.PodsOf("slow")
 			if len(slow) != 1 || slow[0].Spec.NodeName == "" || readyStatus(slow[0]) != corev1.ConditionFalse {
 				t.Fatalf("want one bound pod slow with Ready=False, got %+v", slow)
 			}
 			slowNode := slow[0].Spec.NodeName
-			if got := tw.kube.PDBs("default")[0].Status; got.CurrentHealthy != 2 || got.DesiredHealthy != 2 || got.DisruptionsAllowed != 0 {
+			if got := tw.Kube.PDBs("default")[0].Status; got.CurrentHealthy != 2 || got.DesiredHealthy != 2 || got.DisruptionsAllowed != 0 {
 				t.Fatalf("PDB status = %+v, want currentHealthy 2, desiredHealthy 2, disruptionsAllowed 0", got)
 			}
 
@@ -101,7 +100,7 @@ func TestCandidateDaemonSetDoNotDisrupt(t *testing.T) {
 				ds.Spec.Template.Annotations = map[string]string{karpenter.DoNotDisrupt: "true"}
 			}
 			tw.apply(ds, deployment("web", 1, "500m"))
-			tw.settle()
+			tw.Settle()
 			tw.apply(nodeClass(amiID(ami131)))
 			replaced := tw.runUntil(30*time.Minute, tw.upgraded)
 			if replaced == annotate {
@@ -120,11 +119,11 @@ func TestCandidateDaemonSetDoNotDisrupt(t *testing.T) {
 }
 
 func withLabel(k, v string) podOption {
-	return func(_ *corev1.PodSpec, m *metav1.ObjectMeta) {
-		if m.Labels == nil {
-			m.Labels = map[string]string{}
+	return func(p *corev1.PodTemplateSpec) {
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
 		}
-		m.Labels[k] = v
+		p.Labels[k] = v
 	}
 }
 

@@ -94,7 +94,7 @@ func TestProvisioningCheapestFittingInstanceType(t *testing.T) {
 			if c.InstanceType.Name != tc.wantType || c.CapacityType != tc.wantCap {
 				t.Errorf("launched %s/%s, want %s/%s\n%s", c.InstanceType.Name, c.CapacityType, tc.wantType, tc.wantCap, tw.dumpLog())
 			}
-			if got := tw.kube.Pod("default", "web"); got == nil || got.Spec.NodeName != c.Node {
+			if got := tw.Kube.Pod("default", "web"); got == nil || got.Spec.NodeName != c.Node {
 				t.Errorf("pod web is on %q, want the new node %q", got.Spec.NodeName, c.Node)
 			}
 		})
@@ -122,7 +122,7 @@ func TestProvisioningBatchWindow(t *testing.T) {
 			tw.apply(nodeClass(amiID(ami130)), nodePool())
 			for i := 0; i < tc.count; i++ {
 				p := pod(fmt.Sprintf("p%02d", i), "10m")
-				tw.eng.At(t0.Add(time.Duration(i)*tc.every), func() { tw.apply(p) })
+				tw.Eng.At(t0.Add(time.Duration(i)*tc.every), func() { tw.apply(p) })
 			}
 			tw.runFor(tc.wantCreated - time.Millisecond)
 			if n := len(tw.events("NodeClaimCreated")); n != 0 {
@@ -181,20 +181,20 @@ func TestProvisioningLifecycle(t *testing.T) {
 			registeredAt := launchedAt.Add(tc.timings.Register)
 			initializedAt := registeredAt.Add(tc.timings.Initialize)
 
-			tw.eng.RunUntil(registeredAt)
+			tw.Eng.RunUntil(registeredAt)
 			claims := tw.karp.NodeClaims()
 			if len(claims) != 1 {
 				t.Fatalf("NodeClaims = %d, want 1\n%s", len(claims), tw.dumpLog())
 			}
 			c := claims[0]
-			node := tw.kube.Node(c.Node)
+			node := tw.Kube.Node(c.Node)
 			if node == nil {
 				t.Fatalf("node %q not registered at +%s\n%s", c.Node, registeredAt.Sub(t0), tw.dumpLog())
 			}
 			if v, ok := node.Labels[karpv1.NodeInitializedLabelKey]; ok {
 				t.Errorf("registered node has %s=%q before it is initialized", karpv1.NodeInitializedLabelKey, v)
 			}
-			tw.eng.RunUntil(initializedAt)
+			tw.Eng.RunUntil(initializedAt)
 
 			for _, step := range []struct {
 				name      string
@@ -209,7 +209,7 @@ func TestProvisioningLifecycle(t *testing.T) {
 					t.Errorf("%s at +%s, want +%s", step.name, step.got.Sub(t0), step.want.Sub(t0))
 				}
 			}
-			node = tw.kube.Node(c.Node)
+			node = tw.Kube.Node(c.Node)
 			wantLabels := map[string]string{
 				karpv1.NodePoolLabelKey:        "default",
 				corev1.LabelInstanceTypeStable: c.InstanceType.Name,
@@ -232,11 +232,11 @@ func TestProvisioningLifecycle(t *testing.T) {
 			if !strings.HasPrefix(node.Spec.ProviderID, "aws:///"+c.Zone+"/i-") {
 				t.Errorf("providerID = %q, want aws:///%s/i-...", node.Spec.ProviderID, c.Zone)
 			}
-			if p := tw.kube.Pod("default", "web"); p.Spec.NodeName != c.Node {
+			if p := tw.Kube.Pod("default", "web"); p.Spec.NodeName != c.Node {
 				t.Errorf("pod web on %q, want %q", p.Spec.NodeName, c.Node)
 			}
 			var codes []string
-			for _, l := range tw.log {
+			for _, l := range tw.log.Lines {
 				if l.NodeClaim == c.Name {
 					codes = append(codes, l.Code)
 				}
@@ -313,7 +313,7 @@ func TestProvisioningUnschedulable(t *testing.T) {
 			}
 			why := tw.karp.Unschedulable("default", "web")
 			if len(tc.wantWhy) == 0 {
-				if p := tw.kube.Pod("default", "web"); p.Spec.NodeName == "" {
+				if p := tw.Kube.Pod("default", "web"); p.Spec.NodeName == "" {
 					t.Errorf("pod still pending: %q", why)
 				}
 				return
@@ -336,7 +336,7 @@ func TestProvisioningVolumeZone(t *testing.T) {
 				tw := newTwin(t, withSeed(seed))
 				sc, pvc := zonalStorage(zone)
 				tw.apply(nodeClass(amiID(ami130)), nodePool(), sc, pvc)
-				if got := tw.kube.PVCZone("default", "data"); got != zone {
+				if got := tw.Kube.PVCZone("default", "data"); got != zone {
 					t.Fatalf("volume in %q, want %q", got, zone)
 				}
 				tw.apply(pod("db", "500m", withClaim("data")))
@@ -348,7 +348,7 @@ func TestProvisioningVolumeZone(t *testing.T) {
 				if claims[0].Zone != zone {
 					t.Errorf("NodeClaim in %s, want %s (seed %d)", claims[0].Zone, zone, seed)
 				}
-				if p := tw.kube.Pod("default", "db"); p.Spec.NodeName != claims[0].Node {
+				if p := tw.Kube.Pod("default", "db"); p.Spec.NodeName != claims[0].Node {
 					t.Errorf("pod db on %q, want %q", p.Spec.NodeName, claims[0].Node)
 				}
 			})

@@ -32,8 +32,8 @@ func TestQueueTimesOut(t *testing.T) {
 			tw.apply(nodeClass(amiID(ami130)), nodePool())
 			old := tw.adopt(1, "c4.large", "spot", ami130, 4*time.Hour)[0]
 			tw.apply(deployment("web", 1, "1200m"))
-			tw.settle()
-			webPod := tw.podsOf("web-")[0]
+			tw.Settle()
+			webPod := tw.PodsOf("web-")[0]
 			// The state right when the command fails (the next disruption
 			// loop, at the same instant, may pick the node again).
 			var atFailure struct {
@@ -45,9 +45,9 @@ func TestQueueTimesOut(t *testing.T) {
 					return
 				}
 				atFailure.seen = true
-				atFailure.tainted = hasTaint(tw.kube.Node(old.Node), karpenter.DisruptedTaintKey)
-				atFailure.claimGone = tw.claimNamed(old.Name) == nil || tw.kube.Node(old.Node) == nil
-				p := tw.kube.Pod(webPod.Namespace, webPod.Name)
+				atFailure.tainted = hasTaint(tw.Kube.Node(old.Node), karpenter.DisruptedTaintKey)
+				atFailure.claimGone = tw.claimNamed(old.Name) == nil || tw.Kube.Node(old.Node) == nil
+				p := tw.Kube.Pod(webPod.Namespace, webPod.Name)
 				atFailure.podMoved = p == nil || p.DeletionTimestamp != nil || p.Spec.NodeName != old.Node
 				atFailure.terminations = len(tw.events("NodeTainted"))
 			})
@@ -95,7 +95,7 @@ func TestQueueFailsWhenReplacementIsLost(t *testing.T) {
 	tw.apply(nodeClass(amiID(ami130)), nodePool(withRequirements(amd64, spot), withLabels("team", "checkout")))
 	old := tw.adopt(1, "c4.large", "spot", ami130, 4*time.Hour)[0]
 	tw.apply(deployment("web", 1, "1200m"))
-	tw.settle()
+	tw.Settle()
 	// A template label change drifts the node (NodePoolDrifted).
 	tw.apply(nodePool(withRequirements(amd64, spot), withLabels("team", "payments")))
 	if !tw.runUntil(time.Minute, func() bool { return len(tw.events("NodeClaimCreated")) > 0 }) {

@@ -139,13 +139,13 @@ func TestSeedUpgrade(t *testing.T) {
 				t.Fatal(err)
 			}
 			tw.applyYAML(seedWorkloads)
-			tw.settle()
-			if n := len(tw.kube.Nodes()); n != 1 {
+			tw.Settle()
+			if n := len(tw.Kube.Nodes()); n != 1 {
 				t.Fatalf("%d nodes at the start, want 1", n)
 			}
 
 			// Step 1: scale checkout 1 → 10.
-			if err := tw.kube.Scale("Deployment", "checkout", "checkout", 10); err != nil {
+			if err := tw.Kube.Scale("Deployment", "checkout", "checkout", 10); err != nil {
 				t.Fatal(err)
 			}
 			ready := func() bool {
@@ -154,7 +154,7 @@ func TestSeedUpgrade(t *testing.T) {
 			if !tw.runUntil(10*time.Minute, ready) {
 				t.Fatalf("checkout not scaled out\n%s", tw.dumpLog())
 			}
-			nodes := tw.kube.Nodes()
+			nodes := tw.Kube.Nodes()
 			if len(nodes) != 2 {
 				t.Fatalf("%d nodes after the scale-out, want 2 (the seed's ip-10-0-12-111 and ip-10-0-41-46)", len(nodes))
 			}
@@ -169,7 +169,7 @@ func TestSeedUpgrade(t *testing.T) {
 			}
 
 			// Step 3: the 1.31 AMI and the Drifted budget.
-			tw.log = nil
+			tw.log.Lines = nil
 			tw.applyYAML(fmt.Sprintf(seedNodeClass, ami131))
 			tw.applyYAML(fmt.Sprintf(seedNodePool, tc.budgets))
 			if got := len(tw.karp.Drifted()); got != 2 {
@@ -183,7 +183,7 @@ func TestSeedUpgrade(t *testing.T) {
 			if st.MaxConcurrentDisruptions != tc.wantMax || st.Replaced != 2 {
 				t.Errorf("MaxConcurrentDisruptions %d, Replaced %d; want %d and 2\n%s", st.MaxConcurrentDisruptions, st.Replaced, tc.wantMax, tw.dumpLog())
 			}
-			for _, n := range tw.kube.Nodes() {
+			for _, n := range tw.Kube.Nodes() {
 				if n.Status.NodeInfo.KubeletVersion != kubelet131 || n.Labels["team"] != "checkout" || !hasTaint(n, "dedicated") {
 					t.Errorf("node %s: kubelet %s, team=%q; want %s, checkout, tainted dedicated", n.Name, n.Status.NodeInfo.KubeletVersion, n.Labels["team"], kubelet131)
 				}
@@ -206,10 +206,10 @@ func TestSeedUpgrade(t *testing.T) {
 					t.Errorf("second disruption at +%s, first node deleted at +%s: not one at a time", started[1].At.Sub(t0), firstGone.At.Sub(t0))
 				}
 			}
-			if k := tw.kube.Killed(); len(k) != 0 {
+			if k := tw.Kube.Killed(); len(k) != 0 {
 				t.Errorf("pods killed without eviction: %v", k)
 			}
-			for _, p := range tw.kube.Pods() {
+			for _, p := range tw.Kube.Pods() {
 				if p.Namespace == "checkout" && (p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning) {
 					t.Errorf("pod %s not running", p.Name)
 				}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -42,7 +41,7 @@ func TestTerminationGracePeriodForcesDrain(t *testing.T) {
 			tw.apply(nodeClass(amiID(ami130)), nodePool(withTGP(tc.tgp)))
 			tw.adopt(1, "c4.large", "spot", ami130, 4*time.Hour)
 			tw.apply(deployment("web", 1, "1200m", withPodGrace(tc.podGrace)), pdb("web", "web", intOrStr(1), nil))
-			tw.settle()
+			tw.Settle()
 			tw.apply(nodeClass(amiID(ami131)))
 
 			if !tw.runUntil(2*time.Hour, tw.upgraded) {
@@ -69,7 +68,7 @@ func TestTerminationGracePeriodForcesDrain(t *testing.T) {
 			if w := tw.workload("Deployment", "web"); w.PDBViolations != 1 {
 				t.Errorf("web PDB violations = %d, want 1", w.PDBViolations)
 			}
-			if b := tw.kube.PDBBreaches(); len(b) != 1 || b[0].Mechanism != kube.BreachDeleted || !b[0].At.Equal(forced[0].At) ||
+			if b := tw.Kube.PDBBreaches(); len(b) != 1 || b[0].Mechanism != kube.BreachDeleted || !b[0].At.Equal(forced[0].At) ||
 				!strings.HasPrefix(b[0].By, "Karpenter: terminationGracePeriod "+tc.tgp.String()) || !slices.Equal(b[0].PDBs, []string{"default/web"}) {
 				t.Errorf("breaches %+v, want the web pod deleted at %v by the terminationGracePeriod under default/web", b, forced[0].At)
 			}
@@ -138,7 +137,7 @@ func TestDoNotDisrupt(t *testing.T) {
 			}
 			tw.apply(deployment("web", 1, "1200m", podOpts...))
 			if tc.node {
-				if err := tw.kube.UpdateNode(node, func(n *corev1.Node) {
+				if err := tw.Kube.UpdateNode(node, func(n *corev1.Node) {
 					if n.Annotations == nil {
 						n.Annotations = map[string]string{}
 					}
@@ -147,7 +146,7 @@ func TestDoNotDisrupt(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			tw.settle()
+			tw.Settle()
 			tw.apply(nodeClass(amiID(ami131)))
 
 			done := tw.runUntil(time.Hour, tw.upgraded)
@@ -158,7 +157,7 @@ func TestDoNotDisrupt(t *testing.T) {
 				if n := len(tw.events("DisruptionStarted")); n != 0 {
 					t.Errorf("%d disruptions started, want 0", n)
 				}
-				if hasTaint(tw.kube.Node(node), karpenter.DisruptedTaintKey) {
+				if hasTaint(tw.Kube.Node(node), karpenter.DisruptedTaintKey) {
 					t.Errorf("blocked node is tainted %s", karpenter.DisruptedTaintKey)
 				}
 				blocked := tw.karp.BlockedPods()
@@ -202,12 +201,12 @@ func drainOrder(t *testing.T, daemon bool, prefixes []string) map[string]*corev1
 	tw := newTwin(t)
 	tw.apply(nodeClass(amiID(ami130)), nodePool())
 	node := tw.adopt(1, "c4.large", "spot", ami130, 4*time.Hour)[0].Node
-	critical := func(s *corev1.PodSpec, _ *metav1.ObjectMeta) { s.PriorityClassName = "system-cluster-critical" }
+	critical := func(p *corev1.PodTemplateSpec) { p.Spec.PriorityClassName = "system-cluster-critical" }
 	tw.apply(deployment("web", 1, "600m"), deployment("dns", 1, "300m", critical))
 	if daemon {
 		tw.apply(daemonSet("agent", "50m"))
 	}
-	tw.settle()
+	tw.Settle()
 	pods := map[string]*corev1.Pod{}
 	for _, prefix := range prefixes {
 		p := tw.podsOnNode(node, prefix)
@@ -285,14 +284,14 @@ func TestTerminatingInstanceKeepsItsAddress(t *testing.T) {
 	tw := driftedFleet(t, 1, nodePool())
 	old := tw.karp.NodeClaims()[0]
 	id := old.ProviderID[strings.LastIndex(old.ProviderID, "/")+1:]
-	running := func() bool { return slices.Contains(tw.cloud.Running(), id) }
+	running := func() bool { return slices.Contains(tw.Cloud.Running(), id) }
 	if !running() {
 		t.Fatalf("instance %s of %s not running before the drift", id, old.Name)
 	}
 	var gone time.Time
 	deleted := func() bool {
 		if gone.IsZero() && !running() {
-			gone = tw.eng.Now()
+			gone = tw.Eng.Now()
 		}
 		_, ok := tw.firstEvent("NodeDeleted", func(l logLine) bool { return l.Node == old.Node })
 		return ok

@@ -50,7 +50,7 @@ func TestManagedNodeGroupBreaches(t *testing.T) {
 			tw, node, pod := pdbBlocked(t)
 			tc.run(tw)
 			drain, _ := tw.first(mng.ReasonDrainStarted, node)
-			b := tw.kube.PDBBreaches()
+			b := tw.Kube.PDBBreaches()
 			if len(b) == 0 || (len(b) > 1) != tc.scaleIn {
 				t.Fatalf("breaches %+v, want %s's first\n%s", b, pod, tw.dumpLog())
 			}

@@ -17,7 +17,7 @@ func TestCustomAMIGroupNeedsANewLaunchTemplateVersion(t *testing.T) {
 	tw := newTwin(t)
 	tw.adopt(group("initial", 3, atVersion("1.30")))
 	tw.adopt(group("custom-Y", 3, withLaunchTemplate(ltID, "1", ami130), func(s *mng.Spec) { s.AMIType = "AL2023_x86_64_STANDARD" }))
-	tw.settle()
+	tw.Settle()
 	if v := tw.mng.Versions(); v["custom-Y"] != kubeversion.MustParse("1.30") || v["initial"] != kubeversion.MustParse("1.30") {
 		t.Fatalf("versions %v, want both groups at 1.30", v)
 	}

@@ -20,7 +20,7 @@ func TestDescribeIsStatusWithoutNodesAndUpdates(t *testing.T) {
 	spec.Labels = map[string]string{"type": "OrdersMng"}
 	spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "OrdersApp", Effect: corev1.TaintEffectNoSchedule}}
 	tw.adopt(spec)
-	tw.settle()
+	tw.Settle()
 	if err := tw.mng.UpdateVersion("blue", mng.UpdateRequest{Version: "1.31"}, nil); err != nil {
 		t.Fatalf("UpdateVersion: %v", err)
 	}

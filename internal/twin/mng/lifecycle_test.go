@@ -26,8 +26,8 @@ func TestCreateIsActiveWhenEveryNodeIsReady(t *testing.T) {
 	if tw.mng.Busy() {
 		t.Fatal("busy once the group is ACTIVE")
 	}
-	if created != nil || tw.eng.Now().Sub(t0) != nodeReadyAfter {
-		t.Fatalf("created: %v after %s, want nil after %s (launch + register + ready)", created, tw.eng.Now().Sub(t0), nodeReadyAfter)
+	if created != nil || tw.Eng.Now().Sub(t0) != nodeReadyAfter {
+		t.Fatalf("created: %v after %s, want nil after %s (launch + register + ready)", created, tw.Eng.Now().Sub(t0), nodeReadyAfter)
 	}
 	st := tw.status("green-mng")
 	if st.Status != mng.StatusActive || st.Version != kubeversion.MustParse("1.31") || st.AMI != ami131 || len(st.Nodes) != 3 {
@@ -81,7 +81,7 @@ func TestBlueGreenDeleteDrainsEveryNode(t *testing.T) {
 	tw := newTwin(t)
 	tw.adopt(group("blue-mng", 3, atVersion("1.30")))
 	tw.apply(deployment("orders", 6, "250m"))
-	tw.settle()
+	tw.Settle()
 	blue := tw.status("blue-mng").Nodes
 
 	created := false
@@ -97,26 +97,26 @@ func TestBlueGreenDeleteDrainsEveryNode(t *testing.T) {
 	if st := tw.status("blue-mng"); st.Status != mng.StatusDeleting || st.Desired != 0 || st.Max != 0 {
 		t.Fatalf("after DeleteNodegroup: %s desired %d max %d, want DELETING 0 0", st.Status, st.Desired, st.Max)
 	}
-	start := tw.eng.Now()
+	start := tw.Eng.Now()
 	if !tw.runUntil(time.Hour, func() bool { return deleted }) {
 		t.Fatalf("blue-mng not deleted\n%s", tw.dumpLog())
 	}
 	for _, name := range blue {
-		if tw.kube.Node(name) != nil {
+		if tw.Kube.Node(name) != nil {
 			t.Errorf("blue node %s still exists", name)
 		}
 		if _, ok := tw.first(mng.ReasonDrainStarted, name); !ok {
 			t.Errorf("blue node %s was not drained", name)
 		}
 	}
-	if d := tw.eng.Now().Sub(start); d >= mng.DeleteDrainLimit {
+	if d := tw.Eng.Now().Sub(start); d >= mng.DeleteDrainLimit {
 		t.Errorf("deletion took %s; nothing blocked the drains, so no node should wait for the 5-minute limit", d)
 	}
-	if len(tw.kube.Killed()) != 0 {
-		t.Errorf("pods killed without eviction: %v", tw.kube.Killed())
+	if len(tw.Kube.Killed()) != 0 {
+		t.Errorf("pods killed without eviction: %v", tw.Kube.Killed())
 	}
 	tw.runUntil(5*time.Minute, func() bool { return false })
-	for _, p := range tw.podsOf("orders") {
+	for _, p := range tw.PodsOf("orders") {
 		if g, _ := tw.mng.Nodegroup(p.Spec.NodeName); g != "green-mng" {
 			t.Errorf("orders pod %s on %q (group %q), want green-mng", p.Name, p.Spec.NodeName, g)
 		}
@@ -140,7 +140,7 @@ func TestDeleteTerminatesABlockedNodeAfterFiveMinutes(t *testing.T) {
 	if !ok || term.At.Sub(drain.At) != 5*time.Minute {
 		t.Fatalf("termination request %v after the drain began (found %t), want exactly 5m0s", term.At.Sub(drain.At), ok)
 	}
-	killed := tw.kube.Killed()
+	killed := tw.Kube.Killed()
 	if len(killed) != 1 || "default/"+killed[0].Name != pod {
 		t.Errorf("killed %v, want %s killed with its node", killed, pod)
 	}

@@ -13,7 +13,7 @@ import (
 func TestUpdateRecordFollowsTheUpdateWithoutPerNodeRecord(t *testing.T) {
 	tw := newTwin(t)
 	tw.adopt(group("initial", 3, atVersion("1.30")))
-	tw.settle()
+	tw.Settle()
 	if err := tw.mng.UpdateVersion("initial", mng.UpdateRequest{Version: "1.31"}, nil); err != nil {
 		t.Fatalf("UpdateVersion: %v", err)
 	}

@@ -49,7 +49,7 @@ func TestUpdateRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tw := newTwin(t, withControlPlane(c.cp))
 			tw.adopt(c.group)
-			tw.settle()
+			tw.Settle()
 			before := tw.status(c.group.Name)
 			err := tw.mng.UpdateVersion(c.group.Name, c.req, nil)
 			if !mng.IsCode(err, c.code) || !strings.Contains(err.Error(), c.contains) {
@@ -87,7 +87,7 @@ func TestUpdateRefusedWhileOneIsInProgress(t *testing.T) {
 func TestReleaseUpdateWithinAVersion(t *testing.T) {
 	tw := newTwin(t, withControlPlane("1.30"))
 	tw.adopt(group("initial", 2, atVersion("1.30"), atRelease("1.30.12-20250610"), inZones("us-west-2a", "us-west-2b")))
-	tw.settle()
+	tw.Settle()
 	if st := tw.status("initial"); st.AMI != ami130Older || st.ReleaseVersion != "1.30.12-20250610" {
 		t.Fatalf("adopted group runs %s (%s), want %s", st.AMI, st.ReleaseVersion, ami130Older)
 	}

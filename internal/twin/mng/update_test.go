@@ -9,6 +9,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
 
 // The workshop seed §6.1 in-place update: group "initial" (1.30) is updated
@@ -21,7 +22,7 @@ func rolling(t *testing.T, opts []twinOption, spec ...specOption) *twin {
 	tw := newTwin(t, opts...)
 	tw.adopt(group("initial", 3, append([]specOption{atVersion("1.30")}, spec...)...))
 	tw.apply(daemonSet("kube-proxy"), deployment("web", 6, "250m"))
-	tw.settle()
+	tw.Settle()
 	return tw
 }
 
@@ -36,7 +37,7 @@ func TestDefaultUpdateReplacesEveryNode(t *testing.T) {
 		if l.Reason == mng.ReasonDrainStarted && !checkedCordons {
 			checkedCordons = true
 			for _, name := range old {
-				n := tw.kube.Node(name)
+				n := tw.Kube.Node(name)
 				if !n.Spec.Unschedulable || n.Labels[mng.LabelExcludeFromLB] != "true" {
 					t.Errorf("at the first drain, old node %s: unschedulable=%t, %s=%q", name, n.Spec.Unschedulable, mng.LabelExcludeFromLB, n.Labels[mng.LabelExcludeFromLB])
 				}
@@ -107,7 +108,7 @@ func TestDefaultUpdateReplacesEveryNode(t *testing.T) {
 			t.Errorf("evicted DaemonSet pod %s", l.Object)
 		}
 	}
-	for _, w := range tw.kube.Workloads() {
+	for _, w := range tw.Kube.Workloads() {
 		if w.Name == "web" && w.ZeroReady > 0 {
 			t.Errorf("web had no Ready pod for %s", w.ZeroReady)
 		}
@@ -154,7 +155,7 @@ func TestAtMostMaxUnavailableNodesInProgress(t *testing.T) {
 			tw := newTwin(t)
 			tw.adopt(group("initial", 6, atVersion("1.30"), c.spec))
 			tw.apply(deployment("web", 12, "250m"))
-			tw.settle()
+			tw.Settle()
 			old := tw.status("initial").Nodes
 			inProgress, draining := map[string]bool{}, map[string]bool{}
 			maxInProgress, maxDraining := 0, 0
@@ -257,9 +258,9 @@ func pdbBlocked(t *testing.T) (tw *twin, node, pod string) {
 	t.Helper()
 	tw = newTwin(t)
 	tw.adopt(group("initial", 1, atVersion("1.30")))
-	tw.apply(deployment("web", 1, "250m"), pdbMinAvailable("web-pdb", "web", 1))
-	tw.settle()
-	return tw, tw.status("initial").Nodes[0], "default/" + tw.podsOf("web")[0].Name
+	tw.apply(deployment("web", 1, "250m"), twintest.PDB("web-pdb", "web", twintest.Int(1), nil))
+	tw.Settle()
+	return tw, tw.status("initial").Nodes[0], "default/" + tw.PodsOf("web")[0].Name
 }
 
 func TestPDBFailsTheUpdateAfterExactly15Minutes(t *testing.T) {
@@ -290,7 +291,7 @@ func TestPDBFailsTheUpdateAfterExactly15Minutes(t *testing.T) {
 	if st.Status != mng.StatusActive || st.Version != kubeversion.MustParse("1.30") {
 		t.Errorf("after the failure: %s %s, want ACTIVE 1.30", st.Status, st.Version)
 	}
-	if n := tw.kube.Node(node); n == nil || !n.Spec.Unschedulable || tw.drainablePodsOn(node) != 1 {
+	if n := tw.Kube.Node(node); n == nil || !n.Spec.Unschedulable || tw.drainablePodsOn(node) != 1 {
 		t.Errorf("old node %s should still exist, cordoned, with its pod", node)
 	}
 }
@@ -309,7 +310,7 @@ func TestRefusedEvictionIsRetriedEvery5Seconds(t *testing.T) {
 	// disruption. Retries fall at drain + 5 s·k: the eviction goes through
 	// at drain + 75 s.
 	tw.runUntil(68*time.Second, func() bool { return false })
-	if err := tw.kube.Scale("Deployment", "default", "web", 2); err != nil {
+	if err := tw.Kube.Scale("Deployment", "default", "web", 2); err != nil {
 		t.Fatal(err)
 	}
 	tw.runUntil(time.Minute, func() bool { _, ok := tw.first(mng.ReasonEvicting, node); return ok })
@@ -338,8 +339,8 @@ func TestForceDeletesThePodsAfter15Minutes(t *testing.T) {
 		t.Errorf("old node %s still in the group", node)
 	}
 	tw.runUntil(10*time.Minute, func() bool { return false })
-	for _, p := range tw.podsOf("web") {
-		if n := tw.kube.Node(p.Spec.NodeName); n == nil || n.Status.NodeInfo.KubeletVersion != kubelet131 {
+	for _, p := range tw.PodsOf("web") {
+		if n := tw.Kube.Node(p.Spec.NodeName); n == nil || n.Status.NodeInfo.KubeletVersion != kubelet131 {
 			t.Errorf("web pod %s on %q, want a 1.31 node", p.Name, p.Spec.NodeName)
 		}
 	}
@@ -370,7 +371,7 @@ func TestSameSeedSameRehearsal(t *testing.T) {
 		tw := rolling(t, []twinOption{withSeed(seed)}, withMaxUnavailable(2))
 		tw.update("initial", mng.UpdateRequest{}, 3*time.Hour)
 		var b strings.Builder
-		for _, l := range tw.log {
+		for _, l := range tw.log.Lines {
 			fmt.Fprintf(&b, "%s %s %s %s\n", l.At.Sub(t0), l.Reason, l.Node, l.Message)
 		}
 		return b.String()

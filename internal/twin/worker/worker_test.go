@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
@@ -23,10 +24,8 @@ var timings = worker.Timings{Launch: 2 * time.Second, Register: 30 * time.Second
 
 func setup(t *testing.T) (*sim.Engine, *kube.Cluster, *ec2.Cloud, *worker.Pool, worker.Spec) {
 	t.Helper()
-	eng := sim.New(t0, 1)
-	zones := []string{"us-west-2a", "us-west-2b"}
-	kc := kube.New(eng, kube.Options{Region: "us-west-2", Zones: zones})
-	cloud := ec2.New("us-west-2", zones, eng.Rand())
+	base := twintest.New(t0, 1, "us-west-2a", "us-west-2b")
+	eng, kc, cloud := base.Eng, base.Kube, base.Cloud
 	it, ok := catalog.LookupInstanceType("m5.large")
 	if !ok {
 		t.Fatal("m5.large not in the catalog")
