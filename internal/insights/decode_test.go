@@ -314,8 +314,8 @@ func TestWorkloadSummary(t *testing.T) {
 		upstream  any
 		want      *workloadSummary
 	}{
-		{"deployment", web, &appsv1.Deployment{}, &workloadSummary{replicas: 3, selector: map[string]string{"app": "web"},
-			pod: PodTemplate{Labels: map[string]string{"app": "web", "tier": "web"}, Spread: true, Containers: []ContainerSummary{{Name: "web", ReadinessProbe: true}}}}},
+		{"deployment", web, &appsv1.Deployment{}, &workloadSummary{replicas: 3, selector: LabelSet{{"app", "web"}},
+			pod: PodTemplate{Labels: LabelSet{{"app", "web"}, {"tier", "web"}}, Spread: true, Containers: []ContainerSummary{{Name: "web", ReadinessProbe: true}}}}},
 		{"replicas omitted, anti-affinity, two containers", `apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: db, namespace: shop}
@@ -330,8 +330,8 @@ spec:
             - weight: 1
               podAffinityTerm: {topologyKey: kubernetes.io/hostname}
       containers: [{name: db, image: postgres}, {name: exporter, image: exporter, readinessProbe: {tcpSocket: {port: 9187}}}]
-`, &appsv1.StatefulSet{}, &workloadSummary{replicas: 1, selector: map[string]string{"app": "db"},
-			pod: PodTemplate{Labels: map[string]string{"app": "db"}, Spread: true, Containers: []ContainerSummary{{Name: "db"}, {Name: "exporter", ReadinessProbe: true}}}}},
+`, &appsv1.StatefulSet{}, &workloadSummary{replicas: 1, selector: LabelSet{{"app", "db"}},
+			pod: PodTemplate{Labels: LabelSet{{"app", "db"}}, Spread: true, Containers: []ContainerSummary{{Name: "db"}, {Name: "exporter", ReadinessProbe: true}}}}},
 		{"do-not-disrupt on chosen pools", `apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: agent, namespace: kube-system}
@@ -351,8 +351,8 @@ spec:
                   - {key: karpenter.sh/nodepool, operator: In, values: [batch, gpu]}
                   - {key: karpenter.sh/nodepool, operator: NotIn, values: [spot]}
       containers: [{name: agent, image: agent}]
-`, &appsv1.DaemonSet{}, &workloadSummary{selector: map[string]string{"app": "agent"},
-			pod: PodTemplate{Labels: map[string]string{"app": "agent"}, DoNotDisrupt: true, Containers: []ContainerSummary{{Name: "agent"}},
+`, &appsv1.DaemonSet{}, &workloadSummary{selector: LabelSet{{"app", "agent"}},
+			pod: PodTemplate{Labels: LabelSet{{"app", "agent"}}, DoNotDisrupt: true, Containers: []ContainerSummary{{Name: "agent"}},
 				NodePools: []string{"system", "batch", "gpu"}, PoolsChosen: true}}},
 		{"owned pod", `apiVersion: v1
 kind: Pod
@@ -365,7 +365,7 @@ metadata:
 spec:
   containers: [{name: web, image: nginx}]
 `, &corev1.Pod{}, &workloadSummary{replicas: 1, owned: true,
-			pod: PodTemplate{Labels: map[string]string{"app": "web"}, Containers: []ContainerSummary{{Name: "web"}}}}},
+			pod: PodTemplate{Labels: LabelSet{{"app", "web"}}, Containers: []ContainerSummary{{Name: "web"}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs, problems := Decode("w.yaml", []byte(tc.doc))

@@ -6,11 +6,14 @@ package insights
 // not model; the kinds checks read in depth are also decoded into their
 // upstream Go types (Typed).
 type Object struct {
-	Source      Source
-	APIVersion  string
-	Kind        string
-	Namespace   string // as written; empty for cluster-scoped objects and for manifests that leave it to kubectl
-	Name        string
+	Source     Source
+	APIVersion string
+	Kind       string
+	Namespace  string // as written; empty for cluster-scoped objects and for manifests that leave it to kubectl
+	Name       string
+	// Labels and Annotations are the object's metadata; nil for the
+	// objects ReadPaths reads, which no check reads them of
+	// (dropMetadataMaps).
 	Labels      map[string]string
 	Annotations map[string]string
 	// WrittenAs lists other apiVersions the object was last written with,

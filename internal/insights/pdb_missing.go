@@ -74,8 +74,8 @@ func newCoveredPods(in *Input) *coveredPods {
 			ns = map[podLabel][]*Workload{}
 			c.byLabel[w.Object.Namespace] = ns
 		}
-		for k, v := range w.Pod.Labels {
-			ns[podLabel{k, v}] = append(ns[podLabel{k, v}], w)
+		for _, l := range w.Pod.Labels {
+			ns[podLabel{l.Key, l.Value}] = append(ns[podLabel{l.Key, l.Value}], w)
 		}
 	}
 	return c
@@ -85,12 +85,12 @@ func newCoveredPods(in *Input) *coveredPods {
 // that a budget covers and whose pods matchLabels m would select; nil when
 // none. An empty m selects every pod, so it clashes with any covered one.
 // The answer does not depend on which of m's labels picks the candidates.
-func (c *coveredPods) selectedBy(ns string, m map[string]string) *Workload {
+func (c *coveredPods) selectedBy(ns string, m LabelSet) *Workload {
 	idx := c.byLabel[ns]
 	var first *Workload
 	consider := func(w *Workload) {
-		for k, v := range m {
-			if got, ok := w.Pod.Labels[k]; !ok || got != v {
+		for _, l := range m {
+			if got, ok := w.Pod.Labels.Lookup(l.Key); !ok || got != l.Value {
 				return
 			}
 		}
@@ -106,18 +106,16 @@ func (c *coveredPods) selectedBy(ns string, m map[string]string) *Workload {
 		}
 		return first
 	}
-	for k, v := range m {
-		for _, w := range idx[podLabel{k, v}] {
-			consider(w)
-		}
-		break // every match carries each of m's labels: one list holds them all
+	// Every match carries each of m's labels: one list holds them all.
+	for _, w := range idx[podLabel{m[0].Key, m[0].Value}] {
+		consider(w)
 	}
 	return first
 }
 
 // selectorLabels are the labels a PDB for the workload should match: the
 // workload's own matchLabels when it has them, else the template's labels.
-func selectorLabels(w *Workload) map[string]string {
+func selectorLabels(w *Workload) LabelSet {
 	if len(w.Selector) > 0 {
 		return w.Selector
 	}

@@ -211,6 +211,7 @@ func newStream() *stream {
 					for j := range problems {
 						settleProblem(&problems[j])
 					}
+					dropMetadataMaps(objs)
 					if e.file.onDisk {
 						releaseDocs(objs)
 					}

@@ -27,7 +27,7 @@ type Workload struct {
 	// the pod itself).
 	Pod *PodTemplate
 	// Selector is spec.selector.matchLabels (nil for a Pod, or none).
-	Selector map[string]string
+	Selector LabelSet
 	// PodField is the template's field path ("spec.template"; "" for a Pod).
 	PodField string
 
@@ -76,7 +76,7 @@ type PDB struct {
 
 // Selects reports whether the PDB selects the workload's pods.
 func (p *PDB) Selects(w *Workload) bool {
-	return p.Object.Namespace == w.Object.Namespace && p.Selector.Matches(labels.Set(w.Pod.Labels))
+	return p.Object.Namespace == w.Object.Namespace && p.Selector.Matches(w.Pod.Labels)
 }
 
 // Workloads returns every workload, in source order. ReplicaSets owned by
@@ -153,8 +153,8 @@ func (in *Input) indexWorkloads() {
 				byNS[o.Namespace] = idx
 			}
 			idx.all = append(idx.all, w)
-			for k, v := range w.Pod.Labels {
-				idx.byLabel[label{k, v}] = append(idx.byLabel[label{k, v}], w)
+			for _, l := range w.Pod.Labels {
+				idx.byLabel[label{l.Key, l.Value}] = append(idx.byLabel[label{l.Key, l.Value}], w)
 			}
 		}
 		for _, o := range in.Kind("PodDisruptionBudget") {
@@ -177,7 +177,7 @@ func (in *Input) indexWorkloads() {
 				candidates = idx.byLabel[label{keys[0], sel.MatchLabels[keys[0]]}]
 			}
 			for _, w := range candidates {
-				if p.Selector.Matches(labels.Set(w.Pod.Labels)) {
+				if p.Selector.Matches(w.Pod.Labels) {
 					w.pdbs = append(w.pdbs, p)
 					if !w.IsDaemonSet() {
 						p.workloads = append(p.workloads, w)
@@ -245,15 +245,10 @@ func selectorText(sel *metav1.LabelSelector) string {
 
 // matchLabelsYAML renders labels as a flow map for a recommendation:
 // "{app: web, tier: front}".
-func matchLabelsYAML(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + ": " + m[k]
+func matchLabelsYAML(s LabelSet) string {
+	parts := make([]string, len(s))
+	for i, l := range s {
+		parts[i] = l.Key + ": " + l.Value
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
