@@ -3,13 +3,16 @@ package awsserve_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/ladder-eks/ladder/internal/awsport"
 	"github.com/ladder-eks/ladder/internal/awsport/conformance"
@@ -76,5 +79,36 @@ func TestEKSUnknownOperation(t *testing.T) {
 	var re interface{ HTTPStatusCode() int }
 	if !errors.As(err, &re) || re.HTTPStatusCode() != http.StatusNotFound {
 		t.Errorf("ListClusters: status %v, want 404", err)
+	}
+}
+
+// EKS's exceptions cross with their httpError status (aws-apis.md §2.2) —
+// 404 for an unknown cluster, 400 for a version two minors up, 409 while an
+// update runs — and the x-amzn-RequestId the SDK reports.
+func TestEKSErrorStatuses(t *testing.T) {
+	c := newWireCluster(t)
+	ctx := t.Context()
+	status := func(err error) (code string, status int, requestID string) {
+		var ae smithy.APIError
+		var re *awshttp.ResponseError
+		if errors.As(err, &ae) && errors.As(err, &re) {
+			return ae.ErrorCode(), re.HTTPStatusCode(), re.ServiceRequestID()
+		}
+		return fmt.Sprint(err), 0, ""
+	}
+	_, err := c.client.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("missing")})
+	if code, st, id := status(err); code != "ResourceNotFoundException" || st != http.StatusNotFound || id == "" {
+		t.Errorf("DescribeCluster of a missing cluster: %s %d request %q, want ResourceNotFoundException 404 with a request id", code, st, id)
+	}
+	_, err = c.client.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String("wire"), Version: aws.String("1.32")})
+	if code, st, _ := status(err); code != "InvalidParameterException" || st != http.StatusBadRequest {
+		t.Errorf("UpdateClusterVersion 1.30 → 1.32: %s %d, want InvalidParameterException 400", code, st)
+	}
+	if _, err := c.client.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String("wire"), Version: aws.String("1.31")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.client.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String("wire"), Version: aws.String("1.31")})
+	if code, st, _ := status(err); code != "ResourceInUseException" || st != http.StatusConflict {
+		t.Errorf("UpdateClusterVersion during an update: %s %d, want ResourceInUseException 409", code, st)
 	}
 }
