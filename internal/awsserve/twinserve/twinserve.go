@@ -1,0 +1,128 @@
+// Package twinserve puts a scenario's twins behind the AWS endpoints
+// (internal/awsserve): the cluster twinbuild makes of the scenario, its
+// AWS ports (internal/awsport/twinaws), and its engine advanced with the
+// wall clock — TimeScale virtual seconds per second — so that an update
+// started with the AWS CLI or an SDK runs while the client polls it, in
+// the order and ratios of the twin.
+package twinserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
+	"github.com/ladder-eks/ladder/internal/awsserve"
+	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twinbuild"
+)
+
+// The lab's dummy account: the only credentials its endpoints accept.
+const (
+	AccessKeyID     = "AKIALADDERLAB0000000"
+	SecretAccessKey = "ladder-lab-dummy-secret-access-key"
+)
+
+// DefaultTimeScale is how much faster than the wall clock the twin runs:
+// a 10-minute control-plane update takes 10 seconds.
+const DefaultTimeScale = 60
+
+// Twin is a scenario's twins behind an awsserve.Server.
+type Twin struct {
+	// Region is the scenario's region, the one clients sign for.
+	Region string
+	// Cluster is the scenario's cluster name.
+	Cluster string
+
+	handler   http.Handler
+	mu        sync.Mutex
+	eng       *sim.Engine
+	timeScale float64
+}
+
+// New builds sc's twins and their endpoints. sc must have passed
+// Validate. timeScale <= 0 is DefaultTimeScale.
+func New(sc *scenario.Scenario, timeScale float64) (*Twin, error) {
+	tw, err := twinbuild.Build(sc, twinbuild.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if timeScale <= 0 {
+		timeScale = DefaultTimeScale
+	}
+	c := sc.Spec.Cluster
+	var addons []twinaws.Addon
+	for _, a := range sc.Spec.Addons {
+		addons = append(addons, twinaws.Addon{Name: a.Name, Version: a.Version})
+	}
+	ports := twinaws.New(twinaws.EKSOptions{Engine: tw.Engine, Cluster: c.Name, Region: c.Region,
+		ControlPlane: tw.ControlPlane, Nodegroups: tw.MNG, Fargate: tw.Fargate, Addons: addons}, tw.ASG, nil)
+	t := &Twin{Region: c.Region, Cluster: c.Name, eng: tw.Engine, timeScale: timeScale}
+	t.handler = awsserve.New(map[string]http.Handler{
+		awsserve.ServiceEKS: awsserve.NewEKS(ports.EKS),
+		awsserve.ServiceSSM: awsserve.NewSSM(ports.Parameters),
+	}, awsserve.Options{AccessKeyID: AccessKeyID, SecretAccessKey: SecretAccessKey, Region: c.Region, Lock: &t.mu})
+	return t, nil
+}
+
+// ServeHTTP answers an AWS request.
+func (t *Twin) ServeHTTP(w http.ResponseWriter, r *http.Request) { t.handler.ServeHTTP(w, r) }
+
+// Run advances the twin's engine with the wall clock until ctx ends,
+// every tick catching up to TimeScale times the wall time since Run began.
+func (t *Twin) Run(ctx context.Context, tick time.Duration) {
+	t.mu.Lock()
+	start := t.eng.Now()
+	t.mu.Unlock()
+	began := time.Now()
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			virtual := time.Duration(float64(time.Since(began)) * t.timeScale)
+			t.mu.Lock()
+			t.eng.RunUntil(start.Add(virtual))
+			t.mu.Unlock()
+		}
+	}
+}
+
+// tick is how often Serve's engine catches up with the wall clock.
+const tick = 50 * time.Millisecond
+
+// Serve answers on ln until ctx ends, after printing to out the exports
+// that point the AWS CLI, boto3 and aws-sdk-go-v2 at it (aws-apis.md
+// §1.8): one URL for every service, the region, the dummy credentials.
+func (t *Twin) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
+	url := "http://" + ln.Addr().String()
+	fmt.Fprintf(out, `export AWS_ENDPOINT_URL_EKS=%[1]s
+export AWS_ENDPOINT_URL_SSM=%[1]s
+export AWS_REGION=%[2]s
+export AWS_ACCESS_KEY_ID=%[3]s
+export AWS_SECRET_ACCESS_KEY=%[4]s
+export AWS_EC2_METADATA_DISABLED=true
+# then: aws eks describe-cluster --name %[5]s
+`, url, t.Region, AccessKeyID, SecretAccessKey, t.Cluster)
+	srv := &http.Server{Handler: t, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Run(ctx, tick)
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return err
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
+	"github.com/ladder-eks/ladder/internal/scenario"
+)
+
+func newLabAWSServeCommand() *cobra.Command {
+	var scenarioName, addr string
+	var timeScale float64
+	cmd := &cobra.Command{
+		Use:   "aws-serve",
+		Short: "Serve a scenario's twins behind AWS endpoints (EKS, SSM) until interrupted",
+		Long: `Builds the scenario's cluster in the twin and answers EKS (restJson1) and SSM
+(awsJson1_1) requests for it on ADDR, signed with SigV4 for the printed dummy
+credentials, as AWS answers them. The twin runs --time-scale times faster than
+the wall clock, so an update started with the AWS CLI or an SDK progresses while
+the client polls it. Prints the exports that point the AWS CLI, boto3 and
+aws-sdk-go-v2 at it.`,
+		Example: `  ladder lab aws-serve --scenario workshop
+  ladder lab aws-serve --scenario workshop --addr 127.0.0.1:4566 --time-scale 600`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc, err := scenario.Resolve(scenarioName)
+			if err != nil {
+				return err
+			}
+			if _, err := sc.Validate(); err != nil {
+				return err
+			}
+			tw, err := twinserve.New(sc, timeScale)
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("--addr %s: %w", addr, err)
+			}
+			ctx, stop := interruptible(cmd.Context())
+			defer stop()
+			return tw.Serve(ctx, ln, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&scenarioName, "scenario", "", "a built-in scenario or a scenario file (default: the default scenario)")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to listen on (default: a free port on 127.0.0.1)")
+	cmd.Flags().Float64Var(&timeScale, "time-scale", twinserve.DefaultTimeScale, "virtual seconds of the twin per wall-clock second")
+	return cmd
+}
