@@ -184,7 +184,8 @@ func decodeTypedFast(src Source, doc, js []byte, h manifest.Head) (objs []*Objec
 		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: "metadata.name", Severity: Warning,
 			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc})
 	}
-	return []*Object{o}, append(problems, strictProblems(src, o, doc, strictErrs)...), true
+	problems = append(problems, strictProblems(src, o, doc, strictErrs)...)
+	return []*Object{o}, append(problems, workloadProblems(src, o, doc, typed)...), true
 }
 
 // strictProblems reports unknown and duplicate fields.
@@ -315,6 +316,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 		default:
 			o.Typed = summarize(typed)
 			problems = append(problems, strictProblems(src, o, doc, strictErrs)...)
+			problems = append(problems, workloadProblems(src, o, doc, typed)...)
 		}
 	}
 	return []*Object{o}, problems
