@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -268,7 +267,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 			h = head{}
 			h.APIVersion, h.Kind = tiny.APIVersion, tiny.Kind
 			p := Problem{Source: src, Object: ObjectRef{APIVersion: h.APIVersion, Kind: h.Kind, Source: src.String()}, Severity: Error,
-				Message: "not a Kubernetes object: " + cleanJSONError(err), Fix: "each document is a map with apiVersion, kind and metadata", doc: doc}
+				Message: "not a Kubernetes object: " + manifest.CleanJSONError(err), Fix: "each document is a map with apiVersion, kind and metadata", doc: doc}
 			var ute *json.UnmarshalTypeError
 			if errors.As(err, &ute) {
 				if ute.Field == "" {
@@ -304,15 +303,15 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 		typed, strictErrs, err := manifest.DecodeStrict(js, newTyped)
 		switch {
 		case err != nil:
-			p := Problem{Source: src, Object: o.Ref(), Severity: Error, doc: doc,
-				Message: cleanJSONError(err) + "; only its apiVersion was checked", Fix: "fix the value's type"}
-			var fe kjson.FieldError
-			if errors.As(err, &fe) {
-				p.Field = fe.FieldPath()
-			} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
-				p.Field = m[1]
+			// A List's item has no document of its own: its value is
+			// found in its JSON.
+			text := doc
+			if text == nil {
+				text = js
 			}
-			problems = append(problems, p)
+			field, msg, fix := manifest.DecodeError(text, err)
+			problems = append(problems, Problem{Source: src, Object: o.Ref(), Severity: Error, doc: doc,
+				Field: field, Message: msg + "; only its apiVersion was checked", Fix: fix})
 		default:
 			o.Typed = summarize(typed)
 			problems = append(problems, strictProblems(src, o, doc, strictErrs)...)
@@ -466,19 +465,6 @@ func jsonItemRanges(doc []byte) (ranges [][2]int, ok bool) {
 // converterPool keeps YAML→JSON converters, whose buffers a scan of many
 // documents would otherwise allocate once per document.
 var converterPool = sync.Pool{New: func() any { return new(manifest.Converter) }}
-
-var (
-	goFieldRE   = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
-	unmarshalRE = regexp.MustCompile(`cannot unmarshal (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
-)
-
-func cleanJSONError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	if m := unmarshalRE.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("expected %s, got %s", manifest.DescribeGoType(m[2]), m[1])
-	}
-	return msg
-}
 
 func article(word string) string {
 	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {

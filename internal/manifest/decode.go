@@ -261,18 +261,7 @@ func decodeObject(src Source, doc, js []byte, gvk schema.GroupVersionKind) ([]Ob
 	obj, strictErrs, err := DecodeStrict(js, newObj)
 	o := Object{Source: src, GVK: gvk, Object: obj, doc: doc}
 	if err != nil {
-		field := ""
-		var fe kjson.FieldError
-		if errors.As(err, &fe) {
-			field = fe.FieldPath()
-		} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
-			field = m[1]
-		}
-		msg, fix := cleanJSONError(err), "fix the value's type"
-		if field == "" {
-			field, msg, fix = valueError(doc, err, msg, fix)
-		}
-		return nil, o.FieldError(field, msg, fix)
+		return nil, o.FieldError(DecodeError(doc, err))
 	}
 	if np, ok := obj.(*karpv1.NodePool); ok {
 		markExplicitNever(np, js)
@@ -378,12 +367,37 @@ func intOrPercentValue(v intstr.IntOrString) int {
 	return int(v.IntVal)
 }
 
-var goFieldRE = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
+var (
+	goFieldRE   = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
+	unmarshalRE = regexp.MustCompile(`cannot unmarshal (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
+)
 
-func cleanJSONError(err error) string {
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "json: ")
-	if m := regexp.MustCompile(`cannot unmarshal (\S+) into Go struct field \S+ of type (\S+)`).FindStringSubmatch(msg); m != nil {
+// DecodeError words an error of the strict decoder (DecodeStrict) about
+// doc, the document as written: the field it is about — the decoder's
+// path, a Go type error's field, or, for a value a type's own decoder
+// refused without saying where (a quantity, a duration), the field found
+// in doc by its value — what is wrong, as a YAML author reads it, and the
+// fix. `check` and `scenario validate` both word decoding errors with it.
+func DecodeError(doc []byte, err error) (field, msg, fix string) {
+	var fe kjson.FieldError
+	if errors.As(err, &fe) {
+		field = fe.FieldPath()
+	} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
+		field = m[1]
+	}
+	msg, fix = CleanJSONError(err), "fix the value's type"
+	if field == "" {
+		field, msg, fix = valueError(doc, err, msg, fix)
+	}
+	return field, msg, fix
+}
+
+// CleanJSONError is a JSON decoding error without Go's words: "expected an
+// integer, got string", not "cannot unmarshal string into Go struct field
+// DeploymentSpec.spec.replicas of type int32".
+func CleanJSONError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if m := unmarshalRE.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("expected %s, got %s", DescribeGoType(m[2]), m[1])
 	}
 	return msg
