@@ -328,7 +328,8 @@ func decodeList(src Source, doc []byte, items []json.RawMessage) ([]*Object, []P
 		if lines[i] > 0 {
 			isrc.Line = src.Line + lines[i] - 1
 		}
-		return decodeItem(isrc, items[i])
+		objs, problems := decodeItem(isrc, items[i])
+		return objs, itemProblems(i, problems)
 	})
 }
 
@@ -397,8 +398,28 @@ func decodeListItems(src Source, doc, js []byte, ranges [][2]int, decode func(sr
 		if lines[i] > 0 {
 			isrc.Line = src.Line + lines[i] - 1
 		}
-		return decode(isrc, js[ranges[i][0]:ranges[i][1]])
+		objs, problems := decode(isrc, js[ranges[i][0]:ranges[i][1]])
+		return objs, itemProblems(i, problems)
 	})
+}
+
+// itemProblems makes the problems of a List's item i its own: each names
+// the item (items[3], items[3].spec.replicas), and none says the List is
+// not a manifest — a List is one, whatever an item holds, so a bad item is
+// reported on its own line and its good neighbours are still checked.
+func itemProblems(i int, problems []Problem) []Problem {
+	item := fmt.Sprintf("items[%d]", i)
+	for j := range problems {
+		p := &problems[j]
+		if p.Field == "" {
+			p.Field = item
+		} else {
+			p.Field = item + "." + p.Field
+		}
+		p.Message = strings.ReplaceAll(p.Message, "the document", "the item")
+		p.cause = causeOther
+	}
+	return problems
 }
 
 // decodeItem decodes one List item. Its document is the List's, so field
