@@ -871,6 +871,7 @@ func (v *validator) actions() {
 				v.fail(f+".upgradeControlPlane.version", "%s is not one minor after %s: EKS updates one minor version at a time (add a step per version)", target, version)
 			}
 			version = target
+			v.classesAt(f+".upgradeControlPlane.version", to)
 		case a.Drain != nil:
 			d := a.Drain
 			if (d.Node == "") == (d.Selector == "") {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"sort"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
@@ -118,6 +119,38 @@ func (v *validator) scriptPools(f string, objs []manifest.Object) {
 		}
 		if err := v.checkPool(np, find); err != nil {
 			v.fail(f, "leaves NodePool %s unable to launch a node: %v (%s)", np.Name, err, poolAMIFix)
+		}
+	}
+}
+
+// classesAt resolves the script's EC2NodeClasses at the version an
+// upgradeControlPlane action brings. Karpenter resolves an alias at the
+// version it discovers (a pinned al2023@v20240807 is the SSM parameter
+// .../optimized-ami/<version>/...-<version>-v20240807), and "as soon as
+// your cluster is upgraded, Karpenter will auto-discover the new AMIs for
+// that version" (semantics.md §A, EKS upgrade with Karpenter): a release
+// the new version does not have leaves the class without an AMI, and the
+// twin's Karpenter — as Karpenter — launching no node for its NodePools
+// from then on. The playbook's drift step moves a class to @latest itself;
+// a script must do it in an action before the upgrade.
+func (v *validator) classesAt(f, version string) {
+	minor, ok := catalog.NormalizeMinor(version)
+	if !ok {
+		return
+	}
+	keys := make([]string, 0, len(v.script))
+	for k := range v.script {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		nc, ok := v.script[k].Object.(*awsv1.EC2NodeClass)
+		if !ok {
+			continue
+		}
+		var amiErr *karpenter.AMIError
+		if _, err := karpenter.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC()); errors.As(err, &amiErr) {
+			v.fail(f, "%v; after this upgrade Karpenter resolves no AMI for the class and launches no node (pin a release Kubernetes %s has, or patch the alias to @latest in an action before this one)", amiErr, minor)
 		}
 	}
 }
