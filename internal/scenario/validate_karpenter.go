@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"errors"
-	"sort"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -104,12 +103,7 @@ func (v *validator) scriptPools(f string, objs []manifest.Object) {
 		o, ok := v.script[appliedKey("EC2NodeClass", "", name)]
 		return o, ok
 	}
-	keys := make([]string, 0, len(v.script))
-	for k := range v.script {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(v.script) {
 		np, ok := v.script[k].Object.(*karpv1.NodePool)
 		if !ok || np.Spec.Template.Spec.NodeClassRef == nil {
 			continue
@@ -138,12 +132,7 @@ func (v *validator) classesAt(f, version string) {
 	if !ok {
 		return
 	}
-	keys := make([]string, 0, len(v.script))
-	for k := range v.script {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(v.script) {
 		nc, ok := v.script[k].Object.(*awsv1.EC2NodeClass)
 		if !ok {
 			continue
