@@ -60,8 +60,11 @@ type workload struct {
 	// StatefulSet: OrderedReady creates ordinal i only after 0..i-1 are
 	// Ready; current is status.currentRevision.
 	orderedReady bool
-	claims       []corev1.PersistentVolumeClaim
-	current      *revision
+	// refused: its last sync could not create a pod it wanted
+	// (failedcreate.go).
+	refused bool
+	claims  []corev1.PersistentVolumeClaim
+	current *revision
 	// DaemonSet: the template's tolerations plus the controller's own, the
 	// pods on each node (terminating ones included, oldest first), and the
 	// nodes the daemon should run on; daemonStrays holds the nodes that
@@ -116,6 +119,7 @@ func (c *Cluster) addWorkload(w *workload) {
 }
 
 func (c *Cluster) reconcileWorkload(w *workload) {
+	c.setRefused(w, false) // this sync sets it again if a create fails
 	switch w.kind {
 	case "Deployment":
 		c.reconcileDeployment(w)
@@ -238,19 +242,6 @@ func (c *Cluster) applyBarePod(p *corev1.Pod) error {
 		return fmt.Errorf("Pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
 	return nil
-}
-
-// failedCreate is a controller's FailedCreate event for a pod the API
-// server refused (controller_utils.go CreatePods: "Error creating: %v").
-// The controller tries again on its next sync; like the event recorder's
-// aggregation, a refusal repeating the last one is not logged again.
-func (c *Cluster) failedCreate(w *workload, err error) {
-	msg := "Error creating: " + err.Error()
-	if msg == w.lastFailedCreate {
-		return
-	}
-	w.lastFailedCreate = msg
-	c.log(Event{Type: "Warning", Reason: "FailedCreate", Message: msg, Object: w.kind + "/" + w.namespace + "/" + w.name})
 }
 
 // updateWorkload applies a changed Deployment, StatefulSet or DaemonSet: the
