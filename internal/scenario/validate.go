@@ -870,8 +870,10 @@ func (v *validator) actions() {
 			if knownVersion && target.Sub(version) != 1 {
 				v.fail(f+".upgradeControlPlane.version", "%s is not one minor after %s: EKS updates one minor version at a time (add a step per version)", target, version)
 			}
+			if knownVersion {
+				v.classesAt(f+".upgradeControlPlane.version", version.String(), to)
+			}
 			version = target
-			v.classesAt(f+".upgradeControlPlane.version", to)
 		case a.Drain != nil:
 			d := a.Drain
 			if (d.Node == "") == (d.Selector == "") {

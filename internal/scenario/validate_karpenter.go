@@ -127,8 +127,11 @@ func (v *validator) scriptPools(f string, objs []manifest.Object) {
 // twin's Karpenter — as Karpenter — launching no node for its NodePools
 // from then on. The playbook's drift step moves a class to @latest itself;
 // a script must do it in an action before the upgrade.
-func (v *validator) classesAt(f, version string) {
-	minor, ok := catalog.NormalizeMinor(version)
+//
+// A class that does not resolve before the upgrade either is reported
+// where it is applied, once.
+func (v *validator) classesAt(f, from, to string) {
+	minor, ok := catalog.NormalizeMinor(to)
 	if !ok {
 		return
 	}
@@ -138,6 +141,9 @@ func (v *validator) classesAt(f, version string) {
 			continue
 		}
 		var amiErr *karpenter.AMIError
+		if _, err := karpenter.ResolveNodeClassAMIs(nc, from, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC()); err != nil {
+			continue
+		}
 		if _, err := karpenter.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC()); errors.As(err, &amiErr) {
 			v.fail(f, "%v; after this upgrade Karpenter resolves no AMI for the class and launches no node (pin a release Kubernetes %s has, or patch the alias to @latest in an action before this one)", amiErr, minor)
 		}
