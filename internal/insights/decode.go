@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -184,7 +183,8 @@ func decodeTypedFast(src Source, doc, js []byte, h manifest.Head) (objs []*Objec
 		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: "metadata.name", Severity: Warning,
 			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc})
 	}
-	return []*Object{o}, append(problems, strictProblems(src, o, doc, strictErrs)...), true
+	problems = append(problems, strictProblems(src, o, doc, strictErrs)...)
+	return []*Object{o}, append(problems, workloadProblems(src, o, doc, typed)...), true
 }
 
 // strictProblems reports unknown and duplicate fields.
@@ -267,7 +267,7 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 			h = head{}
 			h.APIVersion, h.Kind = tiny.APIVersion, tiny.Kind
 			p := Problem{Source: src, Object: ObjectRef{APIVersion: h.APIVersion, Kind: h.Kind, Source: src.String()}, Severity: Error,
-				Message: "not a Kubernetes object: " + cleanJSONError(err), Fix: "each document is a map with apiVersion, kind and metadata", doc: doc}
+				Message: "not a Kubernetes object: " + manifest.CleanJSONError(err), Fix: "each document is a map with apiVersion, kind and metadata", doc: doc}
 			var ute *json.UnmarshalTypeError
 			if errors.As(err, &ute) {
 				if ute.Field == "" {
@@ -303,18 +303,19 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 		typed, strictErrs, err := manifest.DecodeStrict(js, newTyped)
 		switch {
 		case err != nil:
-			p := Problem{Source: src, Object: o.Ref(), Severity: Error, doc: doc,
-				Message: cleanJSONError(err) + "; only its apiVersion was checked", Fix: "fix the value's type"}
-			var fe kjson.FieldError
-			if errors.As(err, &fe) {
-				p.Field = fe.FieldPath()
-			} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
-				p.Field = m[1]
+			// A List's item has no document of its own: its value is
+			// found in its JSON.
+			text := doc
+			if text == nil {
+				text = js
 			}
-			problems = append(problems, p)
+			field, msg, fix := manifest.DecodeError(text, err)
+			problems = append(problems, Problem{Source: src, Object: o.Ref(), Severity: Error, doc: doc,
+				Field: field, Message: msg + "; only its apiVersion was checked", Fix: fix})
 		default:
 			o.Typed = summarize(typed)
 			problems = append(problems, strictProblems(src, o, doc, strictErrs)...)
+			problems = append(problems, workloadProblems(src, o, doc, typed)...)
 		}
 	}
 	return []*Object{o}, problems
@@ -327,7 +328,8 @@ func decodeList(src Source, doc []byte, items []json.RawMessage) ([]*Object, []P
 		if lines[i] > 0 {
 			isrc.Line = src.Line + lines[i] - 1
 		}
-		return decodeItem(isrc, items[i])
+		objs, problems := decodeItem(isrc, items[i])
+		return objs, itemProblems(i, problems)
 	})
 }
 
@@ -396,8 +398,28 @@ func decodeListItems(src Source, doc, js []byte, ranges [][2]int, decode func(sr
 		if lines[i] > 0 {
 			isrc.Line = src.Line + lines[i] - 1
 		}
-		return decode(isrc, js[ranges[i][0]:ranges[i][1]])
+		objs, problems := decode(isrc, js[ranges[i][0]:ranges[i][1]])
+		return objs, itemProblems(i, problems)
 	})
+}
+
+// itemProblems makes the problems of a List's item i its own: each names
+// the item (items[3], items[3].spec.replicas), and none says the List is
+// not a manifest — a List is one, whatever an item holds, so a bad item is
+// reported on its own line and its good neighbours are still checked.
+func itemProblems(i int, problems []Problem) []Problem {
+	item := fmt.Sprintf("items[%d]", i)
+	for j := range problems {
+		p := &problems[j]
+		if p.Field == "" {
+			p.Field = item
+		} else {
+			p.Field = item + "." + p.Field
+		}
+		p.Message = strings.ReplaceAll(p.Message, "the document", "the item")
+		p.cause = causeOther
+	}
+	return problems
 }
 
 // decodeItem decodes one List item. Its document is the List's, so field
@@ -464,19 +486,6 @@ func jsonItemRanges(doc []byte) (ranges [][2]int, ok bool) {
 // converterPool keeps YAML→JSON converters, whose buffers a scan of many
 // documents would otherwise allocate once per document.
 var converterPool = sync.Pool{New: func() any { return new(manifest.Converter) }}
-
-var (
-	goFieldRE   = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
-	unmarshalRE = regexp.MustCompile(`cannot unmarshal (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
-)
-
-func cleanJSONError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	if m := unmarshalRE.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("expected %s, got %s", manifest.DescribeGoType(m[2]), m[1])
-	}
-	return msg
-}
 
 func article(word string) string {
 	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {

@@ -15,7 +15,7 @@ func (invalidManifest) Info() Info {
 		ID:    "invalid-manifest",
 		Title: "Documents Ladder could not read",
 		Help: "A document that does not parse was not checked, so it may hide removed APIs or blocking budgets. " +
-			"ERROR when the document, or the kind's fields, could not be read; WARNING for unknown or duplicate fields, which the API server's strict field validation rejects.",
+			"ERROR when the document, or the kind's fields, could not be read, or when the API server refuses a workload (a selector that does not select its template's labels); WARNING for unknown or duplicate fields, which the API server's strict field validation rejects.",
 		Needs: NeedsObjects,
 	}
 }

@@ -261,18 +261,7 @@ func decodeObject(src Source, doc, js []byte, gvk schema.GroupVersionKind) ([]Ob
 	obj, strictErrs, err := DecodeStrict(js, newObj)
 	o := Object{Source: src, GVK: gvk, Object: obj, doc: doc}
 	if err != nil {
-		field := ""
-		var fe kjson.FieldError
-		if errors.As(err, &fe) {
-			field = fe.FieldPath()
-		} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
-			field = m[1]
-		}
-		msg, fix := cleanJSONError(err), "fix the value's type"
-		if field == "" {
-			field, msg, fix = valueError(doc, err, msg, fix)
-		}
-		return nil, o.FieldError(field, msg, fix)
+		return nil, o.FieldError(DecodeError(doc, err))
 	}
 	if np, ok := obj.(*karpv1.NodePool); ok {
 		markExplicitNever(np, js)
@@ -315,30 +304,24 @@ func decodeObject(src Source, doc, js []byte, gvk schema.GroupVersionKind) ([]Ob
 	return []Object{o}, nil
 }
 
-// ValidateSpec applies the kube-apiserver's own checks of the fields the
-// twin runs on, so an object the API server would refuse never reaches it
-// (a negative replica count would make the ReplicaSet controller slice
-// below zero). k8s.io/kubernetes is not importable as a library; these are
-// its rules, field paths and messages:
-//   - pkg/apis/apps/validation ValidateDeploymentSpec and
-//     ValidateStatefulSetSpec: replicas >= 0 ("must be greater than or
-//     equal to 0"); ValidateRollingUpdateDeployment: maxUnavailable and
-//     maxSurge non-negative integers or valid percents, not both 0,
-//     maxUnavailable not over 100%;
-//   - pkg/apis/policy/validation ValidatePodDisruptionBudgetSpec:
-//     minAvailable and maxUnavailable not both set, each a non-negative
-//     integer or a percent no greater than 100%.
+// ValidateSpec applies the kube-apiserver's own checks of a
+// PodDisruptionBudget, so one the API server would refuse never reaches the
+// twin. k8s.io/kubernetes is not importable as a library; these are its
+// rules, field paths and messages, pkg/apis/policy/validation
+// ValidatePodDisruptionBudgetSpec: minAvailable and maxUnavailable not both
+// set, each a non-negative integer or a percent no greater than 100%. (The
+// workloads' rules are the twin's, kube.ValidateDeployment and its
+// siblings.)
 //
 // It is not part of Decode, so that a scenario's validation can report
 // these problems together with every other one.
 func ValidateSpec(o Object) error {
+	pdb, ok := o.Object.(*policyv1.PodDisruptionBudget)
+	if !ok {
+		return nil
+	}
 	var errs []error
 	bad := func(field, msg, fix string) { errs = append(errs, o.FieldError(field, msg, fix)) }
-	replicas := func(r *int32) {
-		if r != nil && *r < 0 {
-			bad("spec.replicas", fmt.Sprintf("%d: must be greater than or equal to 0", *r), "set 0 or more replicas")
-		}
-	}
 	intOrPercent := func(field string, v *intstr.IntOrString) {
 		if v == nil {
 			return
@@ -347,25 +330,11 @@ func ValidateSpec(o Object) error {
 			bad(field, fmt.Sprintf("%s: %s", v.String(), msg), "use a non-negative integer or a percentage from 0% to 100%")
 		}
 	}
-	switch obj := o.Object.(type) {
-	case *appsv1.Deployment:
-		replicas(obj.Spec.Replicas)
-		if ru := obj.Spec.Strategy.RollingUpdate; ru != nil {
-			intOrPercent("spec.strategy.rollingUpdate.maxUnavailable", ru.MaxUnavailable)
-			intOrPercent("spec.strategy.rollingUpdate.maxSurge", ru.MaxSurge)
-			if ru.MaxUnavailable != nil && ru.MaxSurge != nil && intOrPercentValue(*ru.MaxUnavailable) == 0 && intOrPercentValue(*ru.MaxSurge) == 0 {
-				bad("spec.strategy.rollingUpdate.maxUnavailable", "may not be 0 when `maxSurge` is 0", "let one of the two be above 0, or the rollout can never start")
-			}
-		}
-	case *appsv1.StatefulSet:
-		replicas(obj.Spec.Replicas)
-	case *policyv1.PodDisruptionBudget:
-		if obj.Spec.MinAvailable != nil && obj.Spec.MaxUnavailable != nil {
-			bad("spec", "minAvailable and maxUnavailable cannot be both set", "keep one of the two")
-		}
-		intOrPercent("spec.minAvailable", obj.Spec.MinAvailable)
-		intOrPercent("spec.maxUnavailable", obj.Spec.MaxUnavailable)
+	if pdb.Spec.MinAvailable != nil && pdb.Spec.MaxUnavailable != nil {
+		bad("spec", "minAvailable and maxUnavailable cannot be both set", "keep one of the two")
 	}
+	intOrPercent("spec.minAvailable", pdb.Spec.MinAvailable)
+	intOrPercent("spec.maxUnavailable", pdb.Spec.MaxUnavailable)
 	return errors.Join(errs...)
 }
 
@@ -398,12 +367,37 @@ func intOrPercentValue(v intstr.IntOrString) int {
 	return int(v.IntVal)
 }
 
-var goFieldRE = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
+var (
+	goFieldRE   = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
+	unmarshalRE = regexp.MustCompile(`cannot unmarshal (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
+)
 
-func cleanJSONError(err error) string {
-	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "json: ")
-	if m := regexp.MustCompile(`cannot unmarshal (\S+) into Go struct field \S+ of type (\S+)`).FindStringSubmatch(msg); m != nil {
+// DecodeError words an error of the strict decoder (DecodeStrict) about
+// doc, the document as written: the field it is about — the decoder's
+// path, a Go type error's field, or, for a value a type's own decoder
+// refused without saying where (a quantity, a duration), the field found
+// in doc by its value — what is wrong, as a YAML author reads it, and the
+// fix. `check` and `scenario validate` both word decoding errors with it.
+func DecodeError(doc []byte, err error) (field, msg, fix string) {
+	var fe kjson.FieldError
+	if errors.As(err, &fe) {
+		field = fe.FieldPath()
+	} else if m := goFieldRE.FindStringSubmatch(err.Error()); m != nil {
+		field = m[1]
+	}
+	msg, fix = CleanJSONError(err), "fix the value's type"
+	if field == "" {
+		field, msg, fix = valueError(doc, err, msg, fix)
+	}
+	return field, msg, fix
+}
+
+// CleanJSONError is a JSON decoding error without Go's words: "expected an
+// integer, got string", not "cannot unmarshal string into Go struct field
+// DeploymentSpec.spec.replicas of type int32".
+func CleanJSONError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if m := unmarshalRE.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("expected %s, got %s", DescribeGoType(m[2]), m[1])
 	}
 	return msg

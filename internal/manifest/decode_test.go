@@ -279,23 +279,13 @@ func TestDecodeKeepsExplicitNever(t *testing.T) {
 	}
 }
 
-// TestValidateSpec: the API server's own checks of the fields the twin runs
-// on (apps and policy validation), each naming its field and line.
+// TestValidateSpec: the API server's own checks of a PodDisruptionBudget
+// (policy validation), each naming its field and line.
 func TestValidateSpec(t *testing.T) {
-	const deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: app}\nspec:\n  replicas: %s\n  strategy: {rollingUpdate: {maxSurge: %s, maxUnavailable: %s}}\n"
 	const pdb = "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: app}\nspec:\n%s"
 	cases := []struct {
 		name, doc, want string // want: "" valid, else the error
 	}{
-		{"valid Deployment", fmt.Sprintf(deployment, "3", "1", "0"), ""},
-		{"negative replicas", fmt.Sprintf(deployment, "-3", "1", "0"),
-			"f.yaml:5: Deployment app/web: spec.replicas: -3: must be greater than or equal to 0 (set 0 or more replicas)"},
-		{"maxSurge and maxUnavailable both 0", fmt.Sprintf(deployment, "1", "0", `"0%"`),
-			"f.yaml:6: Deployment app/web: spec.strategy.rollingUpdate.maxUnavailable: may not be 0 when `maxSurge` is 0 (let one of the two be above 0, or the rollout can never start)"},
-		{"maxUnavailable over 100%", fmt.Sprintf(deployment, "1", "1", `"101%"`),
-			"f.yaml:6: Deployment app/web: spec.strategy.rollingUpdate.maxUnavailable: 101%: must not be greater than 100% (use a non-negative integer or a percentage from 0% to 100%)"},
-		{"negative StatefulSet replicas", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: app}\nspec:\n  replicas: -1\n",
-			"f.yaml:5: StatefulSet app/db: spec.replicas: -1: must be greater than or equal to 0 (set 0 or more replicas)"},
 		{"valid PDB percentage", fmt.Sprintf(pdb, "  maxUnavailable: \"100%\"\n"), ""},
 		{"PDB with both", fmt.Sprintf(pdb, "  minAvailable: 1\n  maxUnavailable: 1\n"),
 			"f.yaml:4: PodDisruptionBudget app/web: spec: minAvailable and maxUnavailable cannot be both set (keep one of the two)"},

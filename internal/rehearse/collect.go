@@ -179,6 +179,7 @@ func (r *run) stuckReasons() []string {
 	if r.cp.Updating() {
 		out = append(out, "the control-plane update had not finished")
 	}
+	out = append(out, r.kube.RefusedCreates()...)
 	pending := r.kube.PendingPods()
 	for i, p := range pending {
 		if i == maxStuckLines {

@@ -16,6 +16,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
@@ -263,16 +264,16 @@ func (v *validator) object(o manifest.Object, namespaces, classes, storageClasse
 	case *karpv1.NodePool:
 		v.nodePool(o, obj, classes)
 	case *appsv1.Deployment:
-		v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
+		v.workload(o, kube.ValidateDeployment(obj), &obj.Spec.Template)
 		v.replicas(o, obj.Spec.Replicas)
 	case *appsv1.StatefulSet:
-		v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
+		v.workload(o, kube.ValidateStatefulSet(obj), &obj.Spec.Template)
 		v.replicas(o, obj.Spec.Replicas)
 		for i, t := range obj.Spec.VolumeClaimTemplates {
 			v.storageClass(o, fmt.Sprintf("spec.volumeClaimTemplates[%d].spec.storageClassName", i), t.Spec.StorageClassName, storageClasses)
 		}
 	case *appsv1.DaemonSet:
-		v.workload(o, obj.Spec.Selector, &obj.Spec.Template)
+		v.workload(o, kube.ValidateDaemonSet(obj), &obj.Spec.Template)
 	case *policyv1.PodDisruptionBudget:
 		v.pdb(o, obj)
 	case *corev1.Pod:
@@ -436,13 +437,12 @@ func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map
 	}
 }
 
-func (v *validator) workload(o manifest.Object, sel *metav1.LabelSelector, tmpl *corev1.PodTemplateSpec) {
-	if sel == nil {
-		v.failObject(o, "spec.selector", "missing", "set spec.selector.matchLabels to the template's labels")
-	} else if s, err := metav1.LabelSelectorAsSelector(sel); err != nil {
-		v.failObject(o, "spec.selector", err.Error(), "")
-	} else if s.Empty() || !s.Matches(labels.Set(tmpl.Labels)) {
-		v.failObject(o, "spec.selector", "does not match spec.template.metadata.labels", "make the selector select the template's labels")
+// workload reports what kube-apiserver's apps validation refuses in a
+// workload — the twin's own rules (kube.ValidateDeployment and its
+// siblings), which it would refuse the object with — and checks its pods.
+func (v *validator) workload(o manifest.Object, errs field.ErrorList, tmpl *corev1.PodTemplateSpec) {
+	for _, e := range errs {
+		v.failObject(o, e.Field, e.ErrorBody(), kube.WorkloadFix(e))
 	}
 	v.podSpec(o, "spec.template.spec", &tmpl.Spec, tmpl.Annotations)
 }
@@ -869,6 +869,9 @@ func (v *validator) actions() {
 			target, _ := kubeversion.Parse(to)
 			if knownVersion && target.Sub(version) != 1 {
 				v.fail(f+".upgradeControlPlane.version", "%s is not one minor after %s: EKS updates one minor version at a time (add a step per version)", target, version)
+			}
+			if knownVersion {
+				v.classesAt(f+".upgradeControlPlane.version", version.String(), to)
 			}
 			version = target
 		case a.Drain != nil:

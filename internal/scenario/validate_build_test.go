@@ -18,6 +18,13 @@ const (
 		"    - name: mng\n      type: managed\n      managed:\n        instanceTypes: [m5.large]\n        desired: 2\n"
 	selfManagedGroup = fixtureGroupEnd +
 		"    - name: asg\n      type: self-managed\n      selfManaged:\n        instanceType: m5.large\n        desired: 2\n        launchTemplate: {imageId: ami-0f676a166352f02ab}\n"
+	// fixtureManifestsEnd is the fixture's last manifest line; statefulSet
+	// and daemonSet append a workload after it, to be edited by the cases.
+	fixtureManifestsEnd = "  ports: [{port: 80}]\n"
+	statefulSet         = fixtureManifestsEnd + "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: app}\nspec:\n  serviceName: db\n" +
+		"  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec: {containers: [{name: db, image: postgres, resources: {requests: {cpu: 100m}}}]}\n"
+	daemonSet = fixtureManifestsEnd + "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: app}\nspec:\n  minReadySeconds: 0\n" +
+		"  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n    spec: {containers: [{name: agent, image: busybox, resources: {requests: {cpu: 10m}}}]}\n"
 )
 
 // TestValidateRefusesWhatBuildRefuses feeds scenarios whose starting nodes
@@ -63,6 +70,26 @@ func TestValidateRefusesWhatBuildRefuses(t *testing.T) {
 			"  replicas: 1\n", "  replicas: 9000\n"}, "spec.nodeGroups[1].fargate.selectors", ""},
 		// Self-managed Auto Scaling groups.
 		{"self-managed negative min", []string{fixtureGroupEnd, selfManagedGroup + "        min: -1\n"}, "spec.nodeGroups[1].selfManaged.min", ""},
+		// Workloads: kube-apiserver's apps validation, which the twin applies.
+		{"deployment Recreate with rollingUpdate", []string{"  replicas: 1\n", "  replicas: 1\n  strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}\n"}, "spec.strategy.rollingUpdate", "/virtual/manifests/cluster.yaml:"},
+		{"deployment strategy of no type", []string{"  replicas: 1\n", "  replicas: 1\n  strategy: {type: BlueGreen}\n"}, "spec.strategy.type", "/virtual/manifests/cluster.yaml:"},
+		{"deployment minReadySeconds past its deadline", []string{"  replicas: 1\n", "  replicas: 1\n  minReadySeconds: 600\n"}, "spec.progressDeadlineSeconds", "/virtual/manifests/cluster.yaml:"},
+		{"deployment negative revisionHistoryLimit", []string{"  replicas: 1\n", "  replicas: 1\n  revisionHistoryLimit: -1\n"}, "spec.revisionHistoryLimit", "/virtual/manifests/cluster.yaml:"},
+		{"deployment selector not matching its labels", []string{"labels: {app: web}", "labels: {app: www}"}, "spec.template.metadata.labels", "/virtual/manifests/cluster.yaml:"},
+		{"deployment negative replicas", []string{"  replicas: 1\n", "  replicas: -3\n"}, "spec.replicas", "/virtual/manifests/cluster.yaml:"},
+		{"deployment maxSurge and maxUnavailable 0", []string{"  replicas: 1\n", "  replicas: 1\n  strategy: {rollingUpdate: {maxSurge: 0, maxUnavailable: \"0%\"}}\n"}, "spec.strategy.rollingUpdate.maxUnavailable", "/virtual/manifests/cluster.yaml:"},
+		{"deployment maxUnavailable over 100%", []string{"  replicas: 1\n", "  replicas: 1\n  strategy: {rollingUpdate: {maxUnavailable: \"101%\"}}\n"}, "spec.strategy.rollingUpdate.maxUnavailable", "/virtual/manifests/cluster.yaml:"},
+		{"statefulset negative replicas", []string{fixtureManifestsEnd, statefulSet, "  serviceName: db\n", "  serviceName: db\n  replicas: -1\n"}, "spec.replicas", "/virtual/manifests/cluster.yaml:"},
+		{"deployment empty selector", []string{"matchLabels: {app: web}\n  template", "matchLabels: {}\n  template"}, "spec.selector", "/virtual/manifests/cluster.yaml:"},
+		{"statefulset podManagementPolicy unknown", []string{fixtureManifestsEnd, statefulSet, "  serviceName: db\n", "  serviceName: db\n  podManagementPolicy: Sometimes\n"}, "spec.podManagementPolicy", "/virtual/manifests/cluster.yaml:"},
+		{"statefulset OnDelete with rollingUpdate", []string{fixtureManifestsEnd, statefulSet, "  serviceName: db\n", "  serviceName: db\n  updateStrategy: {type: OnDelete, rollingUpdate: {partition: 1}}\n"}, "spec.updateStrategy.rollingUpdate", "/virtual/manifests/cluster.yaml:"},
+		{"statefulset negative partition", []string{fixtureManifestsEnd, statefulSet, "  serviceName: db\n", "  serviceName: db\n  updateStrategy: {rollingUpdate: {partition: -1}}\n"}, "spec.updateStrategy.rollingUpdate.partition", "/virtual/manifests/cluster.yaml:"},
+		{"statefulset maxUnavailable 0", []string{fixtureManifestsEnd, statefulSet, "  serviceName: db\n", "  serviceName: db\n  updateStrategy: {rollingUpdate: {maxUnavailable: 0}}\n"}, "spec.updateStrategy.rollingUpdate.maxUnavailable", "/virtual/manifests/cluster.yaml:"},
+		{"statefulset negative minReadySeconds", []string{fixtureManifestsEnd, statefulSet, "  serviceName: db\n", "  serviceName: db\n  minReadySeconds: -1\n"}, "spec.minReadySeconds", "/virtual/manifests/cluster.yaml:"},
+		{"daemonset maxSurge and maxUnavailable", []string{fixtureManifestsEnd, daemonSet, "  minReadySeconds: 0\n", "  updateStrategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 1}}\n"}, "spec.updateStrategy.rollingUpdate.maxSurge", "/virtual/manifests/cluster.yaml:"},
+		{"daemonset strategy of no type", []string{fixtureManifestsEnd, daemonSet, "  minReadySeconds: 0\n", "  updateStrategy: {type: Always}\n"}, "spec.updateStrategy.type", "/virtual/manifests/cluster.yaml:"},
+		{"daemonset negative minReadySeconds", []string{fixtureManifestsEnd, daemonSet, "  minReadySeconds: 0\n", "  minReadySeconds: -5\n"}, "spec.minReadySeconds", "/virtual/manifests/cluster.yaml:"},
+		{"daemonset selector not matching its labels", []string{fixtureManifestsEnd, daemonSet, "labels: {app: agent}", "labels: {app: agnt}"}, "spec.template.metadata.labels", "/virtual/manifests/cluster.yaml:"},
 		{"self-managed AMI of the other arch", []string{fixtureGroupEnd, selfManagedGroup, "instanceType: m5.large\n        desired", "instanceType: m7g.large\n        desired"}, "spec.nodeGroups[1].selfManaged.launchTemplate.imageId", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,7 +1,7 @@
 package scenario
 
 import (
-	"sort"
+	"errors"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -103,12 +103,7 @@ func (v *validator) scriptPools(f string, objs []manifest.Object) {
 		o, ok := v.script[appliedKey("EC2NodeClass", "", name)]
 		return o, ok
 	}
-	keys := make([]string, 0, len(v.script))
-	for k := range v.script {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(v.script) {
 		np, ok := v.script[k].Object.(*karpv1.NodePool)
 		if !ok || np.Spec.Template.Spec.NodeClassRef == nil {
 			continue
@@ -118,6 +113,39 @@ func (v *validator) scriptPools(f string, objs []manifest.Object) {
 		}
 		if err := v.checkPool(np, find); err != nil {
 			v.fail(f, "leaves NodePool %s unable to launch a node: %v (%s)", np.Name, err, poolAMIFix)
+		}
+	}
+}
+
+// classesAt resolves the script's EC2NodeClasses at the version an
+// upgradeControlPlane action brings. Karpenter resolves an alias at the
+// version it discovers (a pinned al2023@v20240807 is the SSM parameter
+// .../optimized-ami/<version>/...-<version>-v20240807), and "as soon as
+// your cluster is upgraded, Karpenter will auto-discover the new AMIs for
+// that version" (semantics.md §A, EKS upgrade with Karpenter): a release
+// the new version does not have leaves the class without an AMI, and the
+// twin's Karpenter — as Karpenter — launching no node for its NodePools
+// from then on. The playbook's drift step moves a class to @latest itself;
+// a script must do it in an action before the upgrade.
+//
+// A class that does not resolve before the upgrade either is reported
+// where it is applied, once.
+func (v *validator) classesAt(f, from, to string) {
+	minor, ok := catalog.NormalizeMinor(to)
+	if !ok {
+		return
+	}
+	for _, k := range sortedKeys(v.script) {
+		nc, ok := v.script[k].Object.(*awsv1.EC2NodeClass)
+		if !ok {
+			continue
+		}
+		var amiErr *karpenter.AMIError
+		if _, err := karpenter.ResolveNodeClassAMIs(nc, from, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC()); err != nil {
+			continue
+		}
+		if _, err := karpenter.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC()); errors.As(err, &amiErr) {
+			v.fail(f, "%v; after this upgrade Karpenter resolves no AMI for the class and launches no node (pin a release Kubernetes %s has, or patch the alias to @latest in an action before this one)", amiErr, minor)
 		}
 	}
 }

@@ -16,3 +16,21 @@ func TestValidateNodePoolRequirements(t *testing.T) {
 			want: `NodePool default: spec.template.spec.requirements[0].operator: "Between" is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte`},
 	})
 }
+
+// An EC2NodeClass alias pinned to a release is resolved at the cluster's
+// version (SSM .../optimized-ami/<version>/...-<version>-<release>): after
+// an upgradeControlPlane to a version the release does not exist for,
+// Karpenter can resolve no AMI for the class and launch no node. Validate
+// refuses the upgrade at its line unless an earlier action moves the class.
+func TestValidatePinnedAliasAtTheUpgradedVersion(t *testing.T) {
+	pin := func(release string) []string {
+		return []string{"  amiFamily: AL2023\n  amiSelectorTerms:\n    - id: ami-0f676a166352f02ab", "  amiSelectorTerms:\n    - alias: al2023@" + release}
+	}
+	runValidateCases(t, []validateCase{
+		{name: "a release both versions have", replace: pin("v20250610")},
+		{name: "a release of the starting version only", replace: pin("v20240807"),
+			want: `spec.actions[2].upgradeControlPlane.version: EC2NodeClass default: spec.amiSelectorTerms[0].alias: al2023@v20240807`},
+		{name: "moved to @latest before the upgrade", replace: append(pin("v20240807"), "    - wait: {settled: true}\n",
+			"    - wait: {settled: true}\n    - patch: {kind: EC2NodeClass, name: default, patch: {spec: {amiSelectorTerms: [{alias: al2023@latest}]}}}\n")},
+	})
+}

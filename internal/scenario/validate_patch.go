@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 // The patch actions are dry-run in order, each on the object as the
@@ -28,16 +30,25 @@ func (v *validator) startScript() {
 	}
 }
 
-// scriptReapply refuses an apply or patch action that re-applies a Pod:
-// the twin refuses any update of a bare Pod ("pods are immutable; delete it
-// first"), and the scenario cannot delete one.
+// scriptReapply refuses an apply or patch action that updates what the API
+// server lets no update change, as the twin refuses it: a bare Pod ("pods
+// are immutable; delete it first"), which the scenario cannot delete, and a
+// StatefulSet's fields other than those ValidateStatefulSetUpdate allows.
 func (v *validator) scriptReapply(f string, objs []manifest.Object) {
 	for _, o := range objs {
-		if o.GVK.Kind != "Pod" {
+		old, ok := v.script[appliedKey(o.GVK.Kind, o.Object.GetNamespace(), o.Object.GetName())]
+		if !ok {
 			continue
 		}
-		if _, ok := v.script[appliedKey("Pod", o.Object.GetNamespace(), o.Object.GetName())]; ok {
-			v.fail(f, "Pod %s/%s: pods are immutable; delete it first (a bare Pod cannot change: make it a Deployment to roll it)", o.Object.GetNamespace(), o.Object.GetName())
+		switch obj := o.Object.(type) {
+		case *corev1.Pod:
+			v.fail(f, "Pod %s/%s: pods are immutable; delete it first (a bare Pod cannot change: make it a Deployment to roll it)", obj.Namespace, obj.Name)
+		case *appsv1.StatefulSet:
+			if prev, ok := old.Object.(*appsv1.StatefulSet); ok {
+				for _, e := range kube.ValidateStatefulSetUpdate(obj, prev) {
+					v.fail(f, "StatefulSet %s/%s: %s: %s (%s)", obj.Namespace, obj.Name, e.Field, e.ErrorBody(), kube.WorkloadFix(e))
+				}
+			}
 		}
 	}
 }

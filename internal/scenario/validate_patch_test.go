@@ -14,6 +14,8 @@ func TestValidatePatchedObjects(t *testing.T) {
 		return []string{"    - wait: {settled: true}\n", "    - wait: {settled: true}\n    - " + p + "\n"}
 	}
 	const bare = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: solo, namespace: app}\nspec:\n  containers: [{name: c, image: busybox}]\n"
+	const sts = "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: app}\nspec: {serviceName: db, selector: {matchLabels: {app: db}}, " +
+		"template: {metadata: {labels: {app: db}}, spec: {containers: [{name: db, image: postgres}]}}}\n"
 	const amd64Only = "requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]"
 	cases := []validateCase{
 		{name: "a Deployment whose pods name a system class", replace: append([]string{template, "    spec:\n      priorityClassName: system-cluster-critical\n      containers:\n        - {name: web"},
@@ -36,6 +38,14 @@ func TestValidatePatchedObjects(t *testing.T) {
 		{name: "a bare Pod patched", replace: append([]string{"---\napiVersion: v1\nkind: Service", bare + "---\napiVersion: v1\nkind: Service"},
 			patch("patch: {kind: Pod, namespace: app, name: solo, patch: {metadata: {labels: {a: b}}}}")...),
 			want: `spec.actions[2].patch: Pod app/solo: pods are immutable; delete it first`},
+		{name: "a StatefulSet patched where an update may not change it", replace: append([]string{"---\napiVersion: v1\nkind: Service", sts + "---\napiVersion: v1\nkind: Service"},
+			patch("patch: {kind: StatefulSet, namespace: app, name: db, patch: {spec: {serviceName: db2}}}")...),
+			want: `spec.actions[2].patch: StatefulSet app/db: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden (delete the StatefulSet and create it again to change these fields)`},
+		{name: "a StatefulSet applied again with another podManagementPolicy", replace: append([]string{"---\napiVersion: v1\nkind: Service", sts + "---\napiVersion: v1\nkind: Service"},
+			patch("apply: {inline: \""+strings.ReplaceAll(strings.Replace(sts, "serviceName: db", "serviceName: db, podManagementPolicy: Parallel", 1), "\n", "\\n")+"\"}")...),
+			want: `spec.actions[2].apply: StatefulSet app/db: spec: Forbidden: updates to statefulset spec`},
+		{name: "a StatefulSet's replicas, template and minReadySeconds patched", replace: append([]string{"---\napiVersion: v1\nkind: Service", sts + "---\napiVersion: v1\nkind: Service"},
+			patch("patch: {kind: StatefulSet, namespace: app, name: db, patch: {spec: {replicas: 2, minReadySeconds: 5, template: {metadata: {annotations: {a: b}}}}}}")...)},
 	}
 	runValidateCases(t, cases)
 }

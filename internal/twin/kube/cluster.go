@@ -123,6 +123,7 @@ type Cluster struct {
 	breachHooks []func(PDBBreach)
 
 	notReady, terminating int // pods in those states, for Quiet
+	refused               int // workloads missing pods a create was refused for (failedcreate.go)
 
 	// The DaemonSet controller revisits only nodes that changed.
 	dsDirty      map[string]bool

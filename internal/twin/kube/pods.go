@@ -676,9 +676,12 @@ func (c *Cluster) count(from, to int) {
 	}
 }
 
-// Quiet reports, in constant time, whether every pod is bound and Ready and
-// none is terminating.
-func (c *Cluster) Quiet() bool { return c.pending == 0 && c.notReady == 0 && c.terminating == 0 }
+// Quiet reports, in constant time, whether every pod is bound and Ready,
+// none is terminating, and no workload is missing pods the API server
+// refused.
+func (c *Cluster) Quiet() bool {
+	return c.pending == 0 && c.notReady == 0 && c.terminating == 0 && c.refused == 0
+}
 
 // NotReadyPods lists live pods that are not Ready, sorted.
 func (c *Cluster) NotReadyPods() []*corev1.Pod {

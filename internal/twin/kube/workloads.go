@@ -60,8 +60,11 @@ type workload struct {
 	// StatefulSet: OrderedReady creates ordinal i only after 0..i-1 are
 	// Ready; current is status.currentRevision.
 	orderedReady bool
-	claims       []corev1.PersistentVolumeClaim
-	current      *revision
+	// refused: its last sync could not create a pod it wanted
+	// (failedcreate.go).
+	refused bool
+	claims  []corev1.PersistentVolumeClaim
+	current *revision
 	// DaemonSet: the template's tolerations plus the controller's own, the
 	// pods on each node (terminating ones included, oldest first), and the
 	// nodes the daemon should run on; daemonStrays holds the nodes that
@@ -116,6 +119,7 @@ func (c *Cluster) addWorkload(w *workload) {
 }
 
 func (c *Cluster) reconcileWorkload(w *workload) {
+	c.setRefused(w, false) // this sync sets it again if a create fails
 	switch w.kind {
 	case "Deployment":
 		c.reconcileDeployment(w)
@@ -128,18 +132,11 @@ func (c *Cluster) reconcileWorkload(w *workload) {
 	w.avail.observe(c.eng.Now(), w.readyCount())
 }
 
-func selectorFor(kind, namespace, name string, sel *metav1.LabelSelector, tmpl map[string]string) (labels.Selector, error) {
-	if sel == nil {
-		return nil, fmt.Errorf("%s %s/%s: spec.selector is required", kind, namespace, name)
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s/%s: spec.selector: %v", kind, namespace, name, err)
-	}
-	if s.Empty() || !s.Matches(labels.Set(tmpl)) {
-		return nil, fmt.Errorf("%s %s/%s: spec.selector does not match spec.template.metadata.labels (`selector` does not match template `labels`)", kind, namespace, name)
-	}
-	return s, nil
+// selectorOf is a validated workload's selector (ValidateWorkloadSelector
+// has refused one that does not parse).
+func selectorOf(sel *metav1.LabelSelector) labels.Selector {
+	s, _ := metav1.LabelSelectorAsSelector(sel)
+	return s
 }
 
 func replicasOr1(r *int32) int32 {
@@ -159,14 +156,11 @@ func (c *Cluster) applyDeployment(d *appsv1.Deployment) error {
 		//lint:ignore ST1005 the message starts with the kind, as the API server's do
 		return fmt.Errorf("Deployment %s/%s: %v", d.Namespace, d.Name, err)
 	}
-	sel, err := selectorFor("Deployment", d.Namespace, d.Name, d.Spec.Selector, d.Spec.Template.Labels)
-	if err != nil {
-		return err
-	}
-	setDeploymentDefaults(d)
-	if errs := validateDeploymentSpec(&d.Spec); len(errs) > 0 {
+	if errs := ValidateDeployment(d); len(errs) > 0 {
 		return invalid("Deployment", d.Name, errs)
 	}
+	setDeploymentDefaults(d)
+	sel := selectorOf(d.Spec.Selector)
 	if existing, ok := c.workloads["Deployment/"+d.Namespace+"/"+d.Name]; ok {
 		c.updateWorkload(existing, d, d.Spec.Template, replicasOr1(d.Spec.Replicas), d.Spec.MinReadySeconds)
 		return nil
@@ -185,14 +179,11 @@ func (c *Cluster) applyStatefulSet(s *appsv1.StatefulSet) error {
 	if err := c.requireNamespace(s.Namespace); err != nil {
 		return fmt.Errorf("StatefulSet %s/%s: %v", s.Namespace, s.Name, err)
 	}
-	sel, err := selectorFor("StatefulSet", s.Namespace, s.Name, s.Spec.Selector, s.Spec.Template.Labels)
-	if err != nil {
-		return err
-	}
-	setStatefulSetDefaults(s)
-	if errs := validateStatefulSetSpec(&s.Spec); len(errs) > 0 {
+	if errs := ValidateStatefulSet(s); len(errs) > 0 {
 		return invalid("StatefulSet", s.Name, errs)
 	}
+	setStatefulSetDefaults(s)
+	sel := selectorOf(s.Spec.Selector)
 	if existing, ok := c.workloads["StatefulSet/"+s.Namespace+"/"+s.Name]; ok {
 		if errs := validateStatefulSetUpdate(&s.Spec, &existing.obj.(*appsv1.StatefulSet).Spec); len(errs) > 0 {
 			return invalid("StatefulSet", s.Name, errs)
@@ -215,14 +206,11 @@ func (c *Cluster) applyDaemonSet(d *appsv1.DaemonSet) error {
 	if err := c.requireNamespace(d.Namespace); err != nil {
 		return fmt.Errorf("DaemonSet %s/%s: %v", d.Namespace, d.Name, err)
 	}
-	sel, err := selectorFor("DaemonSet", d.Namespace, d.Name, d.Spec.Selector, d.Spec.Template.Labels)
-	if err != nil {
-		return err
-	}
-	setDaemonSetDefaults(d)
-	if errs := validateDaemonSetSpec(&d.Spec); len(errs) > 0 {
+	if errs := ValidateDaemonSet(d); len(errs) > 0 {
 		return invalid("DaemonSet", d.Name, errs)
 	}
+	setDaemonSetDefaults(d)
+	sel := selectorOf(d.Spec.Selector)
 	if existing, ok := c.workloads["DaemonSet/"+d.Namespace+"/"+d.Name]; ok {
 		c.updateWorkload(existing, d, d.Spec.Template, existing.replicas, d.Spec.MinReadySeconds)
 		return nil
@@ -254,19 +242,6 @@ func (c *Cluster) applyBarePod(p *corev1.Pod) error {
 		return fmt.Errorf("Pod %s/%s: %w", p.Namespace, p.Name, err)
 	}
 	return nil
-}
-
-// failedCreate is a controller's FailedCreate event for a pod the API
-// server refused (controller_utils.go CreatePods: "Error creating: %v").
-// The controller tries again on its next sync; like the event recorder's
-// aggregation, a refusal repeating the last one is not logged again.
-func (c *Cluster) failedCreate(w *workload, err error) {
-	msg := "Error creating: " + err.Error()
-	if msg == w.lastFailedCreate {
-		return
-	}
-	w.lastFailedCreate = msg
-	c.log(Event{Type: "Warning", Reason: "FailedCreate", Message: msg, Object: w.kind + "/" + w.namespace + "/" + w.name})
 }
 
 // updateWorkload applies a changed Deployment, StatefulSet or DaemonSet: the

@@ -1,0 +1,41 @@
+package insights
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ladder-eks/ladder/internal/twin/kube"
+)
+
+// workloadProblems reports what kube-apiserver refuses in a workload's
+// selector — one missing a label of its pod template, which the API server
+// answers "`selector` does not match template `labels`" — through the
+// twin's own rule (kube.ValidateWorkloadSelector), which the twin and
+// `scenario validate` refuse the object with. They are ERRORs of the
+// invalid-manifest check: the object could never be applied. A document
+// without a selector is not judged: in a tree it is often a patch (a
+// kustomization's, read as it is), not a whole object.
+func workloadProblems(src Source, o *Object, doc []byte, typed any) []Problem {
+	var kind string
+	var sel *metav1.LabelSelector
+	var labels map[string]string
+	switch w := typed.(type) {
+	case *appsv1.Deployment:
+		kind, sel, labels = "deployment", w.Spec.Selector, w.Spec.Template.Labels
+	case *appsv1.StatefulSet:
+		kind, sel, labels = "statefulset", w.Spec.Selector, w.Spec.Template.Labels
+	case *appsv1.DaemonSet:
+		kind, sel, labels = "daemonset", w.Spec.Selector, w.Spec.Template.Labels
+	default:
+		return nil
+	}
+	if sel == nil {
+		return nil
+	}
+	var problems []Problem
+	for _, e := range kube.ValidateWorkloadSelector(kind, sel, labels) {
+		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: e.Field, Severity: Error, doc: doc,
+			Message: e.ErrorBody() + "; the API server refuses the object", Fix: kube.WorkloadFix(e)})
+	}
+	return problems
+}
