@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -262,18 +263,29 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 		h = head{}
 		if err := json.Unmarshal(js, &h); err != nil {
 			// Keep what can be kept: apiVersion and kind still let API checks run.
-			var tiny struct{ APIVersion, Kind string }
+			var tiny struct {
+				APIVersion, Kind string
+				Metadata         struct{ Name, Namespace string }
+			}
 			_ = json.Unmarshal(js, &tiny)
 			h = head{}
 			h.APIVersion, h.Kind = tiny.APIVersion, tiny.Kind
-			p := Problem{Source: src, Object: ObjectRef{APIVersion: h.APIVersion, Kind: h.Kind, Source: src.String()}, Severity: Error,
+			p := Problem{Source: src, Object: ObjectRef{APIVersion: h.APIVersion, Kind: h.Kind, Name: tiny.Metadata.Name, Namespace: tiny.Metadata.Namespace, Source: src.String()}, Severity: Error,
 				Message: "not a Kubernetes object: " + manifest.CleanJSONError(err), Fix: "each document is a map with apiVersion, kind and metadata", doc: doc}
 			var ute *json.UnmarshalTypeError
 			if errors.As(err, &ute) {
 				if ute.Field == "" {
 					p.Message = fmt.Sprintf("not a Kubernetes object: the document is %s %s; the document was not checked", article(ute.Value), ute.Value)
 				} else {
-					p.Field = ute.Field
+					// The path runs through the embedded manifest.Head,
+					// which the author never wrote.
+					p.Field = strings.TrimPrefix(ute.Field, "Head.")
+					p.Message = manifest.CleanJSONError(err)
+					if ute.Type != nil && ute.Type.Kind() == reflect.String {
+						// Chart.AppVersion 3.9 rendered into a label is
+						// the classic: kube-apiserver refuses it too.
+						p.Fix = "quote the value (\"3.9\", \"true\"): labels, annotations and names are strings, and the API server refuses a number or boolean there"
+					}
 				}
 			}
 			if h.APIVersion == "" || h.Kind == "" {

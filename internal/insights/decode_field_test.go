@@ -22,6 +22,9 @@ func TestDecodeNamesTheFieldOfABadValue(t *testing.T) {
 	}{
 		{"quantity", deployment, `test.yaml:14: Deployment shop/web: spec.template.spec.containers[0].resources.requests.cpu: "1x" is not a quantity; only its apiVersion was checked (use a number with an optional suffix`},
 		{"quantity in a List", list, `test.yaml:4: Deployment shop/web: items[0].spec.template.spec.containers[0].resources.requests.cpu: "1x" is not a quantity`},
+		// Helm's `app.kubernetes.io/version: {{ .Chart.AppVersion }}` with
+		// appVersion "3.9" renders a number where a label value belongs.
+		{"unquoted label value", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: alpine\n  labels:\n    app.kubernetes.io/version: 3.9\n", `test.yaml:5: Pod alpine: metadata.labels: expected a string, got number (quote the value`},
 		{"budget duration", nodePool, `test.yaml:11: NodePool default: spec.disruption.budgets[0].duration: "1d" is not a duration; only its apiVersion was checked (use a number with a unit of h or m (the NodePool CRD's pattern)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
