@@ -56,8 +56,8 @@ func TestListItemsCheckedOneByOne(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ file, string, missing string }{
-		{"list.yaml", "list.yaml:7: items[1]: not a Kubernetes object: the item is a string", "list.yaml:8:  x: items[2]: missing apiVersion or kind"},
-		{"list.json", "list.json:2: items[1]: not a Kubernetes object: the item is a string", "list.json:3:  x: items[2]: missing apiVersion or kind"},
+		{"list.yaml", "list.yaml:7: items[1]: not a Kubernetes object: the item is a string", "list.yaml:8: x: items[2]: missing apiVersion or kind"},
+		{"list.json", "list.json:2: items[1]: not a Kubernetes object: the item is a string", "list.json:3: x: items[2]: missing apiVersion or kind"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			m, err := ReadPaths([]string{filepath.Join(dir, tc.file)}, nil)
@@ -73,5 +73,25 @@ func TestListItemsCheckedOneByOne(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestObjectRefString: the OBJECT column reads like kubectl's kind/name,
+// and a List item known only by its name has no stray leading space.
+func TestObjectRefString(t *testing.T) {
+	for _, tc := range []struct {
+		ref  ObjectRef
+		want string
+	}{
+		{ObjectRef{}, ""},
+		{ObjectRef{Kind: "Pod"}, "Pod"},
+		{ObjectRef{Kind: "Pod", Name: "web"}, "Pod web"},
+		{ObjectRef{Kind: "Pod", Namespace: "shop", Name: "web"}, "Pod shop/web"},
+		{ObjectRef{Name: "x"}, "x"},
+		{ObjectRef{Namespace: "shop", Name: "x"}, "shop/x"},
+	} {
+		if got := tc.ref.String(); got != tc.want {
+			t.Errorf("%#v.String() = %q, want %q", tc.ref, got, tc.want)
+		}
 	}
 }

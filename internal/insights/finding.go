@@ -100,15 +100,18 @@ type ObjectRef struct {
 
 // String is "Kind namespace/name", "Kind name" or "" for no object.
 func (r ObjectRef) String() string {
-	switch {
-	case r.Kind == "" && r.Name == "":
-		return ""
-	case r.Name == "":
-		return r.Kind
-	case r.Namespace != "":
-		return r.Kind + " " + r.Namespace + "/" + r.Name
+	name := r.Name
+	if name != "" && r.Namespace != "" {
+		name = r.Namespace + "/" + name
 	}
-	return r.Kind + " " + r.Name
+	switch {
+	case name == "":
+		return r.Kind
+	case r.Kind == "":
+		// A List item without apiVersion and kind, known by its name.
+		return name
+	}
+	return r.Kind + " " + name
 }
 
 // Finding is one result of one check.
