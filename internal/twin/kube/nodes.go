@@ -3,6 +3,8 @@ package kube
 import (
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -346,11 +348,4 @@ func HasTaint(n *corev1.Node, key string) bool {
 
 func ptrTime(t metav1.Time) *metav1.Time { return &t }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
