@@ -51,6 +51,7 @@ type managedTwin struct {
 	rec    *recorder
 	groups *mng.Service
 	port   *twinport.Port
+	cp     *twineks.ControlPlane
 }
 
 func newManagedTwin(t *testing.T) *managedTwin {
@@ -86,7 +87,7 @@ func newManagedTwin(t *testing.T) *managedTwin {
 	port := twinport.New(kc, twinport.Options{})
 	api := twinaws.NewEKS(twinaws.EKSOptions{Engine: eng, Cluster: "demo", Region: "us-west-2", ControlPlane: cp, Nodegroups: groups})
 	rec := &recorder{port: port, start: port.Now()}
-	tw := &managedTwin{rec: rec, groups: groups, port: port, ex: &Executor{Cluster: "demo",
+	tw := &managedTwin{rec: rec, groups: groups, port: port, cp: cp, ex: &Executor{Cluster: "demo",
 		Ports: Ports{Kube: port, EKS: api, LaunchTemplates: api.LaunchTemplates(nil)},
 		AMIs:  catalogAMIs{}, Observer: rec, Deadline: port.Now().Add(6 * time.Hour)}}
 	if err := tw.ex.WaitFor(context.Background(), kubeport.PodsSettled{}); err != nil {
@@ -171,7 +172,7 @@ func TestUpgradeBlueGreen(t *testing.T) {
 	obs := &drainObserver{recorder: tw.rec, groups: tw.groups, green: "green"}
 	tw.ex.Observer = obs
 	ctx := context.Background()
-	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: "green", Desired: aws.Int32(3)}, v131); err != nil {
+	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
 		t.Fatal(err)
 	}
 	if obs.greenAtDrain != mng.StatusActive {
@@ -212,7 +213,7 @@ func TestUpgradeBlueGreen(t *testing.T) {
 // with the hop's AMI.
 func TestUpgradeBlueGreenCustomAMI(t *testing.T) {
 	tw := newManagedTwin(t)
-	if err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "custom", Blue: "custom", Green: "custom-green"}, v131); err != nil {
+	if err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "custom", Blue: "custom", Green: Green{Name: "custom-green"}}, v131); err != nil {
 		t.Fatal(err)
 	}
 	green, _ := tw.groups.Status("custom-green")
@@ -228,7 +229,7 @@ func TestUpgradeBlueGreenCustomAMI(t *testing.T) {
 // is left alone.
 func TestUpgradeBlueGreenRefused(t *testing.T) {
 	tw := newManagedTwin(t)
-	err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "orders", Blue: "blue", Green: "green", Subnets: []string{"subnet-0123456789abcdef0"}}, v131)
+	err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Subnets: []string{"subnet-0123456789abcdef0"}}}, v131)
 	if err == nil || !strings.Contains(err.Error(), "(InvalidParameterException) when calling the CreateNodegroup operation") {
 		t.Fatalf("green in an unknown subnet: %v", err)
 	}
