@@ -133,3 +133,22 @@ func TestDrainActionStuckAtTheTimeLimit(t *testing.T) {
 	}
 	t.Errorf("no TimeLimit event")
 }
+
+// TestPatchActionPDB: kubectl patch of the PDB through the Kubernetes port
+// (by its resource, poddisruptionbudgets.policy): with minAvailable 0, the
+// drain the PDB blocks at minAvailable 1 (TestDrainActionHonoursPDBs)
+// evicts web's only pod at once and finishes; the pod, pinned to the
+// drained group, then waits Pending until the time limit.
+func TestPatchActionPDB(t *testing.T) {
+	src := strings.Replace(drainSource("1", true), "    - drain:", `    - patch: {kind: PodDisruptionBudget, namespace: default, name: web, type: json, patch: [{op: replace, path: /spec/minAvailable, value: 0}]}
+    - drain:`, 1)
+	rep := rehearseSource(t, src)
+	if rep.Status != report.Stuck || rep.Failure != "" || len(rep.Blocked) != 0 {
+		t.Fatalf("status %s (%q), blocked %+v; want the drain to finish unblocked, then web's pod Pending", rep.Status, rep.Failure, rep.Blocked)
+	}
+	for _, n := range rep.Nodes {
+		if n.Group == "old" && n.Schedulable {
+			t.Errorf("drained node %s is still schedulable", n.Name)
+		}
+	}
+}

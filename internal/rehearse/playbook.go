@@ -3,8 +3,6 @@ package rehearse
 import (
 	"context"
 
-	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
-
 	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/executor"
@@ -182,27 +180,6 @@ func (r *run) nodeGroupEnded(st plan.Step) {
 			r.blueGreenEnded(g)
 		case scenario.InstanceRefresh:
 			r.refreshEnded(g.Name, r.refreshBefore)
-		case scenario.Drift:
-			r.syncNodeClassTerms(g.Karpenter.NodePool)
 		}
-	}
-}
-
-// syncNodeClassTerms copies the amiSelectorTerms the executor patched into
-// the applied EC2NodeClass manifest, so that a later patch action of the
-// script starts from them, as kubectl apply's three-way merge would.
-func (r *run) syncNodeClassTerms(pool string) {
-	np := r.karp.NodePool(pool)
-	if np == nil {
-		return
-	}
-	name := np.Spec.Template.Spec.NodeClassRef.Name
-	nc := r.karp.NodeClass(name)
-	o, ok := r.objects[objectKey("EC2NodeClass", "", name)]
-	if nc == nil || !ok {
-		return
-	}
-	if applied, ok := o.Object.(*awsv1.EC2NodeClass); ok {
-		applied.Spec.AMISelectorTerms = append([]awsv1.AMISelectorTerm(nil), nc.Spec.AMISelectorTerms...)
 	}
 }
