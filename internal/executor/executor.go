@@ -1,9 +1,13 @@
 // Package executor carries out an upgrade plan (internal/plan): for each hop
-// the pre-checks, the control plane, the add-ons, then every node group by
-// its strategy, with the gates between steps. It drives the cluster through
-// ports only — the Kubernetes API (internal/kubeport) and, as they arrive,
-// the AWS APIs — so the same executor rehearses an upgrade on the twin's
-// ports (ladder rehearse) and will run it on a real cluster's.
+// the pre-checks (precheck.go), the control plane (controlplane.go), the
+// add-ons (addons.go), then every node group by its strategy (nodegroup.go:
+// managed in place or blue/green, instance refresh, Karpenter drift,
+// Fargate restart, each in a file of its own), with the gates between
+// steps. It drives the cluster through ports only — the Kubernetes API
+// (internal/kubeport) and the subsets of aws-sdk-go-v2's EKS, Auto Scaling
+// and EC2 clients it declares here (internal/awsport implements them) — so
+// the same executor rehearses an upgrade on the twin's ports (ladder
+// rehearse) and will run it on a real cluster's.
 //
 // It waits the way a client of a real cluster does: for a named state of
 // the cluster (a kubeport.Gate: "pods settled", "rollouts done"), never for

@@ -39,9 +39,10 @@ type Green struct {
 // the hop's AMI — and bg's changes; waits until DescribeNodegroup says it
 // is ACTIVE; then deletes the blue group and waits until it is gone. EKS
 // drains the blue nodes as it deletes them (PDBs respected for up to 5
-// minutes a node, delete-managed-node-group.html), and the pods move to
-// green by their nodeSelector and tolerations (workshop §6.2). The step
-// ends when every node of the green group runs the hop's kubelet.
+// minutes a node, then the termination goes on: aws-apis.md §2.8,
+// DeleteNodegroup), and the pods move to green by their nodeSelector and
+// tolerations (workshop §6.2). The step ends when every node of the green
+// group runs the hop's kubelet.
 func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeversion.Minor) error {
 	blue, err := e.describeNodegroup(ctx, bg.Blue)
 	if err != nil {

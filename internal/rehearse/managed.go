@@ -76,7 +76,7 @@ func (r *run) managedReport(grp *report.Group) {
 
 // managedBlocked lists the pods whose eviction a managed node group's
 // update or deletion (DeleteNodegroup drains every node for up to 5
-// minutes, then terminates it) saw refused.
+// minutes, then terminates it: aws-apis.md §2.8) saw refused.
 func (r *run) managedBlocked(now time.Time) []report.Blocked {
 	var out []report.Blocked
 	add := func(bs []mng.Blocked) {
