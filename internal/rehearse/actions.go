@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -253,10 +254,13 @@ func patchType(t string) types.PatchType {
 // after the other, as kubectl drain -l does.
 func (r *run) drain(a scenario.Action) error {
 	d := a.Drain
+	ctx := context.Background()
 	var nodes []string
 	if d.Node != "" {
-		if r.kube.Node(d.Node) == nil {
+		if _, err := r.kubePort().GetNode(ctx, d.Node); apierrors.IsNotFound(err) {
 			return fmt.Errorf("node %q not found", d.Node)
+		} else if err != nil {
+			return err
 		}
 		nodes = []string{d.Node}
 	} else {
@@ -264,9 +268,15 @@ func (r *run) drain(a scenario.Action) error {
 		if err != nil {
 			return err
 		}
-		for _, n := range r.kube.Nodes() {
-			if sel.Matches(labels.Set(n.Labels)) {
-				nodes = append(nodes, n.Name)
+		// kubectl drain -l lists the nodes and drains the matching ones
+		// in the list's order, by name.
+		all, err := r.kubePort().ListNodes(ctx)
+		if err != nil {
+			return err
+		}
+		for i := range all {
+			if sel.Matches(labels.Set(all[i].Labels)) {
+				nodes = append(nodes, all[i].Name)
 			}
 		}
 		if len(nodes) == 0 {
@@ -283,7 +293,7 @@ func (r *run) drain(a scenario.Action) error {
 		if err != nil {
 			return err
 		}
-		err = port.Drain(context.Background(), node, opts)
+		err = port.Drain(ctx, node, opts)
 		switch {
 		case errors.Is(err, kubeport.ErrWaitTimeout):
 			r.event("Warning", "TimeLimit", fmt.Sprintf("%s: node/%s: the drain did not finish within the time limit", describe(a), node))
