@@ -6,7 +6,6 @@ import (
 	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/executor"
-	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
 	"github.com/ladder-eks/ladder/internal/report"
@@ -56,7 +55,7 @@ func (r *run) executor() *executor.Executor {
 	}
 	return &executor.Executor{
 		Cluster:  r.sc.Spec.Cluster.Name,
-		Ports:    executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI, AutoScaling: r.asgAPI, LaunchTemplates: r.eksAPI.LaunchTemplates(r.asgAPI)},
+		Ports:    executor.Ports{Kube: r.kubePort(), EKS: r.eksAPI, AutoScaling: r.asgAPI, LaunchTemplates: r.eksAPI.LaunchTemplates(r.asgAPI)},
 		AMIs:     amis{r},
 		Groups:   r.executorGroups(),
 		Observer: r,
