@@ -1,9 +1,13 @@
 // Package executor carries out an upgrade plan (internal/plan): for each hop
-// the pre-checks, the control plane, the add-ons, then every node group by
-// its strategy, with the gates between steps. It drives the cluster through
-// ports only — the Kubernetes API (internal/kubeport) and, as they arrive,
-// the AWS APIs — so the same executor rehearses an upgrade on the twin's
-// ports (ladder rehearse) and will run it on a real cluster's.
+// the pre-checks (precheck.go), the control plane (controlplane.go), the
+// add-ons (addons.go), then every node group by its strategy (nodegroup.go:
+// managed in place or blue/green, instance refresh, Karpenter drift,
+// Fargate restart, each in a file of its own), with the gates between
+// steps. It drives the cluster through ports only — the Kubernetes API
+// (internal/kubeport) and the subsets of aws-sdk-go-v2's EKS, Auto Scaling
+// and EC2 clients it declares here (internal/awsport implements them) — so
+// the same executor rehearses an upgrade on the twin's ports (ladder
+// rehearse) and will run it on a real cluster's.
 //
 // It waits the way a client of a real cluster does: for a named state of
 // the cluster (a kubeport.Gate: "pods settled", "rollouts done"), never for
@@ -20,7 +24,6 @@ import (
 	"time"
 
 	"github.com/ladder-eks/ladder/internal/kubeport"
-	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
 	"github.com/ladder-eks/ladder/internal/rules/controlplane"
 )
@@ -43,16 +46,6 @@ type EKS interface {
 	AddonAPI
 	NodegroupAPI
 	PreCheckAPI
-}
-
-// Mechanisms carry out the steps whose API the executor does not drive
-// through a port yet: each moves into the executor as its port arrives (the
-// EKS API for managed node groups; Auto Scaling
-// and EC2 for self-managed groups; Karpenter's NodePool and EC2NodeClass on
-// the Kubernetes port). A mechanism returns when its step is done, or
-// ErrTimeLimit when the deadline passed first.
-type Mechanisms interface {
-	NodeGroup(ctx context.Context, st plan.Step, to kubeversion.Minor) error
 }
 
 // Observer hears what the executor does, in order.
@@ -83,10 +76,12 @@ func IsTimeLimit(err error) bool {
 // Executor carries out plans.
 type Executor struct {
 	// Cluster is the EKS cluster's name.
-	Cluster    string
-	Ports      Ports
-	Mechanisms Mechanisms
-	Observer   Observer
+	Cluster  string
+	Ports    Ports
+	Observer Observer
+	// Groups configure the node groups' strategies, by the plan's group
+	// name (nodegroup.go); a group not in it gets the zero Group.
+	Groups map[string]Group
 	// AMIs identifies the AMIs nodes run.
 	AMIs AMIs
 	// Precondition is the node precondition the pre-checks hold a hop to
@@ -116,7 +111,6 @@ func (e *Executor) Run(ctx context.Context, p plan.Plan) error {
 }
 
 func (e *Executor) step(ctx context.Context, h plan.Hop, st plan.Step) error {
-	m := e.Mechanisms
 	switch st.Kind {
 	case plan.PreChecks:
 		return e.PreChecks(ctx, h.To)
@@ -125,7 +119,7 @@ func (e *Executor) step(ctx context.Context, h plan.Hop, st plan.Step) error {
 	case plan.AddonUpdate:
 		return e.UpdateAddon(ctx, st)
 	case plan.NodeGroup:
-		if err := m.NodeGroup(ctx, st, h.To); err != nil {
+		if err := e.NodeGroup(ctx, st, h.To); err != nil {
 			return err
 		}
 		// The group is done when its pods have a home again: every pod

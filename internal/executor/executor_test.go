@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
@@ -15,14 +19,12 @@ import (
 
 var t0 = time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
 
-// recorder is the observer and the mechanisms: it writes down every call,
+// recorder is the observer: it writes down every call,
 // with the virtual second it came at.
 type recorder struct {
 	port  kubeport.Port
 	start time.Time
 	lines []string
-	// fail makes the step of that kind (or node group name) fail.
-	fail string
 }
 
 func (r *recorder) log(format string, args ...any) {
@@ -48,34 +50,26 @@ func (r *recorder) Event(eventType, reason, message string) {
 	r.log("event %s %s: %s", eventType, reason, message)
 }
 
-func (r *recorder) step(kind, name string) error {
-	if r.fail == kind || (r.fail != "" && r.fail == name) {
-		return errors.New("refused")
-	}
-	return nil
+// replacingEKS is fakeEKS with the managed node groups blue and green at
+// 1.30, whose in-place update replaces a node's worth of pods: it deletes
+// one of web's pods, which its Deployment recreates. EKS refuses to update
+// the group named refuse.
+type replacingEKS struct {
+	groupsEKS
+	port   kubeport.Port
+	refuse string
 }
 
-func (r *recorder) PreChecks(context.Context, kubeversion.Minor) error {
-	return r.step(plan.PreChecks, "")
-}
-func (r *recorder) ControlPlane(context.Context, kubeversion.Minor) error {
-	return r.step(plan.ControlPlane, "")
-}
-func (r *recorder) Addon(_ context.Context, st plan.Step) error {
-	return r.step(plan.AddonUpdate, st.Name)
-}
-
-// NodeGroup replaces a node's worth of pods: it deletes one of web's pods,
-// which its Deployment recreates.
-func (r *recorder) NodeGroup(ctx context.Context, st plan.Step, _ kubeversion.Minor) error {
-	if err := r.step(plan.NodeGroup, st.Name); err != nil {
-		return err
+func (f replacingEKS) UpdateNodegroupVersion(ctx context.Context, in *eks.UpdateNodegroupVersionInput, _ ...func(*eks.Options)) (*eks.UpdateNodegroupVersionOutput, error) {
+	if aws.ToString(in.NodegroupName) == f.refuse {
+		return nil, errors.New("refused")
 	}
-	pods, err := r.port.ListPods(ctx, kubeport.PodQuery{Namespace: "default"})
+	pods, err := f.port.ListPods(ctx, kubeport.PodQuery{Namespace: "default"})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return r.port.DeletePod(ctx, "default", pods[0].Name, new(int64))
+	return &eks.UpdateNodegroupVersionOutput{Update: &ekstypes.Update{Id: aws.String("u-3"), Status: ekstypes.UpdateStatusInProgress}},
+		f.port.DeletePod(ctx, "default", pods[0].Name, new(int64))
 }
 
 func oneHop() plan.Plan {
@@ -92,12 +86,7 @@ func executor(t *testing.T, rec *recorder, deadline time.Duration) (*Executor, *
 	p := webTwin(t)
 	rec.port, rec.start = p, p.Now()
 	api := &fakeEKS{eng: p.Cluster().Engine(), version: "1.30", took: 90 * time.Second}
-	return &Executor{Cluster: "demo", Ports: Ports{Kube: p, EKS: api}, Mechanisms: rec, Observer: rec, Deadline: p.Now().Add(deadline)}, api
-}
-
-func run(t *testing.T, rec *recorder, deadline time.Duration) error {
-	ex, _ := executor(t, rec, deadline)
-	return ex.Run(context.Background(), oneHop())
+	return &Executor{Cluster: "demo", Ports: Ports{Kube: p, EKS: api}, Observer: rec, Deadline: p.Now().Add(deadline)}, api
 }
 
 // begin is what every run of oneHop starts with: the control plane's step
@@ -147,8 +136,10 @@ func TestRun(t *testing.T) {
 			" 95s start node-group green", " 97s stuck node-group green"),
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &recorder{fail: tc.fail}
-			err := run(t, rec, tc.deadline)
+			rec := &recorder{}
+			ex, api := executor(t, rec, tc.deadline)
+			ex.Ports.EKS = replacingEKS{groupsEKS: groupsEKS{fakeEKS: api, groups: map[string]string{"blue": "1.30", "green": "1.30"}}, port: rec.port, refuse: tc.fail}
+			err := ex.Run(context.Background(), oneHop())
 			if fmt.Sprint(err) != fmt.Sprint(tc.wantErr) {
 				t.Errorf("Run = %v, want %v", err, tc.wantErr)
 			}

@@ -14,17 +14,23 @@ import (
 )
 
 // BlueGreen is a managed node group's blue/green hop: the group that runs
-// its nodes now (Blue), the new one (Green) and what Green changes of
-// Blue's configuration (nil or empty: Blue's).
+// its nodes now (Blue) and the new one (Green).
 type BlueGreen struct {
 	// Group is the node group of the plan; Blue and Green its node
 	// groups in EKS, which swap on every hop.
-	Group, Blue, Green string
-	Subnets            []string
-	InstanceTypes      []string
-	Desired            *int32
-	Labels             map[string]string
-	Taints             []ekstypes.Taint
+	Group, Blue string
+	Green       Green
+}
+
+// Green is the green node group of a blue/green hop: its name and what it
+// changes of the blue group's configuration (nil or empty: blue's).
+type Green struct {
+	Name          string
+	Subnets       []string
+	InstanceTypes []string
+	Desired       *int32
+	Labels        map[string]string
+	Taints        []ekstypes.Taint
 }
 
 // UpgradeBlueGreen creates the green group at the control plane's version
@@ -33,15 +39,16 @@ type BlueGreen struct {
 // the hop's AMI — and bg's changes; waits until DescribeNodegroup says it
 // is ACTIVE; then deletes the blue group and waits until it is gone. EKS
 // drains the blue nodes as it deletes them (PDBs respected for up to 5
-// minutes a node, delete-managed-node-group.html), and the pods move to
-// green by their nodeSelector and tolerations (workshop §6.2). The step
-// ends when every node of the green group runs the hop's kubelet.
+// minutes a node, then the termination goes on: aws-apis.md §2.8,
+// DeleteNodegroup), and the pods move to green by their nodeSelector and
+// tolerations (workshop §6.2). The step ends when every node of the green
+// group runs the hop's kubelet.
 func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeversion.Minor) error {
 	blue, err := e.describeNodegroup(ctx, bg.Blue)
 	if err != nil {
 		return err
 	}
-	in := greenInput(e.Cluster, blue, bg)
+	in := greenInput(e.Cluster, blue, bg.Green)
 	lt, image, err := e.nodegroupImage(ctx, blue)
 	if err != nil {
 		return err
@@ -51,13 +58,13 @@ func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeve
 			return err
 		}
 	}
-	e.Observer.Event("Normal", "BlueGreenStarted", fmt.Sprintf("node group %s: creating green group %s at %s", bg.Blue, bg.Green, to))
+	e.Observer.Event("Normal", "BlueGreenStarted", fmt.Sprintf("node group %s: creating green group %s at %s", bg.Blue, bg.Green.Name, to))
 	if _, err := e.Ports.EKS.CreateNodegroup(ctx, in); err != nil {
 		return cliError("CreateNodegroup", err)
 	}
 	var green *ekstypes.Nodegroup
-	if err := e.WaitFor(ctx, kubeport.Until{What: "node group " + bg.Green + " ACTIVE", Holds: func(ctx context.Context) (bool, error) {
-		if green, err = e.describeNodegroup(ctx, bg.Green); err != nil {
+	if err := e.WaitFor(ctx, kubeport.Until{What: "node group " + bg.Green.Name + " ACTIVE", Holds: func(ctx context.Context) (bool, error) {
+		if green, err = e.describeNodegroup(ctx, bg.Green.Name); err != nil {
 			return false, err
 		}
 		return green.Status != ekstypes.NodegroupStatusCreating, nil
@@ -65,9 +72,9 @@ func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeve
 		return err
 	}
 	if green.Status != ekstypes.NodegroupStatusActive {
-		return fmt.Errorf("green node group %s: %s", bg.Green, healthIssues(green))
+		return fmt.Errorf("green node group %s: %s", bg.Green.Name, healthIssues(green))
 	}
-	e.Observer.Event("Normal", "BlueGreenDrain", fmt.Sprintf("node group %s: deleting blue group %s; its pods move to %s", bg.Group, bg.Blue, bg.Green))
+	e.Observer.Event("Normal", "BlueGreenDrain", fmt.Sprintf("node group %s: deleting blue group %s; its pods move to %s", bg.Group, bg.Blue, bg.Green.Name))
 	if _, err := e.Ports.EKS.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(bg.Blue)}); err != nil {
 		return cliError("DeleteNodegroup", err)
 	}
@@ -81,16 +88,16 @@ func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeve
 	}}); err != nil {
 		return err
 	}
-	return e.WaitFor(ctx, kubeport.NodesAtMinor{Label: nodegroupLabel, Value: bg.Green, Minor: to})
+	return e.WaitFor(ctx, kubeport.NodesAtMinor{Label: nodegroupLabel, Value: bg.Green.Name, Minor: to})
 }
 
 // greenInput is CreateNodegroup for the green group: the blue one's
-// configuration with bg's changes, at the control plane's version (no
+// configuration with green's changes, at the control plane's version (no
 // version or release: "All node groups are created with the latest AMI
 // release version", CreateNodegroup API reference).
-func greenInput(cluster string, blue *ekstypes.Nodegroup, bg BlueGreen) *eks.CreateNodegroupInput {
+func greenInput(cluster string, blue *ekstypes.Nodegroup, green Green) *eks.CreateNodegroupInput {
 	in := &eks.CreateNodegroupInput{
-		ClusterName: aws.String(cluster), NodegroupName: aws.String(bg.Green),
+		ClusterName: aws.String(cluster), NodegroupName: aws.String(green.Name),
 		Subnets: blue.Subnets, InstanceTypes: blue.InstanceTypes, CapacityType: blue.CapacityType, AmiType: blue.AmiType,
 		Labels: blue.Labels, Taints: blue.Taints, UpdateConfig: blue.UpdateConfig, LaunchTemplate: blue.LaunchTemplate,
 	}
@@ -98,27 +105,27 @@ func greenInput(cluster string, blue *ekstypes.Nodegroup, bg BlueGreen) *eks.Cre
 		c := *sc
 		in.ScalingConfig = &c
 	}
-	if len(bg.Subnets) > 0 {
-		in.Subnets = bg.Subnets
+	if len(green.Subnets) > 0 {
+		in.Subnets = green.Subnets
 	}
-	if len(bg.InstanceTypes) > 0 {
-		in.InstanceTypes = bg.InstanceTypes
+	if len(green.InstanceTypes) > 0 {
+		in.InstanceTypes = green.InstanceTypes
 	}
-	if bg.Desired != nil {
+	if green.Desired != nil {
 		sc := in.ScalingConfig
 		if sc == nil {
 			sc = &ekstypes.NodegroupScalingConfig{}
 			in.ScalingConfig = sc
 		}
-		sc.DesiredSize = bg.Desired
-		sc.MinSize = aws.Int32(min(aws.ToInt32(sc.MinSize), *bg.Desired))
-		sc.MaxSize = aws.Int32(max(aws.ToInt32(sc.MaxSize), *bg.Desired))
+		sc.DesiredSize = green.Desired
+		sc.MinSize = aws.Int32(min(aws.ToInt32(sc.MinSize), *green.Desired))
+		sc.MaxSize = aws.Int32(max(aws.ToInt32(sc.MaxSize), *green.Desired))
 	}
-	if bg.Labels != nil {
-		in.Labels = bg.Labels
+	if green.Labels != nil {
+		in.Labels = green.Labels
 	}
-	if bg.Taints != nil {
-		in.Taints = bg.Taints
+	if green.Taints != nil {
+		in.Taints = green.Taints
 	}
 	return in
 }

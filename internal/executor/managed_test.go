@@ -30,6 +30,7 @@ type catalogAMIs struct{}
 
 func (catalogAMIs) LookupAMI(id string) (catalog.AMI, bool) { return catalog.LookupAMI(id) }
 
+// nodes are a group's nodes.
 func (tw *managedTwin) nodes(group string) []*corev1.Node {
 	var out []*corev1.Node
 	for _, n := range tw.port.Cluster().Nodes() {
@@ -105,7 +106,7 @@ func TestUpgradeBlueGreen(t *testing.T) {
 	obs := &drainObserver{recorder: tw.rec, groups: tw.groups, green: "green"}
 	tw.ex.Observer = obs
 	ctx := context.Background()
-	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: "green", Desired: aws.Int32(3)}, v131); err != nil {
+	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
 		t.Fatal(err)
 	}
 	if obs.greenAtDrain != mng.StatusActive {
@@ -146,7 +147,7 @@ func TestUpgradeBlueGreen(t *testing.T) {
 // with the hop's AMI.
 func TestUpgradeBlueGreenCustomAMI(t *testing.T) {
 	tw := newManagedTwin(t)
-	if err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "custom", Blue: "custom", Green: "custom-green"}, v131); err != nil {
+	if err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "custom", Blue: "custom", Green: Green{Name: "custom-green"}}, v131); err != nil {
 		t.Fatal(err)
 	}
 	green, _ := tw.groups.Status("custom-green")
@@ -162,7 +163,7 @@ func TestUpgradeBlueGreenCustomAMI(t *testing.T) {
 // is left alone.
 func TestUpgradeBlueGreenRefused(t *testing.T) {
 	tw := newManagedTwin(t)
-	err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "orders", Blue: "blue", Green: "green", Subnets: []string{"subnet-0123456789abcdef0"}}, v131)
+	err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Subnets: []string{"subnet-0123456789abcdef0"}}}, v131)
 	if err == nil || !strings.Contains(err.Error(), "(InvalidParameterException) when calling the CreateNodegroup operation") {
 		t.Fatalf("green in an unknown subnet: %v", err)
 	}

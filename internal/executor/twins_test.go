@@ -148,6 +148,7 @@ type managedTwin struct {
 	rec    *recorder
 	groups *mng.Service
 	port   *twinport.Port
+	cp     *twineks.ControlPlane
 }
 
 func newManagedTwin(t *testing.T) *managedTwin {
@@ -183,7 +184,7 @@ func newManagedTwin(t *testing.T) *managedTwin {
 	port := twinport.New(kc, twinport.Options{})
 	api := twinaws.NewEKS(twinaws.EKSOptions{Engine: eng, Cluster: "demo", Region: "us-west-2", ControlPlane: cp, Nodegroups: groups})
 	rec := &recorder{port: port, start: port.Now()}
-	tw := &managedTwin{rec: rec, groups: groups, port: port, ex: &Executor{Cluster: "demo",
+	tw := &managedTwin{rec: rec, groups: groups, port: port, cp: cp, ex: &Executor{Cluster: "demo",
 		Ports: Ports{Kube: port, EKS: api, LaunchTemplates: api.LaunchTemplates(nil)},
 		AMIs:  catalogAMIs{}, Observer: rec, Deadline: port.Now().Add(6 * time.Hour)}}
 	if err := tw.ex.WaitFor(context.Background(), kubeport.PodsSettled{}); err != nil {
@@ -191,5 +192,3 @@ func newManagedTwin(t *testing.T) *managedTwin {
 	}
 	return tw
 }
-
-// nodes are a group's nodes.

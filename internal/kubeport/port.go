@@ -5,7 +5,7 @@
 // cases against both, so the two cannot drift apart.
 //
 // The port is deliberately small: read nodes, pods, PDBs and workloads;
-// patch workloads; cordon, patch and drain nodes; evict and delete pods; read and patch
+// patch workloads, and any object by its resource as kubectl patch does; cordon, patch and drain nodes; evict and delete pods; read and patch
 // Karpenter's NodePools, EC2NodeClasses and NodeClaims; and wait for a
 // condition. Objects are the upstream types from k8s.io/api, returned as
 // copies the caller owns. Errors from the API are the
@@ -29,7 +29,9 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -70,6 +72,15 @@ type Port interface {
 	PatchDeployment(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.Deployment, error)
 	PatchStatefulSet(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.StatefulSet, error)
 	PatchDaemonSet(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*appsv1.DaemonSet, error)
+	// Patch is PATCH on an object of any resource, as client-go's dynamic
+	// client sends it (kubectl patch KIND NAME): namespace "" for a
+	// cluster-scoped resource; a strategic merge patch (built-in kinds
+	// only: a custom resource answers 415), a JSON merge patch or a JSON
+	// patch of the object, never its status. It returns the object as
+	// stored afterwards. A missing object is NotFound, a resource the API
+	// does not serve NotFound too, a patch that does not apply 400
+	// BadRequest, a result the API refuses 422 Invalid.
+	Patch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error)
 	// UpdateScale is PUT on a Deployment's or StatefulSet's scale
 	// subresource, what kubectl scale changes: spec.replicas becomes
 	// replicas, and the workload's controller adds or removes pods. A

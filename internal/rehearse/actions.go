@@ -8,7 +8,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/kubeport"
@@ -94,9 +98,18 @@ func (r *run) upgradeTarget(to string) kubeversion.Minor {
 }
 
 // kubePort is the Kubernetes API of the run's twin, as the script's
-// kubectl-shaped actions call it.
+// kubectl-shaped actions and the executor call it. The objects the twin
+// keeps as applied and serves no read of are the applied manifests.
 func (r *run) kubePort() *twinport.Port {
-	return twinport.New(r.kube, twinport.Options{Karpenter: r.karp})
+	return twinport.New(r.kube, twinport.Options{Karpenter: r.karp, Applied: r.applied})
+}
+
+// applied is an applied manifest's object, nil for none.
+func (r *run) applied(kind, namespace, name string) metav1.Object {
+	if o, ok := r.objects[objectKey(kind, namespace, name)]; ok {
+		return o.Object
+	}
+	return nil
 }
 
 // sleep lets the port's clock reach until, as a script on a real cluster
@@ -188,14 +201,19 @@ func (r *run) do(i int, a scenario.Action) error {
 	return nil
 }
 
-// patch applies a merge, strategic or JSON patch to a manifest the scenario
-// applied, decodes the result strictly and re-applies it.
+// patch is kubectl patch through the Kubernetes port: the object as the
+// twin stores it takes the patch (merge, strategic or JSON), as the API
+// server applies one, and a changed workload is followed until it has
+// rolled out. The applied manifest takes the same patch, decoded strictly,
+// as the record the twin's add-on updates re-apply and the kinds the twin
+// serves no read of start from.
 func (r *run) patch(p *scenario.PatchAction) error {
 	ns := p.Namespace
 	if ns == "" && !manifest.ClusterScoped(p.Kind) {
 		ns = "default"
 	}
-	o, found := r.objects[objectKey(p.Kind, ns, p.Name)]
+	key := objectKey(p.Kind, ns, p.Name)
+	o, found := r.objects[key]
 	if !found {
 		return fmt.Errorf("%s %s was not applied", p.Kind, p.Name)
 	}
@@ -210,17 +228,39 @@ func (r *run) patch(p *scenario.PatchAction) error {
 	if len(objs) != 1 || objs[0].Ignored || objs[0].Name() != o.Name() {
 		return fmt.Errorf("the patch must leave %s one %s", o.Name(), p.Kind)
 	}
-	return r.apply(objs[0])
+	gvr, _ := meta.UnsafeGuessKindToResource(o.GVK)
+	if _, err := r.kubePort().Patch(context.Background(), gvr, ns, p.Name, patchType(p.Type), p.Patch); err != nil {
+		return fmt.Errorf("%s: %v", o.Name(), err)
+	}
+	r.objects[key] = objs[0]
+	if rolloutKinds[p.Kind] {
+		r.rolling[key] = scenario.WorkloadRef{Kind: p.Kind, Namespace: ns, Name: p.Name}
+	}
+	return nil
+}
+
+// patchType is a patch action's type as the API takes it.
+func patchType(t string) types.PatchType {
+	switch t {
+	case "strategic":
+		return types.StrategicMergePatchType
+	case "json":
+		return types.JSONPatchType
+	}
+	return types.MergePatchType
 }
 
 // drain is kubectl drain on one node or every node a selector matches, one
 // after the other, as kubectl drain -l does.
 func (r *run) drain(a scenario.Action) error {
 	d := a.Drain
+	ctx := context.Background()
 	var nodes []string
 	if d.Node != "" {
-		if r.kube.Node(d.Node) == nil {
+		if _, err := r.kubePort().GetNode(ctx, d.Node); apierrors.IsNotFound(err) {
 			return fmt.Errorf("node %q not found", d.Node)
+		} else if err != nil {
+			return err
 		}
 		nodes = []string{d.Node}
 	} else {
@@ -228,9 +268,15 @@ func (r *run) drain(a scenario.Action) error {
 		if err != nil {
 			return err
 		}
-		for _, n := range r.kube.Nodes() {
-			if sel.Matches(labels.Set(n.Labels)) {
-				nodes = append(nodes, n.Name)
+		// kubectl drain -l lists the nodes and drains the matching ones
+		// in the list's order, by name.
+		all, err := r.kubePort().ListNodes(ctx)
+		if err != nil {
+			return err
+		}
+		for i := range all {
+			if sel.Matches(labels.Set(all[i].Labels)) {
+				nodes = append(nodes, all[i].Name)
 			}
 		}
 		if len(nodes) == 0 {
@@ -247,7 +293,7 @@ func (r *run) drain(a scenario.Action) error {
 		if err != nil {
 			return err
 		}
-		err = port.Drain(context.Background(), node, opts)
+		err = port.Drain(ctx, node, opts)
 		switch {
 		case errors.Is(err, kubeport.ErrWaitTimeout):
 			r.event("Warning", "TimeLimit", fmt.Sprintf("%s: node/%s: the drain did not finish within the time limit", describe(a), node))

@@ -1,6 +1,7 @@
 package rehearse
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,4 +133,65 @@ func TestDrainActionStuckAtTheTimeLimit(t *testing.T) {
 		}
 	}
 	t.Errorf("no TimeLimit event")
+}
+
+// TestPatchActionPDB: kubectl patch of the PDB through the Kubernetes port
+// (by its resource, poddisruptionbudgets.policy): with minAvailable 0, the
+// drain the PDB blocks at minAvailable 1 (TestDrainActionHonoursPDBs)
+// evicts web's only pod at once and finishes; the pod, pinned to the
+// drained group, then waits Pending until the time limit.
+func TestPatchActionPDB(t *testing.T) {
+	src := strings.Replace(drainSource("1", true), "    - drain:", `    - patch: {kind: PodDisruptionBudget, namespace: default, name: web, type: json, patch: [{op: replace, path: /spec/minAvailable, value: 0}]}
+    - drain:`, 1)
+	rep := rehearseSource(t, src)
+	if rep.Status != report.Stuck || rep.Failure != "" || len(rep.Blocked) != 0 {
+		t.Fatalf("status %s (%q), blocked %+v; want the drain to finish unblocked, then web's pod Pending", rep.Status, rep.Failure, rep.Blocked)
+	}
+	for _, n := range rep.Nodes {
+		if n.Group == "old" && n.Schedulable {
+			t.Errorf("drained node %s is still schedulable", n.Name)
+		}
+	}
+}
+
+// TestDrainActionNodes: the drain action finds its nodes through the
+// Kubernetes port, as kubectl drain does — a named node that does not exist
+// fails the action, a selector drains the nodes it matches in the list's
+// order (by name), and a selector matching none fails.
+func TestDrainActionNodes(t *testing.T) {
+	for _, tc := range []struct {
+		name, drain, failure string
+		drained              int
+	}{
+		{name: "missing node", drain: "node: nowhere", failure: `spec.actions[1] (drain): node "nowhere" not found`},
+		{name: "selector", drain: "selector: eks.amazonaws.com/nodegroup=new, ignoreDaemonSets: true", drained: 2},
+		{name: "selector matching none", drain: "selector: eks.amazonaws.com/nodegroup=gone", failure: `spec.actions[1] (drain): no node matches "eks.amazonaws.com/nodegroup=gone"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(drainSource("2", false), "selector: eks.amazonaws.com/nodegroup=old, ignoreDaemonSets: true, timeout: 2m", tc.drain, 1)
+			rep := rehearseSource(t, src)
+			if rep.Failure != tc.failure {
+				t.Fatalf("failure %q, want %q", rep.Failure, tc.failure)
+			}
+			if tc.drained == 0 {
+				return
+			}
+			var want []string
+			for _, n := range rep.Nodes {
+				if n.Group == "new" {
+					want = append(want, n.Name)
+				}
+			}
+			slices.Sort(want)
+			for _, e := range rep.Events {
+				if e.Code == "Draining" {
+					if !strings.HasSuffix(e.Message, "kubectl drain "+strings.Join(want, " ")) || len(want) != tc.drained {
+						t.Errorf("drain event %q, want the %d nodes of new by name: %v", e.Message, tc.drained, want)
+					}
+					return
+				}
+			}
+			t.Errorf("no Draining event")
+		})
+	}
 }

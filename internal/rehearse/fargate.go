@@ -1,14 +1,12 @@
 package rehearse
 
 import (
-	"context"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ladder-eks/ladder/internal/kubeport"
-	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/fargate"
@@ -16,23 +14,15 @@ import (
 
 // Fargate in a rehearsal (semantics.md §E): a node group of type fargate is
 // its profile's pods, one node each (internal/twinbuild registers the
-// profiles). The playbook's `restart`
-// strategy is the user guide's "rolling restart of all Fargate Pods".
+// profiles). The executor's `restart`
+// strategy (RestartFargate) is the user guide's "rolling restart of all
+// Fargate Pods"; the rehearsal follows it as a RestartObserver.
 
 func (r *run) fargateEvent(e fargate.Event) {
 	r.events = append(r.events, report.Event{
 		T: r.eng.Elapsed().Seconds(), Type: e.Type, Message: e.Message, Node: e.Node, Group: e.Profile,
 		Source: "fargate-scheduler", Code: e.Reason,
 	})
-}
-
-// restartFargate is the workshop's §6.5 for a profile, carried out by the
-// executor: kubectl rollout restart of every Deployment and StatefulSet with
-// a pod on one of the profile's nodes still below the hop's version, then
-// kubectl rollout status until each is done and every pod of the profile
-// runs on a node of the new version.
-func (r *run) restartFargate(g scenario.NodeGroup, to kubeversion.Minor) error {
-	return r.executor().RestartFargate(context.Background(), g.Name, to)
 }
 
 // RolloutRestarted implements executor.RestartObserver: the rehearsal

@@ -1,7 +1,6 @@
 package rehearse
 
 import (
-	"context"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -10,56 +9,49 @@ import (
 	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/executor"
-	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
 // Managed node groups are the EKS managed node group twin
-// (internal/twin/mng). The playbook upgrades one in place
+// (internal/twin/mng). The executor upgrades one in place
 // (UpdateNodegroupVersion; a custom-AMI group through a new launch template
 // version with the hop's AMI, workshop §6.1) or blue/green (a new group at
-// the new version, then the old one deleted, which drains it; §6.2).
+// the new version, then the old one deleted, which drains it; §6.2); the
+// rehearsal reports what the twin did.
 
-// updateManaged is the in-place strategy: the executor's
-// UpdateNodegroup, through the EKS and EC2 ports.
-func (r *run) updateManaged(g scenario.NodeGroup, to kubeversion.Minor) error {
-	force := g.Upgrade != nil && g.Upgrade.Force
-	return r.executor().UpdateNodegroup(context.Background(), r.liveGroup[g.Name], force, to)
-}
-
-// blueGreen is the blue/green strategy: the executor creates the green
-// group — the blue one's configuration with the strategy's overrides —
-// and deletes the blue one. On the next hop the names swap back.
-func (r *run) blueGreen(g scenario.NodeGroup, to kubeversion.Minor) error {
-	blue := r.liveGroup[g.Name]
-	greenName := g.Upgrade.Green.Name
-	if blue == greenName {
-		greenName = g.Name
-	}
-	o := g.Upgrade.Green
-	bg := executor.BlueGreen{Group: g.Name, Blue: blue, Green: greenName, InstanceTypes: o.InstanceTypes, Labels: o.Labels}
+// green is a blue/green group's green node group as the executor
+// creates it: the strategy's overrides of the blue group's configuration.
+func (r *run) green(o *scenario.GreenGroup) *executor.Green {
+	gr := &executor.Green{Name: o.Name, InstanceTypes: o.InstanceTypes, Labels: o.Labels}
 	for _, z := range o.Zones {
-		bg.Subnets = append(bg.Subnets, twinaws.SubnetID(r.sc.Spec.Cluster.Name, z))
+		gr.Subnets = append(gr.Subnets, twinaws.SubnetID(r.sc.Spec.Cluster.Name, z))
 	}
 	if o.Desired != nil {
-		bg.Desired = aws.Int32(int32(*o.Desired))
+		gr.Desired = aws.Int32(int32(*o.Desired))
 	}
 	if o.Taints != nil {
-		bg.Taints = []ekstypes.Taint{}
+		gr.Taints = []ekstypes.Taint{}
 		for _, t := range o.Taints {
-			bg.Taints = append(bg.Taints, ekstypes.Taint{Key: aws.String(t.Key), Value: aws.String(t.Value), Effect: twinaws.EKSTaintEffect(t.Effect)})
+			gr.Taints = append(gr.Taints, ekstypes.Taint{Key: aws.String(t.Key), Value: aws.String(t.Value), Effect: twinaws.EKSTaintEffect(t.Effect)})
 		}
 	}
-	err := r.executor().UpgradeBlueGreen(context.Background(), bg, to)
-	// The green group is the scenario group's from the moment EKS
-	// accepted it, whatever became of it since.
+	return gr
+}
+
+// blueGreenEnded records a blue/green hop for the report: the green group
+// is the scenario group's from the moment EKS accepted it, whatever
+// became of it since, and the names swap back on the next hop.
+func (r *run) blueGreenEnded(g scenario.NodeGroup) {
+	greenName := g.Upgrade.Green.Name
+	if r.liveGroup[g.Name] == greenName {
+		greenName = g.Name
+	}
 	if st, ok := r.mng.Status(greenName); ok && st.Status != mng.StatusDeleted {
 		r.greens = append(r.greens, greenName)
 		r.liveGroup[g.Name] = greenName
 	}
-	return err
 }
 
 // managedBusy reports whether a managed node group is changing.
@@ -84,7 +76,7 @@ func (r *run) managedReport(grp *report.Group) {
 
 // managedBlocked lists the pods whose eviction a managed node group's
 // update or deletion (DeleteNodegroup drains every node for up to 5
-// minutes, then terminates it) saw refused.
+// minutes, then terminates it: aws-apis.md §2.8) saw refused.
 func (r *run) managedBlocked(now time.Time) []report.Blocked {
 	var out []report.Blocked
 	add := func(bs []mng.Blocked) {

@@ -2,15 +2,10 @@ package rehearse
 
 import (
 	"context"
-	"fmt"
-	"time"
-
-	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/executor"
-	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
 	"github.com/ladder-eks/ladder/internal/report"
@@ -18,10 +13,14 @@ import (
 	"github.com/ladder-eks/ladder/internal/twin/eks"
 )
 
-// The playbook runs a plan (internal/plan) in the twin: for each hop the
-// pre-checks, the control plane, the add-ons, then every node group with its
-// own mechanism, each step waiting until it is done — every node of a group
-// at the hop's version — before the next starts.
+// The playbook runs a plan (internal/plan) in the twin: the executor
+// (internal/executor) carries out each hop — the pre-checks, the control
+// plane, the add-ons, then every node group by its strategy, each step
+// waiting until it is done, every node of a group at the hop's version,
+// before the next starts — on the twin's ports, with the scenario's
+// per-group settings (executorGroups). The run is its observer: it records
+// the hops and phases, and what the report tells of a node group's step
+// that the twin does not keep (nodeGroupEnded).
 
 // upgrade runs the playbook to target: the executor carries out the plan
 // on the twin's ports, and the run, as its observer, records the hops and
@@ -55,16 +54,39 @@ func (r *run) executor() *executor.Executor {
 		r.asgAPI = twinaws.NewAutoScaling(r.asg)
 	}
 	return &executor.Executor{
-		Cluster:    r.sc.Spec.Cluster.Name,
-		Ports:      executor.Ports{Kube: twinport.New(r.kube, twinport.Options{Karpenter: r.karp}), EKS: r.eksAPI, AutoScaling: r.asgAPI, LaunchTemplates: r.eksAPI.LaunchTemplates(r.asgAPI)},
-		AMIs:       amis{r},
-		Mechanisms: mechanisms{r},
-		Observer:   r,
-		Deadline:   r.limit,
+		Cluster:  r.sc.Spec.Cluster.Name,
+		Ports:    executor.Ports{Kube: r.kubePort(), EKS: r.eksAPI, AutoScaling: r.asgAPI, LaunchTemplates: r.eksAPI.LaunchTemplates(r.asgAPI)},
+		AMIs:     amis{r},
+		Groups:   r.executorGroups(),
+		Observer: r,
+		Deadline: r.limit,
 
 		// spec.upgrade.precondition, as the twin's control plane holds it.
 		Precondition: r.cp.Precondition,
 	}
+}
+
+// executorGroups are the scenario's node groups as the executor's
+// strategies take them (spec.nodeGroups[].upgrade).
+func (r *run) executorGroups() map[string]executor.Group {
+	out := make(map[string]executor.Group, len(r.sc.Spec.NodeGroups))
+	for _, g := range r.sc.Spec.NodeGroups {
+		var eg executor.Group
+		if u := g.Upgrade; u != nil {
+			eg.Force, eg.AMI = u.Force, u.AMI
+			if u.Green != nil {
+				eg.Green = r.green(u.Green)
+			}
+			if u.Refresh != nil {
+				eg.Refresh = refreshPreferences(u.Refresh.ASG())
+			}
+		}
+		if g.Karpenter != nil {
+			eg.NodePool = g.Karpenter.NodePool
+		}
+		out[g.Name] = eg
+	}
+	return out
 }
 
 // inventory is what the planner needs from the scenario and the twins.
@@ -91,13 +113,19 @@ func (r *run) StepStarted(_ plan.Hop, st plan.Step) {
 		From: st.From, To: st.To, Start: seconds(r.eng.Elapsed()), Status: report.Succeeded})
 	r.currentPhase = len(r.phases) - 1
 	r.inPhase = true
+	if st.Kind == plan.NodeGroup && st.Strategy == scenario.InstanceRefresh {
+		r.refreshBefore, _ = r.asg.Status(st.Name)
+	}
 }
 
 // StepEnded implements executor.Observer.
-func (r *run) StepEnded(_ plan.Step, err error) {
+func (r *run) StepEnded(st plan.Step, err error) {
 	i := r.currentPhase
 	r.inPhase = false
 	r.phases[i].End = seconds(r.eng.Elapsed())
+	if st.Kind == plan.NodeGroup {
+		r.nodeGroupEnded(st)
+	}
 	switch {
 	case executor.IsTimeLimit(err):
 		msg := "the time limit ran out during this step"
@@ -134,112 +162,23 @@ func (r *run) phaseNote(msg string) {
 // limit ran out: the rehearsal is stuck, not failed.
 var errTimeLimit = executor.ErrTimeLimit
 
-// everySecond wraps a costly condition (kubectl rollout status walks every
-// pod of a DaemonSet) so it is evaluated at most once per virtual second,
-// as a client polling the API would; in between it reports false.
-func (r *run) everySecond(cond func() bool) func() bool {
-	var next time.Time
-	return func() bool {
-		now := r.eng.Now()
-		if now.Before(next) {
-			return false
-		}
-		next = now.Add(time.Second)
-		return cond()
-	}
-}
-
-// waitFor runs the twin until done or the time limit.
-func (r *run) waitFor(done func() bool) error {
-	if !r.runUntil(done) {
-		return errTimeLimit
-	}
-	return nil
-}
-
 // amis looks AMIs up in the scenario's and the catalog's.
 type amis struct{ r *run }
 
 func (a amis) LookupAMI(id string) (catalog.AMI, bool) { return a.r.lookupAMI(id) }
 
-// mechanisms are the twin's ways of carrying out the steps the executor
-// does not drive through ports yet.
-type mechanisms struct{ r *run }
-
-func (m mechanisms) NodeGroup(_ context.Context, st plan.Step, to kubeversion.Minor) error {
-	g, ok := m.r.nodeGroupNamed(st.Name)
-	if !ok {
-		return fmt.Errorf("node group %s is not in the scenario", st.Name)
-	}
-	return m.r.upgradeGroup(g, st.Strategy, to)
-}
-
-// upgradeGroup runs a node group's mechanism for one hop.
-func (r *run) upgradeGroup(g scenario.NodeGroup, strategy string, to kubeversion.Minor) error {
-	switch strategy {
-	case scenario.Drift:
-		return r.driftKarpenter(g, to)
-	case scenario.InstanceRefresh:
-		return r.refreshSelfManaged(g, to)
-	case scenario.InPlace:
-		return r.updateManaged(g, to)
-	case scenario.BlueGreen:
-		return r.blueGreen(g, to)
-	case scenario.Restart:
-		return r.restartFargate(g, to)
-	}
-	return fmt.Errorf("node group %s: the %s strategy is not rehearsed yet", g.Name, strategy)
-}
-
-func (r *run) nodeGroupNamed(name string) (scenario.NodeGroup, bool) {
+// nodeGroupEnded records what a node group's step did that the report
+// tells and the twin does not keep.
+func (r *run) nodeGroupEnded(st plan.Step) {
 	for _, g := range r.sc.Spec.NodeGroups {
-		if g.Name == name {
-			return g, true
-		}
-	}
-	return scenario.NodeGroup{}, false
-}
-
-// driftKarpenter is the executor's drift of the group's NodePool.
-func (r *run) driftKarpenter(g scenario.NodeGroup, to kubeversion.Minor) error {
-	mode := "latest"
-	if g.Upgrade != nil && g.Upgrade.AMI != "" {
-		mode = g.Upgrade.AMI
-	}
-	err := r.executor().DriftNodePool(context.Background(), g.Name, g.Karpenter.NodePool, mode, to)
-	r.syncNodeClassTerms(g.Karpenter.NodePool)
-	return err
-}
-
-// syncNodeClassTerms copies the amiSelectorTerms the executor patched into
-// the applied EC2NodeClass manifest, so that a later patch action of the
-// script starts from them, as kubectl apply's three-way merge would.
-func (r *run) syncNodeClassTerms(pool string) {
-	np := r.karp.NodePool(pool)
-	if np == nil {
-		return
-	}
-	name := np.Spec.Template.Spec.NodeClassRef.Name
-	nc := r.karp.NodeClass(name)
-	o, ok := r.objects[objectKey("EC2NodeClass", "", name)]
-	if nc == nil || !ok {
-		return
-	}
-	if applied, ok := o.Object.(*awsv1.EC2NodeClass); ok {
-		applied.Spec.AMISelectorTerms = append([]awsv1.AMISelectorTerm(nil), nc.Spec.AMISelectorTerms...)
-	}
-}
-
-// groupAt reports whether every node of a group runs a kubelet of minor to.
-func (r *run) groupAt(group string, to kubeversion.Minor) bool {
-	for _, n := range r.kube.Nodes() {
-		if name, _ := r.nodeGroup(n); name != group {
+		if g.Name != st.Name {
 			continue
 		}
-		v, err := kubeversion.Parse(n.Status.NodeInfo.KubeletVersion)
-		if err != nil || v != to {
-			return false
+		switch st.Strategy {
+		case scenario.BlueGreen:
+			r.blueGreenEnded(g)
+		case scenario.InstanceRefresh:
+			r.refreshEnded(g.Name, r.refreshBefore)
 		}
 	}
-	return true
 }

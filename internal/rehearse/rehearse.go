@@ -67,13 +67,16 @@ type run struct {
 	liveGroup    map[string]string
 	greens       []string
 	deletedNodes map[string]int
-	limit        time.Time
-	objects      map[string]manifest.Object // applied manifests by kind/namespace/name
-	groups       map[string]string          // NodePool → node group name
-	to           string                     // Options.To
-	events       []report.Event
-	notes        []string
-	failure      string
+	// refreshBefore is, while a self-managed group's step runs, the
+	// group's status when it began.
+	refreshBefore asg.GroupStatus
+	limit         time.Time
+	objects       map[string]manifest.Object // applied manifests by kind/namespace/name
+	groups        map[string]string          // NodePool → node group name
+	to            string                     // Options.To
+	events        []report.Event
+	notes         []string
+	failure       string
 
 	// The playbook's record (playbook.go) and the probe's (probe.go).
 	startVersion  kubeversion.Minor

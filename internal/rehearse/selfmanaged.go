@@ -1,7 +1,6 @@
 package rehearse
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -9,40 +8,30 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
-	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/report"
-	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 )
 
 // Self-managed node groups are EC2 Auto Scaling groups (internal/twin/asg).
-// The playbook upgrades one as the workshop does (§6.4): a new launch
-// template version with the hop's AMI, then an instance refresh.
+// The executor upgrades one as the workshop does (§6.4): a new launch
+// template version with the hop's AMI, then an instance refresh, with the
+// scenario's refresh preferences.
 
-// refreshSelfManaged is the executor's instance refresh of the group,
-// with the scenario's refresh preferences. A refresh that killed Ready pods
-// without eviction (no termination hook, or its drain did not finish) says
-// so in the step's note.
-func (r *run) refreshSelfManaged(g scenario.NodeGroup, to kubeversion.Minor) error {
-	before, err := r.asg.Status(g.Name)
-	if err != nil {
-		return err
+// refreshEnded notes a self-managed group's refresh that killed Ready pods
+// without eviction (no termination hook, or its drain did not finish):
+// before is the group's status when its step began.
+func (r *run) refreshEnded(group string, before asg.GroupStatus) {
+	rec, ok, _ := r.asg.RefreshRecord(group)
+	if !ok || rec.Status != asg.RefreshSuccessful || (before.Refresh != nil && rec.ID == before.Refresh.ID) {
+		return
 	}
-	var prefs *asgtypes.RefreshPreferences
-	if g.Upgrade != nil && g.Upgrade.Refresh != nil {
-		prefs = refreshPreferences(g.Upgrade.Refresh.ASG())
-	}
-	err = r.executor().RefreshGroup(context.Background(), g.Name, prefs, to)
-	if rec, ok, _ := r.asg.RefreshRecord(g.Name); ok && rec.Status == asg.RefreshSuccessful && (before.Refresh == nil || rec.ID != before.Refresh.ID) {
-		if after, err := r.asg.Status(g.Name); err == nil && after.PodsKilled > before.PodsKilled {
-			hook := "the termination lifecycle hook's drain did not finish"
-			if !after.TerminationHook {
-				hook = "no termination lifecycle hook drains the nodes"
-			}
-			r.phaseNote(fmt.Sprintf("%d Ready pod(s) killed without eviction: %s", after.PodsKilled-before.PodsKilled, hook))
+	if after, err := r.asg.Status(group); err == nil && after.PodsKilled > before.PodsKilled {
+		hook := "the termination lifecycle hook's drain did not finish"
+		if !after.TerminationHook {
+			hook = "no termination lifecycle hook drains the nodes"
 		}
+		r.phaseNote(fmt.Sprintf("%d Ready pod(s) killed without eviction: %s", after.PodsKilled-before.PodsKilled, hook))
 	}
-	return err
 }
 
 // refreshPreferences are a scenario's refresh preferences as

@@ -75,6 +75,7 @@ func allCases() []testCase {
 	out = append(out, drainCases()...)
 	out = append(out, apiCases()...)
 	out = append(out, workloadCases()...)
+	out = append(out, objectCases()...)
 	return out
 }
 

@@ -91,6 +91,15 @@ func (f *fixture) deployment(name string, replicas int32, node string, mutate ..
 }
 
 // daemonSet creates DaemonSet name (pods labelled app=name) on node only.
+// deploymentOnNewNode adds node n0 and creates Deployment name on it.
+func (f *fixture) deploymentOnNewNode(name string, replicas int32) error {
+	n0, err := f.addNode("n0")
+	if err != nil {
+		return err
+	}
+	return f.deployment(name, replicas, n0)
+}
+
 func (f *fixture) daemonSet(name, node string) error {
 	return f.create(&appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name},

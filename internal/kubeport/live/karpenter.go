@@ -25,7 +25,7 @@ import (
 // generated clientset nor a scheme. Errors are the API server's, as they
 // come: a cluster without Karpenter's CRDs answers 404 NotFound.
 
-var errNoDynamic = errors.New("live port: Karpenter's objects need a dynamic client (live.Options.Dynamic)")
+var errNoDynamic = errors.New("live port: Karpenter's objects and Patch need a dynamic client (live.Options.Dynamic)")
 
 func (p *Port) resource(gvr schema.GroupVersionResource) (dynamic.NamespaceableResourceInterface, error) {
 	if p.opts.Dynamic == nil {

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ladder-eks/ladder/internal/kubeport/conformance"
@@ -50,6 +51,10 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Cleanups run after the parallel cases have finished.
 	began := time.Now()
 	t.Cleanup(func() {
@@ -62,7 +67,7 @@ func TestConformance(t *testing.T) {
 		}
 		t.Logf("lists with limit=%d: %d; continued, by resource: %v", labChunkSize, pages.limited, pages.continued)
 	})
-	conformance.Run(t, &labHarness{cs: cs, start: func(t *testing.T) string { return labtest.Namespace(t, cfg) }})
+	conformance.Run(t, &labHarness{cs: cs, dyn: dyn, start: func(t *testing.T) string { return labtest.Namespace(t, cfg) }})
 }
 
 // pageCounter counts the list requests that carry a limit, and those that
@@ -106,7 +111,9 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // labHarness gives each case a fresh namespace of the shared lab; the
 // nodes a case adds are deleted when it ends.
 type labHarness struct {
-	cs    kubernetes.Interface
+	cs kubernetes.Interface
+	// dyn serves Patch by resource.
+	dyn   dynamic.Interface
 	start func(t *testing.T) string
 }
 
@@ -114,7 +121,7 @@ type labHarness struct {
 func (*labHarness) KnownDifferences() map[string]string { return nil }
 
 func (h *labHarness) NewEnv(t *testing.T) conformance.Env {
-	return &labEnv{Port: New(h.cs, Options{ChunkSize: labChunkSize}), ns: h.start(t), t: t}
+	return &labEnv{Port: New(h.cs, Options{ChunkSize: labChunkSize, Dynamic: h.dyn}), ns: h.start(t), t: t}
 }
 
 type labEnv struct {

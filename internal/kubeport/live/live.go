@@ -61,7 +61,7 @@ type Options struct {
 	// cmdutil.DefaultChunkSize; negative lists in one request.
 	ChunkSize int64
 	// Dynamic is the client for Karpenter's custom resources
-	// (karpenter.go); without it those calls fail.
+	// (karpenter.go) and Patch (patch.go); without it those calls fail.
 	Dynamic dynamic.Interface
 }
 

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -47,6 +48,11 @@ type Options struct {
 	// Karpenter is the Karpenter twin whose NodePools, EC2NodeClasses and
 	// NodeClaims the port serves; nil is a cluster without Karpenter's CRDs.
 	Karpenter *karpenter.Karpenter
+	// Applied reads an object the twin keeps as it was applied and serves
+	// no read of — a Namespace, StorageClass or PersistentVolume — by
+	// kind, namespace and name: the object last applied, nil for none.
+	// Patch starts from it; without Applied those kinds are NotFound.
+	Applied func(kind, namespace, name string) metav1.Object
 }
 
 // Port is kubeport.Port on a twin cluster. It is not safe for concurrent
