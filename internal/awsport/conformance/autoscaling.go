@@ -47,6 +47,7 @@ func RunAutoScaling(t *testing.T, h AutoScalingHarness) {
 		{"autoscaling/lifecycle-hooks", asgHooks},
 		{"autoscaling/new-image-by-launch-template", asgNewImage},
 		{"autoscaling/pagination", asgPagination},
+		{"autoscaling/required-members", asgRequiredMembers},
 	}, true, h.NewAutoScalingEnv)
 }
 
@@ -295,6 +296,51 @@ func asgNewImage(ctx context.Context, env AutoScalingEnv) error {
 		if got, img := aws.ToString(in.LaunchTemplate.Version), aws.ToString(in.ImageId); got != want || img != env.NextImage() {
 			return fmt.Errorf("instance %s runs launch template version %s, image %s after the refresh, want %s and %s", aws.ToString(in.InstanceId), got, img, want, env.NextImage())
 		}
+	}
+	return nil
+}
+
+// asgRequiredMembers: a group has the CreatedTime the model requires, not
+// after its instances' launch and unmoved by a refresh (aws-apis.md §3.2);
+// a refresh's Preferences echo the checkpoints, their delay and the bake
+// time it was started with (§3.3).
+func asgRequiredMembers(ctx context.Context, env AutoScalingEnv) error {
+	api, group := env.AutoScaling(), env.Groups()[0]
+	describe := func() (asgtypes.AutoScalingGroup, error) {
+		out, err := api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+		if err != nil || len(out.AutoScalingGroups) != 1 {
+			return asgtypes.AutoScalingGroup{}, fmt.Errorf("DescribeAutoScalingGroups %s: %v, %v", group, out, err)
+		}
+		return out.AutoScalingGroups[0], nil
+	}
+	g, err := describe()
+	if err != nil {
+		return err
+	}
+	if g.CreatedTime == nil || g.CreatedTime.IsZero() {
+		return fmt.Errorf("group %s has no CreatedTime", group)
+	}
+	start := &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: &group,
+		Preferences: &asgtypes.RefreshPreferences{MinHealthyPercentage: aws.Int32(50), InstanceWarmup: aws.Int32(60),
+			CheckpointPercentages: []int32{50, 100}, CheckpointDelay: aws.Int32(30), BakeTime: aws.Int32(20)}}
+	out, err := api.StartInstanceRefresh(ctx, start)
+	if err != nil {
+		return fmt.Errorf("StartInstanceRefresh %s: %w", group, err)
+	}
+	d, err := api.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: &group, InstanceRefreshIds: []string{aws.ToString(out.InstanceRefreshId)}})
+	if err != nil || len(d.InstanceRefreshes) != 1 {
+		return fmt.Errorf("DescribeInstanceRefreshes: %v, %v", d, err)
+	}
+	p := d.InstanceRefreshes[0].Preferences
+	if p == nil || !slices.Equal(p.CheckpointPercentages, []int32{50, 100}) || aws.ToInt32(p.CheckpointDelay) != 30 || aws.ToInt32(p.BakeTime) != 20 {
+		return fmt.Errorf("refresh preferences %+v, want CheckpointPercentages [50 100], CheckpointDelay 30, BakeTime 20", p)
+	}
+	after, err := describe()
+	if err != nil {
+		return err
+	}
+	if after.CreatedTime == nil || !after.CreatedTime.Equal(*g.CreatedTime) {
+		return fmt.Errorf("CreatedTime %v after a refresh started, was %v", after.CreatedTime, g.CreatedTime)
 	}
 	return nil
 }
