@@ -48,6 +48,7 @@ func RunAutoScaling(t *testing.T, h AutoScalingHarness) {
 		{"autoscaling/new-image-by-launch-template", asgNewImage},
 		{"autoscaling/pagination", asgPagination},
 		{"autoscaling/required-members", asgRequiredMembers},
+		{"autoscaling/launch-template-members", asgLaunchTemplateMembers},
 	}, true, h.NewAutoScalingEnv)
 }
 
@@ -341,6 +342,35 @@ func asgRequiredMembers(ctx context.Context, env AutoScalingEnv) error {
 	}
 	if after.CreatedTime == nil || !after.CreatedTime.Equal(*g.CreatedTime) {
 		return fmt.Errorf("CreatedTime %v after a refresh started, was %v", after.CreatedTime, g.CreatedTime)
+	}
+	return nil
+}
+
+// asgLaunchTemplateMembers: a group's launch template has an id even when
+// the group names it by name, and callers may address it by that id; a
+// created version has its CreateTime and DefaultVersion (aws-apis.md §4).
+func asgLaunchTemplateMembers(ctx context.Context, env AutoScalingEnv) error {
+	group := env.Groups()[0]
+	g, err := env.AutoScaling().DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil || len(g.AutoScalingGroups) != 1 || g.AutoScalingGroups[0].LaunchTemplate == nil {
+		return fmt.Errorf("DescribeAutoScalingGroups %s: %v, %v; want its launch template", group, g, err)
+	}
+	name := g.AutoScalingGroups[0].LaunchTemplate.LaunchTemplateName
+	lts := env.LaunchTemplates()
+	out, err := lts.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: name,
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(env.NextImage())}})
+	if err != nil {
+		return fmt.Errorf("CreateLaunchTemplateVersion %s: %w", aws.ToString(name), err)
+	}
+	v := out.LaunchTemplateVersion
+	if aws.ToString(v.LaunchTemplateId) == "" || v.CreateTime == nil || v.DefaultVersion == nil || *v.DefaultVersion {
+		return fmt.Errorf("created version: id %q, CreateTime %v, DefaultVersion %v; want an id, a time, false",
+			aws.ToString(v.LaunchTemplateId), v.CreateTime, v.DefaultVersion)
+	}
+	d, err := lts.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateId: v.LaunchTemplateId,
+		Versions: []string{"$Latest"}})
+	if err != nil || len(d.LaunchTemplateVersions) != 1 || aws.ToInt64(d.LaunchTemplateVersions[0].VersionNumber) != aws.ToInt64(v.VersionNumber) {
+		return fmt.Errorf("DescribeLaunchTemplateVersions by id %s: %v, %v; want version %d", aws.ToString(v.LaunchTemplateId), d, err, aws.ToInt64(v.VersionNumber))
 	}
 	return nil
 }

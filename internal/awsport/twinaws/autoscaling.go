@@ -58,6 +58,14 @@ func NewAutoScaling(a *asg.ASG) *AutoScaling {
 	return s
 }
 
+// WithClock gives the port's launch templates the twin's clock, for the
+// CreateTime of the versions CreateLaunchTemplateVersion makes; New's ports
+// have the EKS engine's. It returns a.
+func (a *AutoScaling) WithClock(now func() time.Time) *AutoScaling {
+	a.lts.now = now
+	return a
+}
+
 // asgError is an Auto Scaling error as the SDK returns it: a modelled
 // fault as its typed struct, ValidationError (unmodelled) as a
 // smithy.GenericAPIError (aws-apis.md §3.5). The twin's messages start with
