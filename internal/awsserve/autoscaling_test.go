@@ -86,7 +86,7 @@ func (wireASGHarness) NewAutoScalingEnv(t *testing.T) conformance.AutoScalingEnv
 			t.Fatal(err)
 		}
 	}
-	ports := twinaws.NewAutoScaling(a)
+	ports := twinaws.NewAutoScaling(a).WithClock(eng.Now)
 	return &wireASG{
 		api:  autoScalingClient(serve(t, NewAutoScaling(ports))),
 		lts:  ec2Client(serve(t, NewEC2(twinaws.NewAMIs(eng.Now), ports))),

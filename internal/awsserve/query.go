@@ -135,11 +135,17 @@ func (w *queryXML) text(name, v string) {
 	w.end(name)
 }
 
-// queryRequests numbers the responses' request ids: distinct, in the
-// UUID shape the SDKs log, and the same from run to run.
+// queryRequests numbers the responses' request ids when the handler is
+// served without a Server (which gives each request its own): distinct, in
+// the UUID shape the SDKs log, and the same from run to run.
 var queryRequests atomic.Uint64
 
-func queryRequestID() string {
+// queryRequestID is the id the Server gave r, the one it sent as
+// x-amzn-RequestId, so that header and body agree.
+func queryRequestID(ctx context.Context) string {
+	if id := RequestID(ctx); id != "" {
+		return id
+	}
 	return fmt.Sprintf("00000000-0000-4000-8000-%012x", queryRequests.Add(1))
 }
 
@@ -218,7 +224,7 @@ type queryService struct {
 // from the request's goroutine: a port that is not safe for concurrent
 // use needs its requests serialized by the caller.
 func (s *queryService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id := queryRequestID()
+	id := queryRequestID(r.Context())
 	form, err := parseQueryForm(r)
 	if err != nil {
 		s.fail(w, id, &smithy.GenericAPIError{Code: "MalformedQueryString", Message: err.Error(), Fault: smithy.FaultClient})
@@ -236,6 +242,19 @@ func (s *queryService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeQueryResponse(w, http.StatusOK, id, s.envelope(action, id, body.b.Bytes()))
+}
+
+// WriteError implements ErrorWriter: the Server's refusals (a signature
+// that does not hold, a skewed clock) come back in the service's own error
+// envelope, so that its SDK raises them by their codes.
+func (s *queryService) WriteError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	fault := smithy.FaultClient
+	if status >= http.StatusInternalServerError {
+		fault = smithy.FaultServer
+	}
+	id := queryRequestID(r.Context())
+	ae := &smithy.GenericAPIError{Code: code, Message: message, Fault: fault}
+	writeQueryResponse(w, status, id, s.errorBody(ae, status, id))
 }
 
 func (s *queryService) fail(w http.ResponseWriter, id string, err error) {

@@ -3,14 +3,21 @@ package cli
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -20,7 +27,10 @@ import (
 // endpoint, and aws-sdk-go-v2's EKS client configured from them alone
 // upgrades the workshop's control plane one minor: accepted, UPDATING,
 // then — the twin running 6,000 times faster than the wall clock — ACTIVE
-// at the next minor, as the SDK's ClusterActive waiter sees it.
+// at the next minor, as the SDK's ClusterActive waiter sees it. Then, with
+// the SSM, EC2 and Auto Scaling clients of the same exports, the
+// self-managed group's instance refresh to the next minor's AMI, and
+// EKS's nodegroup update of initial.
 func TestLabAWSServe(t *testing.T) {
 	sc, err := scenario.Resolve("workshop")
 	if err != nil {
@@ -46,13 +56,11 @@ func TestLabAWSServe(t *testing.T) {
 		}
 	}
 	go io.Copy(io.Discard, out)
-	if env["AWS_ENDPOINT_URL_EKS"] == "" || env["AWS_REGION"] != sc.Spec.Cluster.Region || env["AWS_ACCESS_KEY_ID"] == "" {
-		t.Fatalf("exports %v: want AWS_ENDPOINT_URL_EKS, AWS_REGION=%s and the credentials", env, sc.Spec.Cluster.Region)
+	if env["AWS_ENDPOINT_URL_EKS"] == "" || env["AWS_ENDPOINT_URL_AUTO_SCALING"] == "" || env["AWS_ENDPOINT_URL_EC2"] == "" || env["AWS_REGION"] != sc.Spec.Cluster.Region || env["AWS_ACCESS_KEY_ID"] == "" {
+		t.Fatalf("exports %v: want AWS_ENDPOINT_URL_EKS, _AUTO_SCALING, _EC2, AWS_REGION=%s and the credentials", env, sc.Spec.Cluster.Region)
 	}
 	client := eks.New(eks.Options{Region: env["AWS_REGION"], BaseEndpoint: aws.String(env["AWS_ENDPOINT_URL_EKS"]),
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: env["AWS_ACCESS_KEY_ID"], SecretAccessKey: env["AWS_SECRET_ACCESS_KEY"]}, nil
-		})})
+		Credentials: credentials(env)})
 
 	desc, err := client.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: &cluster})
 	if err != nil {
@@ -76,8 +84,122 @@ func TestLabAWSServe(t *testing.T) {
 	if v := aws.ToString(after.Cluster.Version); v != next {
 		t.Errorf("cluster ACTIVE at %s, want %s", v, next)
 	}
+	selfManaged(ctx, t, env, next)
+	nodegroup(ctx, t, client, cluster, next)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("aws-serve after its context ended: %v", err)
+	}
+}
+
+// credentials are the printed dummy credentials as an SDK provider.
+func credentials(env map[string]string) aws.CredentialsProvider {
+	return aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{AccessKeyID: env["AWS_ACCESS_KEY_ID"], SecretAccessKey: env["AWS_SECRET_ACCESS_KEY"]}, nil
+	})
+}
+
+// poll calls done every 20 ms until it reports true, failing the test
+// after a minute of wall time.
+func poll(ctx context.Context, t *testing.T, what string, done func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ok, err := done()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("%s: not done after a minute", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// selfManaged upgrades the workshop's self-managed group as a user does:
+// the next minor's recommended AMI from SSM, a launch-template version
+// with it, an instance refresh to $Latest, DescribeInstanceRefreshes until
+// Successful.
+func selfManaged(ctx context.Context, t *testing.T, env map[string]string, minor string) {
+	const group = "default-selfmng"
+	param, err := ssm.New(ssm.Options{Region: env["AWS_REGION"], BaseEndpoint: aws.String(env["AWS_ENDPOINT_URL_SSM"]), Credentials: credentials(env)}).
+		GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String("/aws/service/eks/optimized-ami/" + minor + "/amazon-linux-2023/x86_64/standard/recommended/image_id")})
+	if err != nil {
+		t.Fatalf("GetParameter for %s: %v", minor, err)
+	}
+	ami := aws.ToString(param.Parameter.Value)
+	ec2c := ec2.New(ec2.Options{Region: env["AWS_REGION"], BaseEndpoint: aws.String(env["AWS_ENDPOINT_URL_EC2"]), Credentials: credentials(env)})
+	v, err := ec2c.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: aws.String(group),
+		SourceVersion: aws.String("1"), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(ami)}})
+	if err != nil {
+		t.Fatalf("CreateLaunchTemplateVersion with %s: %v", ami, err)
+	}
+	if got := aws.ToString(v.LaunchTemplateVersion.LaunchTemplateData.ImageId); got != ami {
+		t.Errorf("created version's ImageId %s, want %s", got, ami)
+	}
+	as := autoscaling.New(autoscaling.Options{Region: env["AWS_REGION"], BaseEndpoint: aws.String(env["AWS_ENDPOINT_URL_AUTO_SCALING"]), Credentials: credentials(env)})
+	start, err := as.StartInstanceRefresh(ctx, &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String(group),
+		DesiredConfiguration: &asgtypes.DesiredConfiguration{LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
+			LaunchTemplateName: aws.String(group), Version: aws.String("$Latest")}},
+		Preferences: &asgtypes.RefreshPreferences{MinHealthyPercentage: aws.Int32(100), MaxHealthyPercentage: aws.Int32(110), InstanceWarmup: aws.Int32(60)}})
+	if err != nil {
+		t.Fatalf("StartInstanceRefresh: %v", err)
+	}
+	poll(ctx, t, "instance refresh", func() (bool, error) {
+		out, err := as.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: aws.String(group),
+			InstanceRefreshIds: []string{aws.ToString(start.InstanceRefreshId)}})
+		if err != nil || len(out.InstanceRefreshes) != 1 {
+			return false, err
+		}
+		switch s := out.InstanceRefreshes[0].Status; s {
+		case asgtypes.InstanceRefreshStatusSuccessful:
+			return true, nil
+		case asgtypes.InstanceRefreshStatusFailed, asgtypes.InstanceRefreshStatusCancelled:
+			return false, fmt.Errorf("status %s: %s", s, aws.ToString(out.InstanceRefreshes[0].StatusReason))
+		}
+		return false, nil
+	})
+	groups, err := as.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil || len(groups.AutoScalingGroups) != 1 {
+		t.Fatalf("DescribeAutoScalingGroups %s: %v", group, err)
+	}
+	for _, i := range groups.AutoScalingGroups[0].Instances {
+		if lt := i.LaunchTemplate; lt == nil || aws.ToString(lt.Version) != strconv.FormatInt(aws.ToInt64(v.LaunchTemplateVersion.VersionNumber), 10) {
+			t.Errorf("instance %s on launch template %+v after the refresh, want version %d", aws.ToString(i.InstanceId), lt, aws.ToInt64(v.LaunchTemplateVersion.VersionNumber))
+		}
+	}
+}
+
+// nodegroup upgrades the managed group initial to minor: UpdateNodegroupVersion,
+// then DescribeUpdate until Successful.
+func nodegroup(ctx context.Context, t *testing.T, client *eks.Client, cluster, minor string) {
+	const name = "initial"
+	upd, err := client.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: &cluster,
+		NodegroupName: aws.String(name), Version: &minor})
+	if err != nil {
+		t.Fatalf("UpdateNodegroupVersion %s to %s: %v", name, minor, err)
+	}
+	poll(ctx, t, "nodegroup update", func() (bool, error) {
+		out, err := client.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: &cluster, NodegroupName: aws.String(name), UpdateId: upd.Update.Id})
+		if err != nil {
+			return false, err
+		}
+		switch s := out.Update.Status; s {
+		case ekstypes.UpdateStatusSuccessful:
+			return true, nil
+		case ekstypes.UpdateStatusFailed, ekstypes.UpdateStatusCancelled:
+			return false, fmt.Errorf("update %s", s)
+		}
+		return false, nil
+	})
+	ng, err := client.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: &cluster, NodegroupName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := aws.ToString(ng.Nodegroup.Version); v != minor {
+		t.Errorf("nodegroup %s at %s after the update, want %s", name, v, minor)
 	}
 }

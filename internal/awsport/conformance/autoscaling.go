@@ -47,6 +47,8 @@ func RunAutoScaling(t *testing.T, h AutoScalingHarness) {
 		{"autoscaling/lifecycle-hooks", asgHooks},
 		{"autoscaling/new-image-by-launch-template", asgNewImage},
 		{"autoscaling/pagination", asgPagination},
+		{"autoscaling/required-members", asgRequiredMembers},
+		{"autoscaling/launch-template-members", asgLaunchTemplateMembers},
 	}, true, h.NewAutoScalingEnv)
 }
 
@@ -295,6 +297,80 @@ func asgNewImage(ctx context.Context, env AutoScalingEnv) error {
 		if got, img := aws.ToString(in.LaunchTemplate.Version), aws.ToString(in.ImageId); got != want || img != env.NextImage() {
 			return fmt.Errorf("instance %s runs launch template version %s, image %s after the refresh, want %s and %s", aws.ToString(in.InstanceId), got, img, want, env.NextImage())
 		}
+	}
+	return nil
+}
+
+// asgRequiredMembers: a group has the CreatedTime the model requires, not
+// after its instances' launch and unmoved by a refresh (aws-apis.md §3.2);
+// a refresh's Preferences echo the checkpoints, their delay and the bake
+// time it was started with (§3.3).
+func asgRequiredMembers(ctx context.Context, env AutoScalingEnv) error {
+	api, group := env.AutoScaling(), env.Groups()[0]
+	describe := func() (asgtypes.AutoScalingGroup, error) {
+		out, err := api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+		if err != nil || len(out.AutoScalingGroups) != 1 {
+			return asgtypes.AutoScalingGroup{}, fmt.Errorf("DescribeAutoScalingGroups %s: %v, %v", group, out, err)
+		}
+		return out.AutoScalingGroups[0], nil
+	}
+	g, err := describe()
+	if err != nil {
+		return err
+	}
+	if g.CreatedTime == nil || g.CreatedTime.IsZero() {
+		return fmt.Errorf("group %s has no CreatedTime", group)
+	}
+	start := &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: &group,
+		Preferences: &asgtypes.RefreshPreferences{MinHealthyPercentage: aws.Int32(50), InstanceWarmup: aws.Int32(60),
+			CheckpointPercentages: []int32{50, 100}, CheckpointDelay: aws.Int32(30), BakeTime: aws.Int32(20)}}
+	out, err := api.StartInstanceRefresh(ctx, start)
+	if err != nil {
+		return fmt.Errorf("StartInstanceRefresh %s: %w", group, err)
+	}
+	d, err := api.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: &group, InstanceRefreshIds: []string{aws.ToString(out.InstanceRefreshId)}})
+	if err != nil || len(d.InstanceRefreshes) != 1 {
+		return fmt.Errorf("DescribeInstanceRefreshes: %v, %v", d, err)
+	}
+	p := d.InstanceRefreshes[0].Preferences
+	if p == nil || !slices.Equal(p.CheckpointPercentages, []int32{50, 100}) || aws.ToInt32(p.CheckpointDelay) != 30 || aws.ToInt32(p.BakeTime) != 20 {
+		return fmt.Errorf("refresh preferences %+v, want CheckpointPercentages [50 100], CheckpointDelay 30, BakeTime 20", p)
+	}
+	after, err := describe()
+	if err != nil {
+		return err
+	}
+	if after.CreatedTime == nil || !after.CreatedTime.Equal(*g.CreatedTime) {
+		return fmt.Errorf("CreatedTime %v after a refresh started, was %v", after.CreatedTime, g.CreatedTime)
+	}
+	return nil
+}
+
+// asgLaunchTemplateMembers: a group's launch template has an id even when
+// the group names it by name, and callers may address it by that id; a
+// created version has its CreateTime and DefaultVersion (aws-apis.md §4).
+func asgLaunchTemplateMembers(ctx context.Context, env AutoScalingEnv) error {
+	group := env.Groups()[0]
+	g, err := env.AutoScaling().DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil || len(g.AutoScalingGroups) != 1 || g.AutoScalingGroups[0].LaunchTemplate == nil {
+		return fmt.Errorf("DescribeAutoScalingGroups %s: %v, %v; want its launch template", group, g, err)
+	}
+	name := g.AutoScalingGroups[0].LaunchTemplate.LaunchTemplateName
+	lts := env.LaunchTemplates()
+	out, err := lts.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: name,
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(env.NextImage())}})
+	if err != nil {
+		return fmt.Errorf("CreateLaunchTemplateVersion %s: %w", aws.ToString(name), err)
+	}
+	v := out.LaunchTemplateVersion
+	if aws.ToString(v.LaunchTemplateId) == "" || v.CreateTime == nil || v.DefaultVersion == nil || *v.DefaultVersion {
+		return fmt.Errorf("created version: id %q, CreateTime %v, DefaultVersion %v; want an id, a time, false",
+			aws.ToString(v.LaunchTemplateId), v.CreateTime, v.DefaultVersion)
+	}
+	d, err := lts.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateId: v.LaunchTemplateId,
+		Versions: []string{"$Latest"}})
+	if err != nil || len(d.LaunchTemplateVersions) != 1 || aws.ToInt64(d.LaunchTemplateVersions[0].VersionNumber) != aws.ToInt64(v.VersionNumber) {
+		return fmt.Errorf("DescribeLaunchTemplateVersions by id %s: %v, %v; want version %d", aws.ToString(v.LaunchTemplateId), d, err, aws.ToInt64(v.VersionNumber))
 	}
 	return nil
 }

@@ -38,15 +38,32 @@ type AutoScaling struct {
 	// lts is the account's launch templates (launchtemplates.go), shared
 	// with the EKS port's once EKS.LaunchTemplates joins them.
 	lts *launchTemplates
+	// created is each group's CreatedTime, which the model requires
+	// (aws-apis.md §3.2): its first instances' launch, kept from the first
+	// look so that a refresh's new instances do not move it.
+	created map[string]time.Time
 }
 
 var _ awsport.AutoScaling = (*AutoScaling)(nil)
 
 // NewAutoScaling returns the Auto Scaling port of the twin a.
 func NewAutoScaling(a *asg.ASG) *AutoScaling {
-	s := &AutoScaling{asg: a, past: map[string][]asgtypes.InstanceRefresh{}, current: map[string]builtRefresh{}}
+	s := &AutoScaling{asg: a, past: map[string][]asgtypes.InstanceRefresh{}, current: map[string]builtRefresh{}, created: map[string]time.Time{}}
 	s.lts = newLaunchTemplates(s.groupTemplates)
+	for _, name := range a.Groups() {
+		if st, err := a.Status(name); err == nil {
+			s.createdTime(st)
+		}
+	}
 	return s
+}
+
+// WithClock gives the port's launch templates the twin's clock, for the
+// CreateTime of the versions CreateLaunchTemplateVersion makes; New's ports
+// have the EKS engine's. It returns a.
+func (a *AutoScaling) WithClock(now func() time.Time) *AutoScaling {
+	a.lts.now = now
+	return a
 }
 
 // asgError is an Auto Scaling error as the SDK returns it: a modelled
@@ -110,7 +127,7 @@ func (a *AutoScaling) DescribeAutoScalingGroups(_ context.Context, in *autoscali
 		if err != nil {
 			return nil, err
 		}
-		out.AutoScalingGroups = append(out.AutoScalingGroups, describeGroup(st))
+		out.AutoScalingGroups = append(out.AutoScalingGroups, describeGroup(st, a.createdTime(st)))
 	}
 	return out, nil
 }
@@ -119,9 +136,26 @@ func launchTemplate(lt asg.LaunchTemplate) *asgtypes.LaunchTemplateSpecification
 	return &asgtypes.LaunchTemplateSpecification{LaunchTemplateName: ptr(lt.Name), Version: ptr(lt.Version)}
 }
 
-func describeGroup(st asg.GroupStatus) asgtypes.AutoScalingGroup {
+// createdTime is the group's CreatedTime: the earliest launch among its
+// instances when the port first sees it.
+func (a *AutoScaling) createdTime(st asg.GroupStatus) time.Time {
+	if t, ok := a.created[st.Name]; ok {
+		return t
+	}
+	var t time.Time
+	for _, in := range st.Instances {
+		if t.IsZero() || in.LaunchTime.Before(t) {
+			t = in.LaunchTime
+		}
+	}
+	a.created[st.Name] = t
+	return t
+}
+
+func describeGroup(st asg.GroupStatus, created time.Time) asgtypes.AutoScalingGroup {
 	g := asgtypes.AutoScalingGroup{
 		AutoScalingGroupName: ptr(st.Name),
+		CreatedTime:          ptr(created),
 		MinSize:              ptr(int32(st.Min)),
 		MaxSize:              ptr(int32(st.Max)),
 		DesiredCapacity:      ptr(int32(st.Desired)),
@@ -252,6 +286,18 @@ func describeRefresh(r asg.InstanceRefresh) asgtypes.InstanceRefresh {
 			InstanceWarmup:       ptr(int32(r.Settings.InstanceWarmup / time.Second)),
 			SkipMatching:         ptr(r.Settings.SkipMatching),
 		},
+	}
+	// Checkpoints and bake time are echoed as they were asked for
+	// (aws-apis.md §3.3): CheckpointDelay only with checkpoints, where it
+	// applies, BakeTime when there is one.
+	if cps := r.Settings.CheckpointPercentages; len(cps) > 0 {
+		for _, c := range cps {
+			out.Preferences.CheckpointPercentages = append(out.Preferences.CheckpointPercentages, int32(c))
+		}
+		out.Preferences.CheckpointDelay = ptr(int32(r.Settings.CheckpointDelay / time.Second))
+	}
+	if r.Settings.BakeTime > 0 {
+		out.Preferences.BakeTime = ptr(int32(r.Settings.BakeTime / time.Second))
 	}
 	if r.StatusReason != "" {
 		out.StatusReason = ptr(r.StatusReason)

@@ -35,7 +35,7 @@ func newASGCluster(t *testing.T, desired int, names ...string) *asgCluster {
 			t.Fatal(err)
 		}
 	}
-	return &asgCluster{api: NewAutoScaling(a), port: twinport.New(kc, twinport.Options{})}
+	return &asgCluster{api: NewAutoScaling(a).WithClock(eng.Now), port: twinport.New(kc, twinport.Options{})}
 }
 
 func describeRefreshes(t *testing.T, api *AutoScaling, group, id string) asgtypes.InstanceRefresh {

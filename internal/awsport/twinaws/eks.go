@@ -98,6 +98,9 @@ func NewEKS(opts EKSOptions) *EKS {
 	}
 	e := &EKS{opts: opts, tokens: map[string]*ekstypes.Update{}, ngUpdates: map[[2]string]builtUpdate{}, addons: map[string]*addonState{}}
 	e.lts = newLaunchTemplates(e.nodegroupTemplates)
+	if opts.Engine != nil {
+		e.lts.now = opts.Engine.Now
+	}
 	for _, a := range opts.Addons {
 		e.addons[a.Name] = &addonState{version: a.Version}
 	}

@@ -243,7 +243,7 @@ func TestLaunchTemplateStore(t *testing.T) {
 		{"no version number is 1", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateId: aws.String("lt-0b")},
 			[]string{"/lt-0b v1 ami-b default"}},
 		{"a self-managed group's", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("workers"), Versions: []string{"$Default", "$Latest"}},
-			[]string{"workers/ v1 ami-w default", "workers/ v2 ami-w2"}},
+			[]string{"workers/" + templateID("workers") + " v1 ami-w default", "workers/" + templateID("workers") + " v2 ami-w2"}},
 		{"an unknown version", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("custom"), Versions: []string{"9"}},
 			[]string{"InvalidLaunchTemplateId.VersionNotFound"}},
 		{"an unknown name", ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("other")},

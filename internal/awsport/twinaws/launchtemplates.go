@@ -2,9 +2,12 @@ package twinaws
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -33,6 +36,10 @@ import (
 type ltVersion struct {
 	number  int64
 	imageID string
+	// created is when CreateLaunchTemplateVersion made the version; zero
+	// for a version learned from a group, whose creation the twin does not
+	// know.
+	created time.Time
 }
 
 // ec2Template is one template and its versions, by number. Its default
@@ -59,6 +66,9 @@ type launchTemplates struct {
 	seeds     []func() []templateSeed
 	templates []*ec2Template // in the order first asked for
 	tokens    map[string]ltVersion
+	// now is the twin's clock, for the CreateTime of created versions;
+	// nil leaves it out.
+	now func() time.Time
 }
 
 var _ awsport.LaunchTemplates = (*launchTemplates)(nil)
@@ -73,6 +83,9 @@ func (s *launchTemplates) join(o *launchTemplates) {
 		return
 	}
 	s.seeds = append(s.seeds, o.seeds...)
+	if s.now == nil {
+		s.now = o.now
+	}
 	s.templates = append(s.templates, o.templates...)
 	for k, v := range o.tokens {
 		s.tokens[k] = v
@@ -87,7 +100,7 @@ func (s *launchTemplates) find(id, name string) (*ec2Template, bool) {
 	}
 	matches := func(tid, tname string) bool {
 		if id != "" {
-			return tid == id
+			return tid == id || (tid == "" && templateID(tname) == id)
 		}
 		return tname == name
 	}
@@ -104,6 +117,9 @@ func (s *launchTemplates) find(id, name string) (*ec2Template, bool) {
 			}
 			if t == nil {
 				t = &ec2Template{id: sd.id, name: sd.name}
+				if t.id == "" {
+					t.id = templateID(sd.name)
+				}
 			}
 			// A group that names no version number ($Default, $Latest,
 			// none) runs the template's only version the twin knows of: 1.
@@ -122,6 +138,15 @@ func (s *launchTemplates) find(id, name string) (*ec2Template, bool) {
 	sort.Slice(t.versions, func(i, j int) bool { return t.versions[i].number < t.versions[j].number })
 	s.templates = append(s.templates, t)
 	return t, true
+}
+
+// templateID is the id of a template the groups name only by name (the
+// self-managed groups'): every EC2 template has one, which the model
+// requires in its versions (aws-apis.md §4), and callers may address it by.
+// Derived from the name, so that it is the same on every run.
+func templateID(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return "lt-" + hex.EncodeToString(sum[:])[:17]
 }
 
 func (t *ec2Template) has(n int64) bool {
@@ -172,6 +197,9 @@ func (t *ec2Template) describe(v ltVersion) *ec2types.LaunchTemplateVersion {
 	if v.imageID != "" {
 		d.LaunchTemplateData.ImageId = ptr(v.imageID)
 	}
+	if !v.created.IsZero() {
+		d.CreateTime = ptr(v.created)
+	}
 	return d
 }
 
@@ -217,6 +245,9 @@ func (s *launchTemplates) CreateLaunchTemplateVersion(_ context.Context, in *ec2
 		return nil, err
 	}
 	v := ltVersion{number: t.versions[len(t.versions)-1].number + 1, imageID: src.imageID}
+	if s.now != nil {
+		v.created = s.now()
+	}
 	if d := in.LaunchTemplateData; d != nil && d.ImageId != nil {
 		v.imageID = *d.ImageId
 	}

@@ -62,12 +62,20 @@ func New(sc *scenario.Scenario, timeScale float64) (*Twin, error) {
 		addons = append(addons, twinaws.Addon{Name: a.Name, Version: a.Version})
 	}
 	ports := twinaws.New(twinaws.EKSOptions{Engine: tw.Engine, Cluster: c.Name, Region: c.Region,
-		ControlPlane: tw.ControlPlane, Nodegroups: tw.MNG, Fargate: tw.Fargate, Addons: addons}, tw.ASG, nil)
+		ControlPlane: tw.ControlPlane, Nodegroups: tw.MNG, Fargate: tw.Fargate, Addons: addons}, tw.ASG, sc.ExtraAMIs())
 	t := &Twin{Region: c.Region, Cluster: c.Name, eng: tw.Engine, timeScale: timeScale}
-	t.handler = awsserve.New(map[string]http.Handler{
+	handlers := map[string]http.Handler{
 		awsserve.ServiceEKS: awsserve.NewEKS(ports.EKS),
+		awsserve.ServiceEC2: awsserve.NewEC2(ports.Images, ports.LaunchTemplates),
 		awsserve.ServiceSSM: awsserve.NewSSM(ports.Parameters),
-	}, awsserve.Options{AccessKeyID: AccessKeyID, SecretAccessKey: SecretAccessKey, Region: c.Region, Lock: &t.mu})
+	}
+	// Auto Scaling only for a cluster with self-managed groups: without
+	// them the twin has no port, and the endpoint refuses the service.
+	if ports.AutoScaling != nil {
+		handlers[awsserve.ServiceAutoScaling] = awsserve.NewAutoScaling(ports.AutoScaling)
+	}
+	// One lock for every service: all four ports share the twin's engine.
+	t.handler = awsserve.New(handlers, awsserve.Options{AccessKeyID: AccessKeyID, SecretAccessKey: SecretAccessKey, Region: c.Region, Lock: &t.mu})
 	return t, nil
 }
 
@@ -106,6 +114,8 @@ func (t *Twin) Serve(ctx context.Context, ln net.Listener, out io.Writer) error 
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(out, `export AWS_ENDPOINT_URL_EKS=%[1]s
 export AWS_ENDPOINT_URL_SSM=%[1]s
+export AWS_ENDPOINT_URL_AUTO_SCALING=%[1]s
+export AWS_ENDPOINT_URL_EC2=%[1]s
 export AWS_REGION=%[2]s
 export AWS_ACCESS_KEY_ID=%[3]s
 export AWS_SECRET_ACCESS_KEY=%[4]s
