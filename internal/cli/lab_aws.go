@@ -15,13 +15,15 @@ func newLabAWSServeCommand() *cobra.Command {
 	var timeScale float64
 	cmd := &cobra.Command{
 		Use:   "aws-serve",
-		Short: "Serve a scenario's twins behind AWS endpoints (EKS, SSM) until interrupted",
-		Long: `Builds the scenario's cluster in the twin and answers EKS (restJson1) and SSM
-(awsJson1_1) requests for it on ADDR, signed with SigV4 for the printed dummy
-credentials, as AWS answers them. The twin runs --time-scale times faster than
-the wall clock, so an update started with the AWS CLI or an SDK progresses while
-the client polls it. Prints the exports that point the AWS CLI, boto3 and
-aws-sdk-go-v2 at it.`,
+		Short: "Serve a scenario's twins behind AWS endpoints (EKS, Auto Scaling, EC2, SSM) until interrupted",
+		Long: `Builds the scenario's cluster in the twin and answers EKS (restJson1), Auto
+Scaling (awsQuery), EC2 (ec2Query) and SSM (awsJson1_1) requests for it on ADDR,
+signed with SigV4 for the printed dummy credentials, as AWS answers them
+(Auto Scaling only when the scenario has self-managed groups). The twin runs
+--time-scale times faster than the wall clock, so an update started with the AWS
+CLI or an SDK progresses while the client polls it. Prints the exports that
+point the AWS CLI, boto3 and aws-sdk-go-v2 at it; paste them into another shell.
+Add-on updates complete at once here.`,
 		Example: `  ladder lab aws-serve --scenario workshop
   ladder lab aws-serve --scenario workshop --addr 127.0.0.1:4566 --time-scale 600`,
 		Args: cobra.NoArgs,
@@ -47,7 +49,7 @@ aws-sdk-go-v2 at it.`,
 		},
 	}
 	cmd.Flags().StringVar(&scenarioName, "scenario", "", "a built-in scenario or a scenario file (default: the default scenario)")
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to listen on (default: a free port on 127.0.0.1)")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to listen on; port 0 picks a free one")
 	cmd.Flags().Float64Var(&timeScale, "time-scale", twinserve.DefaultTimeScale, "virtual seconds of the twin per wall-clock second")
 	return cmd
 }
