@@ -156,37 +156,23 @@ func volumes(claims []corev1.PersistentVolumeClaim, pvs []corev1.PersistentVolum
 		if zone == "" {
 			continue
 		}
-		v := insights.Volume{Namespace: c.Namespace, Claim: c.Name, Zone: zone}
-		if c.Spec.StorageClassName != nil {
-			v.StorageClass = *c.Spec.StorageClassName
-		}
-		nodes, workloads := map[string]int{}, map[string]int{}
+		var users []insights.VolumeUser
 		for _, p := range pods {
-			if p.Namespace != c.Namespace || !usesClaim(p, c.Name) {
+			if p.Namespace != c.Namespace || !insights.UsesClaim(p, c.Name) {
 				continue
 			}
-			v.Pods = append(v.Pods, p.Namespace+"/"+p.Name)
-			if p.Spec.NodeName != "" {
-				nodes[p.Spec.NodeName]++
-			}
+			u := insights.VolumeUser{Pod: p.Namespace + "/" + p.Name, Node: p.Spec.NodeName}
 			if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
-				w := ref.Kind + " " + p.Namespace + "/" + ref.Name
+				u.Workload = ref.Kind + " " + p.Namespace + "/" + ref.Name
 				if up, ok := rsOwner[p.Namespace+"/"+ref.Name]; ok && ref.Kind == "ReplicaSet" {
-					w = up
+					u.Workload = up
 				}
-				workloads[w]++
 			}
+			users = append(users, u)
 		}
-		sort.Strings(v.Pods)
-		v.Nodes, v.Workloads = keys(nodes), keys(workloads)
-		out = append(out, v)
+		out = append(out, insights.NewVolume(c.Namespace, c.Name, zone, c.Spec.StorageClassName, users))
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Claim < out[j].Claim
-	})
+	insights.SortVolumes(out)
 	return out
 }
 
@@ -220,15 +206,6 @@ func volumeZone(pv *corev1.PersistentVolume) string {
 		}
 	}
 	return ""
-}
-
-func usesClaim(p *corev1.Pod, claim string) bool {
-	for _, v := range p.Spec.Volumes {
-		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
-			return true
-		}
-	}
-	return false
 }
 
 // PredictDrains predicts, in Ladder's twin, the drains of a live cluster
