@@ -44,7 +44,7 @@ func ScenarioCluster(sc *scenario.Scenario) (*Cluster, error) {
 	// Nodes, with the kube-proxy build of the pod on each.
 	proxies := map[string]string{}
 	for _, p := range snap.Pods {
-		if v := kubeProxyTag(p.Pod); v != "" && p.Pod.Spec.NodeName != "" {
+		if v := KubeProxyTag(p.Pod); v != "" && p.Pod.Spec.NodeName != "" {
 			proxies[p.Pod.Spec.NodeName] = v
 		}
 	}
@@ -265,10 +265,11 @@ func workloadText(w scenario.WorkloadRef) string {
 	return w.Kind + " " + w.Namespace + "/" + w.Name
 }
 
-// kubeProxyTag is the tag of a kube-system kube-proxy container's image
+// KubeProxyTag is the tag of a kube-system kube-proxy container's image
 // (…/eks/kube-proxy:v1.30.14-minimal-eksbuild.28), as internal/inventory
-// reads it; "" for any other pod.
-func kubeProxyTag(p *corev1.Pod) string {
+// reads it; "" for any other pod. A scenario's pods and a live cluster's
+// are read with it alike.
+func KubeProxyTag(p *corev1.Pod) string {
 	if p.Namespace != "kube-system" {
 		return ""
 	}

@@ -34,7 +34,7 @@ func fillCluster(c *insights.Cluster, nodes []corev1.Node, objs []*insights.Obje
 	proxies := map[string]string{}
 	for _, o := range objs {
 		if p, ok := o.Typed.(*corev1.Pod); ok && p.Spec.NodeName != "" {
-			if v := kubeProxyTag(p); v != "" {
+			if v := insights.KubeProxyTag(p); v != "" {
 				proxies[p.Spec.NodeName] = v
 			}
 		}
@@ -87,24 +87,6 @@ func keys(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// kubeProxyTag is the tag of a kube-proxy pod's image
-// (…/eks/kube-proxy:v1.30.14-minimal-eksbuild.28); "" for other pods.
-func kubeProxyTag(p *corev1.Pod) string {
-	if p.Namespace != "kube-system" {
-		return ""
-	}
-	for _, c := range p.Spec.Containers {
-		if c.Name != "kube-proxy" {
-			continue
-		}
-		image, _, _ := strings.Cut(c.Image, "@")
-		if i := strings.LastIndex(image, ":"); i >= 0 && !strings.Contains(image[i:], "/") {
-			return image[i+1:]
-		}
-	}
-	return ""
 }
 
 // zoneKeys are the node-affinity keys an EBS volume's zone is written
