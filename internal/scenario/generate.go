@@ -126,15 +126,7 @@ func Generate(o GenerateOptions) ([]byte, error) {
 	w("  nodeGroups:\n    - name: default\n      type: karpenter\n      karpenter:\n        nodePool: default\n        nodes:\n")
 	writeKarpenterNodes(w, rng, it.Name, o.Nodes)
 	w("  manifests:\n    - inline: |\n")
-	in := func(format string, args ...any) {
-		for _, line := range strings.Split(fmt.Sprintf(format, args...), "\n") {
-			if line == "" {
-				b.WriteString("\n")
-				continue
-			}
-			b.WriteString("        " + line + "\n")
-		}
-	}
+	in := func(format string, args ...any) { writeInline(&b, format, args...) }
 	in("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n  role: KarpenterNodeRole-synthetic\n  amiFamily: AL2023\n  amiSelectorTerms:\n    - id: %s\n  subnetSelectorTerms:\n    - tags: {karpenter.sh/discovery: synthetic}\n  securityGroupSelectorTerms:\n    - tags: {karpenter.sh/discovery: synthetic}\n---", oldAMI.ID)
 	in("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [%s]}\n  disruption:\n    consolidationPolicy: WhenEmpty\n    consolidateAfter: 5m\n    budgets:\n      - nodes: %q\n---", it.Name, o.Budget)
 	for _, ds := range []struct {
@@ -177,5 +169,17 @@ func writeKarpenterNodes(w func(string, ...any), rng *rand.Rand, instanceType st
 		if n > 0 {
 			w("          - {instanceType: %s, zone: %s, capacityType: on-demand, age: %dh, count: %d}\n", instanceType, z, 24+rng.IntN(48), n)
 		}
+	}
+}
+
+// writeInline writes the lines of a manifest into a spec.manifests inline
+// block scalar, indented under "- inline: |"; a blank line stays empty.
+func writeInline(b *strings.Builder, format string, args ...any) {
+	for _, line := range strings.Split(fmt.Sprintf(format, args...), "\n") {
+		if line == "" {
+			b.WriteString("\n")
+			continue
+		}
+		b.WriteString("        " + line + "\n")
 	}
 }

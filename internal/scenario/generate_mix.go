@@ -254,15 +254,7 @@ func generateMix(o GenerateOptions, from, target kubeversion.Minor, it catalog.I
 	}
 
 	w("  manifests:\n")
-	in := func(format string, args ...any) {
-		for _, line := range strings.Split(fmt.Sprintf(format, args...), "\n") {
-			if line == "" {
-				b.WriteString("\n")
-				continue
-			}
-			b.WriteString("        " + line + "\n")
-		}
-	}
+	in := func(format string, args ...any) { writeInline(&b, format, args...) }
 	// kube-system: the add-ons' workloads.
 	version := map[string]string{}
 	for _, a := range addons {
