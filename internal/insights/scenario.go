@@ -44,7 +44,7 @@ func ScenarioCluster(sc *scenario.Scenario) (*Cluster, error) {
 	// Nodes, with the kube-proxy build of the pod on each.
 	proxies := map[string]string{}
 	for _, p := range snap.Pods {
-		if v := kubeProxyTag(p.Pod); v != "" && p.Pod.Spec.NodeName != "" {
+		if v := KubeProxyTag(p.Pod); v != "" && p.Pod.Spec.NodeName != "" {
 			proxies[p.Pod.Spec.NodeName] = v
 		}
 	}
@@ -245,43 +245,17 @@ func scenarioVolumes(snap *twinbuild.Snapshot) []Volume {
 		if v.Zone == "" || v.Claim.Spec.VolumeName == "" {
 			continue
 		}
-		vol := Volume{Namespace: v.Claim.Namespace, Claim: v.Claim.Name, Zone: v.Zone}
-		if sc := v.Claim.Spec.StorageClassName; sc != nil {
-			vol.StorageClass = *sc
-		}
-		nodes, workloads := map[string]bool{}, map[string]bool{}
+		var users []VolumeUser
 		for _, p := range snap.Pods {
-			if p.Pod.Namespace != v.Claim.Namespace || !usesClaim(p.Pod, v.Claim.Name) {
+			if p.Pod.Namespace != v.Claim.Namespace || !UsesClaim(p.Pod, v.Claim.Name) {
 				continue
 			}
-			vol.Pods = append(vol.Pods, p.Pod.Namespace+"/"+p.Pod.Name)
-			if p.Pod.Spec.NodeName != "" {
-				nodes[p.Pod.Spec.NodeName] = true
-			}
-			if w := workloadText(p.Workload); w != "" {
-				workloads[w] = true
-			}
+			users = append(users, VolumeUser{Pod: p.Pod.Namespace + "/" + p.Pod.Name, Node: p.Pod.Spec.NodeName, Workload: workloadText(p.Workload)})
 		}
-		sort.Strings(vol.Pods)
-		vol.Nodes, vol.Workloads = sortedKeys(nodes), sortedKeys(workloads)
-		out = append(out, vol)
+		out = append(out, NewVolume(v.Claim.Namespace, v.Claim.Name, v.Zone, v.Claim.Spec.StorageClassName, users))
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Claim < out[j].Claim
-	})
+	SortVolumes(out)
 	return out
-}
-
-func usesClaim(p *corev1.Pod, claim string) bool {
-	for _, v := range p.Spec.Volumes {
-		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
-			return true
-		}
-	}
-	return false
 }
 
 func workloadText(w scenario.WorkloadRef) string {
@@ -291,10 +265,11 @@ func workloadText(w scenario.WorkloadRef) string {
 	return w.Kind + " " + w.Namespace + "/" + w.Name
 }
 
-// kubeProxyTag is the tag of a kube-system kube-proxy container's image
+// KubeProxyTag is the tag of a kube-system kube-proxy container's image
 // (…/eks/kube-proxy:v1.30.14-minimal-eksbuild.28), as internal/inventory
-// reads it; "" for any other pod.
-func kubeProxyTag(p *corev1.Pod) string {
+// reads it; "" for any other pod. A scenario's pods and a live cluster's
+// are read with it alike.
+func KubeProxyTag(p *corev1.Pod) string {
 	if p.Namespace != "kube-system" {
 		return ""
 	}

@@ -118,14 +118,7 @@ func args(c Component, l layout, p Ports, b *Binaries) []string {
 			"--allow-privileged=true",
 		}
 	case ControllerManager:
-		kc := l.componentKubeconfig(c)
-		return []string{
-			"--kubeconfig=" + kc,
-			"--authentication-kubeconfig=" + kc,
-			"--authorization-kubeconfig=" + kc,
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(p.ControllerManager),
-			"--leader-elect=false",
+		return append(l.controlPlaneFlags(c, p.ControllerManager),
 			"--controllers=*",
 			// Each controller acts as its own service account, so RBAC
 			// applies to the controllers as it does on a real cluster.
@@ -139,17 +132,9 @@ func args(c Component, l layout, p Ports, b *Binaries) []string {
 			"--root-ca-file=" + l.caCert(),
 			"--cluster-signing-cert-file=" + l.caCert(),
 			"--cluster-signing-key-file=" + l.caKey(),
-		}
+		)
 	case Scheduler:
-		kc := l.componentKubeconfig(c)
-		return []string{
-			"--kubeconfig=" + kc,
-			"--authentication-kubeconfig=" + kc,
-			"--authorization-kubeconfig=" + kc,
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(p.Scheduler),
-			"--leader-elect=false",
-		}
+		return l.controlPlaneFlags(c, p.Scheduler)
 	case Kwok:
 		return []string{
 			"--kubeconfig=" + l.componentKubeconfig(c),
@@ -175,6 +160,22 @@ type probe struct {
 	TLS    bool `json:"tls,omitempty"`
 	Verify bool `json:"verify,omitempty"`
 	Bearer bool `json:"bearer,omitempty"`
+}
+
+// controlPlaneFlags are the flags kube-controller-manager and kube-scheduler
+// share (the generic component config and delegated authn/authz options):
+// one kubeconfig for the API server and for checking requests to their
+// secure port on loopback, and no leader election for a single replica.
+func (l layout) controlPlaneFlags(c Component, port int) []string {
+	kc := l.componentKubeconfig(c)
+	return []string{
+		"--kubeconfig=" + kc,
+		"--authentication-kubeconfig=" + kc,
+		"--authorization-kubeconfig=" + kc,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--leader-elect=false",
+	}
 }
 
 // health is a component's health endpoint.

@@ -276,12 +276,7 @@ func decodeObject(src Source, doc, js []byte, gvk schema.GroupVersionKind) ([]Ob
 	if len(strictErrs) > 0 {
 		var errs []error
 		for _, se := range strictErrs {
-			field := ""
-			var fe kjson.FieldError
-			if errors.As(se, &fe) {
-				field = fe.FieldPath()
-			}
-			msg := se.Error()
+			field, msg := FieldPath(se), se.Error()
 			fix := "remove it or correct its spelling"
 			if strings.Contains(msg, "unknown field") {
 				msg = "unknown field"

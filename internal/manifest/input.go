@@ -55,13 +55,22 @@ func ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return nil, &NotRegularError{Mode: info.Mode()}
-	}
-	if info.Size() > MaxInputSize {
-		return nil, fmt.Errorf("%w (it is %d MiB)", ErrTooLarge, info.Size()>>20)
+	if err := checkInput(info); err != nil {
+		return nil, err
 	}
 	return ReadRegularFile(path)
+}
+
+// checkInput refuses a file ReadFile does not read: anything but a regular
+// file, and one over MaxInputSize.
+func checkInput(info os.FileInfo) error {
+	if !info.Mode().IsRegular() {
+		return &NotRegularError{Mode: info.Mode()}
+	}
+	if info.Size() > MaxInputSize {
+		return fmt.Errorf("%w (it is %d MiB)", ErrTooLarge, info.Size()>>20)
+	}
+	return nil
 }
 
 // ReadRegularFile is ReadFile for a path already known to name a regular
@@ -81,11 +90,8 @@ func ReadRegularFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return nil, &NotRegularError{Mode: info.Mode()}
-	}
-	if info.Size() > MaxInputSize {
-		return nil, fmt.Errorf("%w (it is %d MiB)", ErrTooLarge, info.Size()>>20)
+	if err := checkInput(info); err != nil {
+		return nil, err
 	}
 	return readLimited(f, make([]byte, 0, info.Size()+1))
 }

@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"errors"
+
 	jsonv2 "github.com/go-json-experiment/json"
 	kjson "sigs.k8s.io/json"
 )
@@ -22,4 +24,15 @@ func DecodeStrict[T any](js []byte, newObj func() T) (obj T, strictErrs []error,
 	obj = newObj()
 	strictErrs, err = kjson.UnmarshalStrict(js, obj)
 	return obj, strictErrs, err
+}
+
+// FieldPath is the path of the field an error of the strict decoder is about
+// (sigs.k8s.io/json's FieldError: an unknown or duplicate field, a type
+// error), or "" when the error names none.
+func FieldPath(err error) string {
+	var fe kjson.FieldError
+	if errors.As(err, &fe) {
+		return fe.FieldPath()
+	}
+	return ""
 }

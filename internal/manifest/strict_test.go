@@ -2,7 +2,10 @@ package manifest_test
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -63,5 +66,20 @@ func TestDecodeStrictMatchesUpstream(t *testing.T) {
 	}
 	if accepted < 50 || accepted == len(docs) {
 		t.Fatalf("%d of %d documents accepted: the cases should cover both paths", accepted, len(docs))
+	}
+}
+
+// TestFieldPath names the field of a strict decoder's error and nothing for
+// an error that names none.
+func TestFieldPath(t *testing.T) {
+	_, strictErrs, err := manifest.DecodeStrict([]byte(`{"spec":{"replica":3}}`), func() *appsv1.Deployment { return &appsv1.Deployment{} })
+	if err != nil || len(strictErrs) != 1 {
+		t.Fatalf("DecodeStrict = %v, %v; want one strict error", strictErrs, err)
+	}
+	if got := manifest.FieldPath(strictErrs[0]); got != "spec.replica" {
+		t.Errorf("FieldPath(%v) = %q, want spec.replica", strictErrs[0], got)
+	}
+	if got := manifest.FieldPath(errors.New("boom")); got != "" {
+		t.Errorf("FieldPath of a plain error = %q, want empty", got)
 	}
 }

@@ -88,11 +88,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTYPE\tNODES\tREPLACED\tLAUNCHED\tMAX-CONCURRENT-DISRUPTIONS\tSURGE\tSTRATEGY")
 	for _, g := range r.Groups {
-		strategy := g.Strategy
-		if strategy == "" {
-			strategy = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", g.Name, g.Type, g.Nodes, g.Replaced, g.Launched, g.MaxConcurrentDisruptions, g.SurgeNodes, strategy)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", g.Name, g.Type, g.Nodes, g.Replaced, g.Launched, g.MaxConcurrentDisruptions, g.SurgeNodes, dash(g.Strategy))
 	}
 	tw.Flush()
 
@@ -101,11 +97,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 		fmt.Fprintln(tw, "NODE\tPOD\tPDB\tFOR\tOUTCOME\tMESSAGE")
 		for _, b := range r.Blocked {
-			pdb := b.PDB
-			if pdb == "" {
-				pdb = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Node, b.Pod, pdb, seconds(b.Seconds), b.Outcome, b.Message)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Node, b.Pod, dash(b.PDB), seconds(b.Seconds), b.Outcome, b.Message)
 		}
 		tw.Flush()
 	}

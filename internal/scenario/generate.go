@@ -124,26 +124,9 @@ func Generate(o GenerateOptions) ([]byte, error) {
 	w("spec:\n  start: \"2026-03-30T10:00:00Z\"\n  seed: %d\n  timeLimit: 24h\n", o.Seed)
 	w("  cluster:\n    name: synthetic\n    version: %q\n    region: us-west-2\n    zones: [us-west-2a, us-west-2b, us-west-2c]\n", target.String())
 	w("  nodeGroups:\n    - name: default\n      type: karpenter\n      karpenter:\n        nodePool: default\n        nodes:\n")
-	zones := []string{"us-west-2a", "us-west-2b", "us-west-2c"}
-	for i, z := range zones {
-		n := o.Nodes / 3
-		if i < o.Nodes%3 {
-			n++
-		}
-		if n > 0 {
-			w("          - {instanceType: %s, zone: %s, capacityType: on-demand, age: %dh, count: %d}\n", it.Name, z, 24+rng.IntN(48), n)
-		}
-	}
+	writeKarpenterNodes(w, rng, it.Name, o.Nodes)
 	w("  manifests:\n    - inline: |\n")
-	in := func(format string, args ...any) {
-		for _, line := range strings.Split(fmt.Sprintf(format, args...), "\n") {
-			if line == "" {
-				b.WriteString("\n")
-				continue
-			}
-			b.WriteString("        " + line + "\n")
-		}
-	}
+	in := func(format string, args ...any) { writeInline(&b, format, args...) }
 	in("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: default\nspec:\n  role: KarpenterNodeRole-synthetic\n  amiFamily: AL2023\n  amiSelectorTerms:\n    - id: %s\n  subnetSelectorTerms:\n    - tags: {karpenter.sh/discovery: synthetic}\n  securityGroupSelectorTerms:\n    - tags: {karpenter.sh/discovery: synthetic}\n---", oldAMI.ID)
 	in("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [%s]}\n  disruption:\n    consolidationPolicy: WhenEmpty\n    consolidateAfter: 5m\n    budgets:\n      - nodes: %q\n---", it.Name, o.Budget)
 	for _, ds := range []struct {
@@ -171,4 +154,32 @@ func Generate(o GenerateOptions) ([]byte, error) {
 		w("  actions:\n    - name: point the EC2NodeClass at the %s AMI\n      at: 5m\n      patch:\n        kind: EC2NodeClass\n        name: default\n        patch: {spec: {amiSelectorTerms: [{id: %s}]}}\n    - wait: {settled: true}\n", target, newAMI.ID)
 	}
 	return []byte(b.String()), nil
+}
+
+// writeKarpenterNodes writes a generated Karpenter group's nodes: count
+// on-demand nodes of one instance type spread over the three zones as evenly
+// as they go (the first zones take the remainder), each zone's a day to three
+// days old.
+func writeKarpenterNodes(w func(string, ...any), rng *rand.Rand, instanceType string, count int) {
+	for i, z := range []string{"us-west-2a", "us-west-2b", "us-west-2c"} {
+		n := count / 3
+		if i < count%3 {
+			n++
+		}
+		if n > 0 {
+			w("          - {instanceType: %s, zone: %s, capacityType: on-demand, age: %dh, count: %d}\n", instanceType, z, 24+rng.IntN(48), n)
+		}
+	}
+}
+
+// writeInline writes the lines of a manifest into a spec.manifests inline
+// block scalar, indented under "- inline: |"; a blank line stays empty.
+func writeInline(b *strings.Builder, format string, args ...any) {
+	for _, line := range strings.Split(fmt.Sprintf(format, args...), "\n") {
+		if line == "" {
+			b.WriteString("\n")
+			continue
+		}
+		b.WriteString("        " + line + "\n")
+	}
 }

@@ -230,15 +230,7 @@ func generateMix(o GenerateOptions, from, target kubeversion.Minor, it catalog.I
 			w("    # The EC2NodeClass selects al2023@latest, which follows the control plane: once it is at\n")
 			w("    # %s every node drifts, and Karpenter replaces them under the NodePool's Drifted budget.\n", target)
 			w("    - name: %s\n      type: karpenter\n      karpenter:\n        nodePool: %s\n        nodes:\n", g.name, mixNodePool)
-			for zi, z := range []string{"us-west-2a", "us-west-2b", "us-west-2c"} {
-				n := g.nodes / 3
-				if zi < g.nodes%3 {
-					n++
-				}
-				if n > 0 {
-					w("          - {instanceType: %s, zone: %s, capacityType: on-demand, age: %dh, count: %d}\n", it.Name, z, 24+rng.IntN(48), n)
-				}
-			}
+			writeKarpenterNodes(w, rng, it.Name, g.nodes)
 			w("      upgrade:\n        strategy: drift\n        ami: latest\n")
 		case SelfManaged:
 			w("    # An ASG outside EKS: the upgrade writes the %s AMI into its launch template and starts an\n", target)
@@ -262,15 +254,7 @@ func generateMix(o GenerateOptions, from, target kubeversion.Minor, it catalog.I
 	}
 
 	w("  manifests:\n")
-	in := func(format string, args ...any) {
-		for _, line := range strings.Split(fmt.Sprintf(format, args...), "\n") {
-			if line == "" {
-				b.WriteString("\n")
-				continue
-			}
-			b.WriteString("        " + line + "\n")
-		}
-	}
+	in := func(format string, args ...any) { writeInline(&b, format, args...) }
 	// kube-system: the add-ons' workloads.
 	version := map[string]string{}
 	for _, a := range addons {

@@ -112,11 +112,7 @@ var (
 // decoder refused (a duration, a time) is found by its value.
 func (sc *Scenario) decodeError(err error) error {
 	msg := strings.TrimPrefix(err.Error(), "json: ")
-	field := ""
-	var fe kjson.FieldError
-	if errors.As(err, &fe) {
-		field = fe.FieldPath()
-	}
+	field := manifest.FieldPath(err)
 	if m := goFieldRE.FindStringSubmatch(msg); m != nil {
 		field = m[1]
 		msg = "wrong type: expected " + manifest.DescribeGoType(m[2])
@@ -162,11 +158,7 @@ func Parse(name string, data []byte, dir fs.FS) (*Scenario, error) {
 	}
 	var errs []error
 	for _, se := range strictErrs {
-		field := ""
-		var fe kjson.FieldError
-		if errors.As(se, &fe) {
-			field = fe.FieldPath()
-		}
+		field := manifest.FieldPath(se)
 		if strings.Contains(se.Error(), "unknown field") {
 			errs = append(errs, sc.errorf(field, "unknown field (remove it or correct its spelling; see `ladder scenario validate --help`)"))
 		} else {

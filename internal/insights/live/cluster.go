@@ -34,7 +34,7 @@ func fillCluster(c *insights.Cluster, nodes []corev1.Node, objs []*insights.Obje
 	proxies := map[string]string{}
 	for _, o := range objs {
 		if p, ok := o.Typed.(*corev1.Pod); ok && p.Spec.NodeName != "" {
-			if v := kubeProxyTag(p); v != "" {
+			if v := insights.KubeProxyTag(p); v != "" {
 				proxies[p.Spec.NodeName] = v
 			}
 		}
@@ -89,24 +89,6 @@ func keys(m map[string]int) []string {
 	return out
 }
 
-// kubeProxyTag is the tag of a kube-proxy pod's image
-// (…/eks/kube-proxy:v1.30.14-minimal-eksbuild.28); "" for other pods.
-func kubeProxyTag(p *corev1.Pod) string {
-	if p.Namespace != "kube-system" {
-		return ""
-	}
-	for _, c := range p.Spec.Containers {
-		if c.Name != "kube-proxy" {
-			continue
-		}
-		image, _, _ := strings.Cut(c.Image, "@")
-		if i := strings.LastIndex(image, ":"); i >= 0 && !strings.Contains(image[i:], "/") {
-			return image[i+1:]
-		}
-	}
-	return ""
-}
-
 // zoneKeys are the node-affinity keys an EBS volume's zone is written
 // under: the EBS CSI driver's, the well-known label, the in-tree plugin's.
 var zoneKeys = []string{"topology.ebs.csi.aws.com/zone", corev1.LabelTopologyZone, corev1.LabelFailureDomainBetaZone}
@@ -156,37 +138,23 @@ func volumes(claims []corev1.PersistentVolumeClaim, pvs []corev1.PersistentVolum
 		if zone == "" {
 			continue
 		}
-		v := insights.Volume{Namespace: c.Namespace, Claim: c.Name, Zone: zone}
-		if c.Spec.StorageClassName != nil {
-			v.StorageClass = *c.Spec.StorageClassName
-		}
-		nodes, workloads := map[string]int{}, map[string]int{}
+		var users []insights.VolumeUser
 		for _, p := range pods {
-			if p.Namespace != c.Namespace || !usesClaim(p, c.Name) {
+			if p.Namespace != c.Namespace || !insights.UsesClaim(p, c.Name) {
 				continue
 			}
-			v.Pods = append(v.Pods, p.Namespace+"/"+p.Name)
-			if p.Spec.NodeName != "" {
-				nodes[p.Spec.NodeName]++
-			}
+			u := insights.VolumeUser{Pod: p.Namespace + "/" + p.Name, Node: p.Spec.NodeName}
 			if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
-				w := ref.Kind + " " + p.Namespace + "/" + ref.Name
+				u.Workload = ref.Kind + " " + p.Namespace + "/" + ref.Name
 				if up, ok := rsOwner[p.Namespace+"/"+ref.Name]; ok && ref.Kind == "ReplicaSet" {
-					w = up
+					u.Workload = up
 				}
-				workloads[w]++
 			}
+			users = append(users, u)
 		}
-		sort.Strings(v.Pods)
-		v.Nodes, v.Workloads = keys(nodes), keys(workloads)
-		out = append(out, v)
+		out = append(out, insights.NewVolume(c.Namespace, c.Name, zone, c.Spec.StorageClassName, users))
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Claim < out[j].Claim
-	})
+	insights.SortVolumes(out)
 	return out
 }
 
@@ -220,15 +188,6 @@ func volumeZone(pv *corev1.PersistentVolume) string {
 		}
 	}
 	return ""
-}
-
-func usesClaim(p *corev1.Pod, claim string) bool {
-	for _, v := range p.Spec.Volumes {
-		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
-			return true
-		}
-	}
-	return false
 }
 
 // PredictDrains predicts, in Ladder's twin, the drains of a live cluster

@@ -9,7 +9,8 @@ package fargate
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -316,12 +317,7 @@ func (f *Fargate) deleted(pod *corev1.Pod) {
 // Bootstrap runs every pending Fargate pod on a node created at created,
 // as a cluster that has been running a while has them.
 func (f *Fargate) Bootstrap(created time.Time) error {
-	keys := make([]string, 0, len(f.pending))
-	for k := range f.pending {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(f.pending)) {
 		pod := f.pending[k]
 		delete(f.pending, k)
 		if err := f.start(pod, created, true); err != nil {

@@ -430,7 +430,7 @@ func (k *Karpenter) initialize(claim *NodeClaim) {
 	_ = k.kube.UpdateNode(claim.Node, func(n *corev1.Node) {
 		if p != nil {
 			for _, t := range p.startup {
-				kubeRemoveTaint(n, t.Key)
+				kube.RemoveNodeTaint(n, t.Key)
 			}
 		}
 		n.Labels[karpv1.NodeInitializedLabelKey] = "true"
@@ -440,16 +440,6 @@ func (k *Karpenter) initialize(claim *NodeClaim) {
 	k.log(Event{Code: "NodeClaimInitialized", Message: "initialized nodeclaim", NodePool: claim.NodePool, NodeClaim: claim.Name, Node: claim.Node,
 		Fields: []string{fmt.Sprintf("allocatable={cpu: %dm, memory: %dMi, pods: %d}", alloc.MilliCPU, alloc.Memory>>20, alloc.Pods)}})
 	k.commandProgress()
-}
-
-func kubeRemoveTaint(n *corev1.Node, key string) {
-	out := n.Spec.Taints[:0]
-	for _, t := range n.Spec.Taints {
-		if t.Key != key {
-			out = append(out, t)
-		}
-	}
-	n.Spec.Taints = out
 }
 
 // Adopt registers an existing, initialized node of a NodePool, for the
@@ -503,7 +493,7 @@ func (k *Karpenter) Adopt(poolName, instanceType, zone, capacityType, amiID stri
 	node.CreationTimestamp = metav1.NewTime(created)
 	node.Labels[karpv1.NodeInitializedLabelKey] = "true"
 	for _, t := range p.startup {
-		kubeRemoveTaint(node, t.Key)
+		kube.RemoveNodeTaint(node, t.Key)
 	}
 	if err := k.kube.AddNode(node, true); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/utils/ptr"
 )
 
 // The DaemonSet controller (k8s.io/kubernetes pkg/controller/daemon): one
@@ -446,17 +447,14 @@ func setDaemonSetDefaults(d *appsv1.DaemonSet) {
 			u.RollingUpdate = &appsv1.RollingUpdateDaemonSet{}
 		}
 		if u.RollingUpdate.MaxUnavailable == nil {
-			one := intstr.FromInt32(1)
-			u.RollingUpdate.MaxUnavailable = &one
+			u.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(1))
 		}
 		if u.RollingUpdate.MaxSurge == nil {
-			zero := intstr.FromInt32(0)
-			u.RollingUpdate.MaxSurge = &zero
+			u.RollingUpdate.MaxSurge = ptr.To(intstr.FromInt32(0))
 		}
 	}
 	if d.Spec.RevisionHistoryLimit == nil {
-		ten := int32(10)
-		d.Spec.RevisionHistoryLimit = &ten
+		d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
 	}
 }
 

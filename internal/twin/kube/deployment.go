@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 // The deployment controller (k8s.io/kubernetes pkg/controller/deployment)
@@ -588,8 +589,7 @@ func (w *workload) timedOut(now time.Time) bool {
 // and maxSurge 25%, revisionHistoryLimit 10, progressDeadlineSeconds 600.
 func setDeploymentDefaults(d *appsv1.Deployment) {
 	if d.Spec.Replicas == nil {
-		one := int32(1)
-		d.Spec.Replicas = &one
+		d.Spec.Replicas = ptr.To[int32](1)
 	}
 	s := &d.Spec.Strategy
 	if s.Type == "" {
@@ -600,21 +600,17 @@ func setDeploymentDefaults(d *appsv1.Deployment) {
 			s.RollingUpdate = &appsv1.RollingUpdateDeployment{}
 		}
 		if s.RollingUpdate.MaxUnavailable == nil {
-			v := intstr.FromString("25%")
-			s.RollingUpdate.MaxUnavailable = &v
+			s.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromString("25%"))
 		}
 		if s.RollingUpdate.MaxSurge == nil {
-			v := intstr.FromString("25%")
-			s.RollingUpdate.MaxSurge = &v
+			s.RollingUpdate.MaxSurge = ptr.To(intstr.FromString("25%"))
 		}
 	}
 	if d.Spec.RevisionHistoryLimit == nil {
-		v := int32(10)
-		d.Spec.RevisionHistoryLimit = &v
+		d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
 	}
 	if d.Spec.ProgressDeadlineSeconds == nil {
-		v := int32(600)
-		d.Spec.ProgressDeadlineSeconds = &v
+		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
 	}
 }
 

@@ -83,7 +83,7 @@ func (c *Cluster) setReady(ns *nodeState, ready bool) {
 	}
 	setNodeCondition(ns.node, corev1.NodeReady, status, c.now())
 	if ready {
-		removeTaint(ns.node, corev1.TaintNodeNotReady)
+		RemoveNodeTaint(ns.node, corev1.TaintNodeNotReady)
 	} else {
 		addTaint(ns.node, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
 	}
@@ -113,7 +113,7 @@ func (c *Cluster) Cordon(name string) error {
 func (c *Cluster) Uncordon(name string) error {
 	return c.UpdateNode(name, func(n *corev1.Node) {
 		n.Spec.Unschedulable = false
-		removeTaint(n, corev1.TaintNodeUnschedulable)
+		RemoveNodeTaint(n, corev1.TaintNodeUnschedulable)
 	})
 }
 
@@ -124,7 +124,7 @@ func (c *Cluster) AddTaint(name string, t corev1.Taint) error {
 
 // RemoveTaint removes every taint with key from a node.
 func (c *Cluster) RemoveTaint(name, key string) error {
-	return c.UpdateNode(name, func(n *corev1.Node) { removeTaint(n, key) })
+	return c.UpdateNode(name, func(n *corev1.Node) { RemoveNodeTaint(n, key) })
 }
 
 // UpdateNode changes a node's labels, annotations, taints or spec. Status is
@@ -326,7 +326,9 @@ func addTaint(n *corev1.Node, t corev1.Taint) {
 	n.Spec.Taints = append(n.Spec.Taints, t)
 }
 
-func removeTaint(n *corev1.Node, key string) {
+// RemoveNodeTaint removes every taint with key from a node object, for a
+// caller already inside UpdateNode.
+func RemoveNodeTaint(n *corev1.Node, key string) {
 	out := n.Spec.Taints[:0]
 	for _, t := range n.Spec.Taints {
 		if t.Key != key {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 // The StatefulSet controller (k8s.io/kubernetes pkg/controller/statefulset,
@@ -198,21 +199,17 @@ func setStatefulSetDefaults(s *appsv1.StatefulSet) {
 	}
 	if u.Type == appsv1.RollingUpdateStatefulSetStrategyType && u.RollingUpdate != nil {
 		if u.RollingUpdate.Partition == nil {
-			zero := int32(0)
-			u.RollingUpdate.Partition = &zero
+			u.RollingUpdate.Partition = ptr.To[int32](0)
 		}
 		if u.RollingUpdate.MaxUnavailable == nil {
-			one := intstr.FromInt32(1)
-			u.RollingUpdate.MaxUnavailable = &one
+			u.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(1))
 		}
 	}
 	if s.Spec.Replicas == nil {
-		one := int32(1)
-		s.Spec.Replicas = &one
+		s.Spec.Replicas = ptr.To[int32](1)
 	}
 	if s.Spec.RevisionHistoryLimit == nil {
-		ten := int32(10)
-		s.Spec.RevisionHistoryLimit = &ten
+		s.Spec.RevisionHistoryLimit = ptr.To[int32](10)
 	}
 }
 

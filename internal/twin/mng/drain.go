@@ -2,7 +2,8 @@ package mng
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -264,12 +265,7 @@ func (d *drainer) stop(unfinished bool) {
 	if d.s.drains[d.node] == d {
 		delete(d.s.drains, d.node)
 	}
-	keys := make([]string, 0, len(d.pods))
-	for k := range d.pods {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(d.pods)) {
 		pd := d.pods[k]
 		if pd.retry != nil {
 			pd.retry.Cancel()

@@ -164,15 +164,21 @@ func ValidateScaling(spec Spec, clusterZones []string) error {
 	return validateScaling(&spec, clusterZones)
 }
 
+// upperChoice reads an enum of the EKS API as the API does, whatever its
+// case: it upper-cases *v, defaults it to the first choice when empty, and
+// reports whether it is one of the choices.
+func upperChoice(v *string, choices ...string) bool {
+	*v = strings.ToUpper(*v)
+	if *v == "" {
+		*v = choices[0]
+	}
+	return slices.Contains(choices, *v)
+}
+
 // validateScaling checks and defaults capacity type, scaling config, zones,
 // updateConfig and update strategy.
 func validateScaling(spec *Spec, clusterZones []string) error {
-	spec.CapacityType = strings.ToUpper(spec.CapacityType)
-	switch spec.CapacityType {
-	case "":
-		spec.CapacityType = CapacityOnDemand
-	case CapacityOnDemand, CapacitySpot:
-	default:
+	if !upperChoice(&spec.CapacityType, CapacityOnDemand, CapacitySpot) {
 		return apiError(InvalidParameterException, opCreate, "capacityType %q is not ON_DEMAND or SPOT", spec.CapacityType)
 	}
 	if spec.Max == 0 {
@@ -195,12 +201,7 @@ func validateScaling(spec *Spec, clusterZones []string) error {
 	if err := nodegroup.ValidateUpdateConfig(spec.UpdateConfig, spec.Max); err != nil {
 		return err
 	}
-	spec.UpdateStrategy = strings.ToUpper(spec.UpdateStrategy)
-	switch spec.UpdateStrategy {
-	case "":
-		spec.UpdateStrategy = StrategyDefault
-	case StrategyDefault, StrategyMinimal:
-	default:
+	if !upperChoice(&spec.UpdateStrategy, StrategyDefault, StrategyMinimal) {
 		return apiError(InvalidParameterException, opCreate, "updateConfig.updateStrategy %q is not DEFAULT or MINIMAL", spec.UpdateStrategy)
 	}
 	return nil
