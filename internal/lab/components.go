@@ -128,10 +128,10 @@ func args(c Component, l layout, p Ports, b *Binaries) []string {
 			// seconds of every lab start.
 			"--kube-api-qps=100",
 			"--kube-api-burst=200",
-			"--service-account-private-key-file=" + l.saKey(),
-			"--root-ca-file=" + l.caCert(),
-			"--cluster-signing-cert-file=" + l.caCert(),
-			"--cluster-signing-key-file=" + l.caKey(),
+			"--service-account-private-key-file="+l.saKey(),
+			"--root-ca-file="+l.caCert(),
+			"--cluster-signing-cert-file="+l.caCert(),
+			"--cluster-signing-key-file="+l.caKey(),
 		)
 	case Scheduler:
 		return l.controlPlaneFlags(c, p.Scheduler)
