@@ -104,6 +104,8 @@ func Read(ctx context.Context, src Source) (*Capture, error) {
 	sc.Spec.Start.Time = src.Now.UTC().Truncate(time.Second)
 	one := uint64(1)
 	sc.Spec.Seed = &one
+	// The playbook, so that rehearse --to V upgrades the whole cluster.
+	sc.Spec.Upgrade = &scenario.Upgrade{}
 	sc.Spec.Cluster = scenario.Cluster{Name: src.Cluster, Version: aws.ToString(cl.Version), Region: region, Zones: k.zones()}
 	if sc.Spec.Addons, err = readAddons(ctx, src); err != nil {
 		return nil, err

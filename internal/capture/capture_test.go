@@ -156,6 +156,9 @@ func TestCaptureRoundTrip(t *testing.T) {
 			if got, want := addonVersions(sc), addonVersions(c.sc); !maps.Equal(got, want) {
 				t.Errorf("add-ons %v, want %v", got, want)
 			}
+			if sc.Spec.Upgrade == nil {
+				t.Error("no playbook: rehearse --to would not upgrade the captured cluster")
+			}
 			snap, err := twinbuild.Start(sc)
 			if err != nil {
 				t.Fatalf("the captured scenario does not start: %v", err)
