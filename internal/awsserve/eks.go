@@ -31,6 +31,7 @@ func NewEKS(api awsport.EKS) http.Handler {
 	restJSONRoute(m, schemas.UpdateAddon, schemas.UpdateAddonRequest, api.UpdateAddon)
 
 	restJSONRoute(m, schemas.ListFargateProfiles, schemas.ListFargateProfilesRequest, api.ListFargateProfiles)
+	restJSONRoute(m, schemas.DescribeFargateProfile, schemas.DescribeFargateProfileRequest, api.DescribeFargateProfile)
 	restJSONRoute(m, schemas.ListInsights, schemas.ListInsightsRequest, api.ListInsights)
 	restJSONRoute(m, schemas.DescribeClusterVersions, schemas.DescribeClusterVersionsRequest, api.DescribeClusterVersions)
 	return m

@@ -68,6 +68,7 @@ seconds and reports what the real one would do.`,
 		newScenarioCommand(),
 		newVersionCommand(),
 		newInventoryCommand(),
+		newCaptureCommand(),
 		newLabCommand(),
 		newCheckCommand(),
 	)

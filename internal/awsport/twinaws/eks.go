@@ -15,6 +15,7 @@ package twinaws
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -524,6 +525,39 @@ func (e *EKS) ListFargateProfiles(_ context.Context, in *eks.ListFargateProfiles
 		return nil, err
 	}
 	return &eks.ListFargateProfilesOutput{FargateProfileNames: items, NextToken: next}, nil
+}
+
+// DescribeFargateProfile implements awsport.EKS: the profile's selectors
+// and subnets (aws-apis.md §2.10), ACTIVE.
+func (e *EKS) DescribeFargateProfile(_ context.Context, in *eks.DescribeFargateProfileInput, _ ...func(*eks.Options)) (*eks.DescribeFargateProfileOutput, error) {
+	if err := e.cluster(in.ClusterName); err != nil {
+		return nil, err
+	}
+	name := aws.ToString(in.FargateProfileName)
+	if e.opts.Fargate != nil {
+		for _, p := range e.opts.Fargate.Profiles() {
+			if p.Name != name {
+				continue
+			}
+			fp := &ekstypes.FargateProfile{
+				FargateProfileName: ptr(p.Name),
+				FargateProfileArn:  ptr(fmt.Sprintf("arn:aws:eks:%s:%s:fargateprofile/%s/%s/%s", e.opts.Region, e.opts.Account, e.opts.Cluster, p.Name, uuid(e.opts.Cluster, "/fargateprofile/", p.Name))),
+				ClusterName:        &e.opts.Cluster,
+				Status:             ekstypes.FargateProfileStatusActive,
+				Subnets:            e.subnetIDs(p.Zones),
+				Selectors:          []ekstypes.FargateProfileSelector{},
+			}
+			for _, s := range p.Selectors {
+				sel := ekstypes.FargateProfileSelector{Namespace: ptr(s.Namespace)}
+				if len(s.Labels) > 0 {
+					sel.Labels = maps.Clone(s.Labels)
+				}
+				fp.Selectors = append(fp.Selectors, sel)
+			}
+			return &eks.DescribeFargateProfileOutput{FargateProfile: fp}, nil
+		}
+	}
+	return nil, fargateProfileNotFound(e.opts.Cluster, name)
 }
 
 // ListInsights implements awsport.EKS over EKSOptions.Insights, with the

@@ -24,6 +24,10 @@ func addonNotFound(cluster, addon string) error {
 	return &ekstypes.ResourceNotFoundException{Message: ptr("No addon: " + addon + " found in cluster: " + cluster), ClusterName: &cluster, AddonName: &addon}
 }
 
+func fargateProfileNotFound(cluster, profile string) error {
+	return &ekstypes.ResourceNotFoundException{Message: ptr("No Fargate Profile found with name: " + profile + "."), ClusterName: &cluster, FargateProfileName: &profile}
+}
+
 func updateNotFound(id string) error {
 	return &ekstypes.ResourceNotFoundException{Message: ptr("No update found for ID: " + id)}
 }
