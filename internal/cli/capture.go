@@ -71,31 +71,7 @@ problem is reported with its file and field, and the files are kept.`,
 			if to == "" {
 				return fmt.Errorf("--to DIR is required: the directory to write scenario.yaml and manifests/ into")
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), captureTimeout)
-			defer cancel()
-			cfg, fromKubeconfig, err := liveConfig(kubeconfig, kubeContext)
-			if err != nil {
-				return err
-			}
-			if cluster == "" {
-				cluster = fromKubeconfig
-			}
-			if cluster == "" {
-				return fmt.Errorf("no EKS cluster name: pass --cluster NAME")
-			}
-			cs, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return err
-			}
-			dyn, err := dynamic.NewForConfig(cfg)
-			if err != nil {
-				return err
-			}
-			ports, _, err := sdkaws.New(ctx, region)
-			if err != nil {
-				return err
-			}
-			c, err := capture.Read(ctx, capture.Source{Kube: cs, Dynamic: dyn, AWS: ports, Cluster: cluster, Now: time.Now()})
+			c, err := readLive(cmd.Context(), kubeconfig, kubeContext, cluster, region)
 			if err != nil {
 				return err
 			}
@@ -112,6 +88,36 @@ problem is reported with its file and field, and the files are kept.`,
 	f.StringVar(&cluster, "cluster", "", "EKS cluster name (default: from the kubeconfig context's cluster entry)")
 	f.StringVar(&region, "region", "", "AWS region (default: the AWS SDK's: AWS_REGION or the profile's)")
 	return cmd
+}
+
+// readLive captures the EKS cluster of a kubeconfig context: cluster
+// names it, else the context's cluster entry does.
+func readLive(ctx context.Context, kubeconfig, kubeContext, cluster, region string) (*capture.Capture, error) {
+	ctx, cancel := context.WithTimeout(ctx, captureTimeout)
+	defer cancel()
+	cfg, fromKubeconfig, err := liveConfig(kubeconfig, kubeContext)
+	if err != nil {
+		return nil, err
+	}
+	if cluster == "" {
+		cluster = fromKubeconfig
+	}
+	if cluster == "" {
+		return nil, fmt.Errorf("no EKS cluster name: pass --cluster NAME")
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ports, _, err := sdkaws.New(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	return capture.Read(ctx, capture.Source{Kube: cs, Dynamic: dyn, AWS: ports, Cluster: cluster, Now: time.Now()})
 }
 
 // reportCapture prints what was written and checks it loads as a scenario.

@@ -242,13 +242,22 @@ func scenarioInput(name string) (*insights.Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	in, err := scenarioCheckInput(sc)
+	if err != nil {
+		return nil, fmt.Errorf("--scenario %s: %w", name, err)
+	}
+	return in, nil
+}
+
+// scenarioCheckInput is scenarioInput for a scenario already loaded.
+func scenarioCheckInput(sc *scenario.Scenario) (*insights.Input, error) {
 	cur, err := kubeversion.Parse(sc.Spec.Cluster.Version)
 	if err != nil {
-		return nil, fmt.Errorf("--scenario %s: spec.cluster.version: %w", name, err)
+		return nil, fmt.Errorf("spec.cluster.version: %w", err)
 	}
 	cluster, err := insights.ScenarioCluster(sc)
 	if err != nil {
-		return nil, fmt.Errorf("--scenario %s: %w", name, err)
+		return nil, err
 	}
 	// Support windows and budget schedules are judged at the moment of the
 	// check (or --now), not at the scenario's virtual start: the question

@@ -69,6 +69,7 @@ seconds and reports what the real one would do.`,
 		newVersionCommand(),
 		newInventoryCommand(),
 		newCaptureCommand(),
+		newPlanCommand(),
 		newLabCommand(),
 		newCheckCommand(),
 	)
