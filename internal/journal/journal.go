@@ -10,11 +10,17 @@
 package journal
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"sync"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ladder-eks/ladder/internal/executor"
 )
@@ -102,4 +108,36 @@ func decode(data []byte, where string) (*Record, error) {
 		return nil, fmt.Errorf("%s: not a Ladder journal: %v (move it away to start a new upgrade)", where, err)
 	}
 	return &r, nil
+}
+
+// ReadFile reads a local journal without locking it (nil when there is
+// none).
+func ReadFile(path string) (*Record, error) { return fileStore{path}.load() }
+
+// ReadCluster reads the in-cluster journal without the Lease (nil when
+// there is none).
+func ReadCluster(ctx context.Context, cs kubernetes.Interface) (*Record, error) {
+	return configMapStore{cs: cs}.load()
+}
+
+// WriteText lists the record's entries as kubectl lists objects.
+func (r *Record) WriteText(w io.Writer, where string) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	fmt.Fprintf(tw, "Upgrade of %s to %s (journal: %s)\n", r.Cluster, r.To, where)
+	fmt.Fprintln(tw, "KEY\tSTATE\tAT\tID / MESSAGE")
+	keys := r.Keys()
+	// In the order they were recorded: a step before its operations.
+	slices.SortStableFunc(keys, func(a, b string) int { return r.Entries[a].At.Compare(r.Entries[b].At) })
+	for _, k := range keys {
+		e := r.Entries[k]
+		detail := e.ID
+		if e.Message != "" {
+			detail = e.Message
+		}
+		if detail == "" {
+			detail = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k, e.State, e.At.UTC().Format(time.RFC3339), detail)
+	}
+	return tw.Flush()
 }

@@ -100,3 +100,28 @@ func TestClusterJournal(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestRecordText: status lists the entries in the order they were
+// recorded, with the id a resumed run waits on and a failure's message.
+func TestRecordText(t *testing.T) {
+	r := &Record{Cluster: "prod", To: "1.31", Entries: map[string]executor.Entry{
+		"1.31/pre-checks":                         {State: executor.StepDone, At: t0},
+		"1.31/control-plane":                      {State: executor.StepStarted, At: t0.Add(time.Second)},
+		"1.31/control-plane/UpdateClusterVersion": {State: executor.Called, ID: "u-1", At: t0.Add(2 * time.Second)},
+		"1.31/addon/kube-proxy":                   {State: executor.StepFailed, Message: "InvalidParameterException: Addon version specified is not supported", At: t0.Add(3 * time.Second)},
+	}}
+	var b strings.Builder
+	if err := r.WriteText(&b, "configmap kube-system/ladder-upgrade"); err != nil {
+		t.Fatal(err)
+	}
+	want := `Upgrade of prod to 1.31 (journal: configmap kube-system/ladder-upgrade)
+KEY                                       STATE     AT                     ID / MESSAGE
+1.31/pre-checks                           done      2026-12-04T10:00:00Z   -
+1.31/control-plane                        started   2026-12-04T10:00:01Z   -
+1.31/control-plane/UpdateClusterVersion   called    2026-12-04T10:00:02Z   u-1
+1.31/addon/kube-proxy                     failed    2026-12-04T10:00:03Z   InvalidParameterException: Addon version specified is not supported
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
