@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/ladder-eks/ladder/internal/awsport"
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -154,7 +155,7 @@ func (g *groups) managedGroup(ctx context.Context, d *ekstypes.Nodegroup) (scena
 		m.Version = aws.ToString(d.Version)
 	}
 	for _, t := range d.Taints {
-		m.Taints = append(m.Taints, corev1.Taint{Key: aws.ToString(t.Key), Value: aws.ToString(t.Value), Effect: taintEffect(t.Effect)})
+		m.Taints = append(m.Taints, corev1.Taint{Key: aws.ToString(t.Key), Value: aws.ToString(t.Value), Effect: awsport.KubeTaintEffect(t.Effect)})
 	}
 	if u := d.UpdateConfig; u != nil {
 		if u.MaxUnavailable != nil || u.MaxUnavailablePercentage != nil {
@@ -201,16 +202,6 @@ func (g *groups) templateImage(ctx context.Context, id, name *string, version st
 		}
 	}
 	return "", nil
-}
-
-func taintEffect(e ekstypes.TaintEffect) corev1.TaintEffect {
-	switch e {
-	case ekstypes.TaintEffectNoExecute:
-		return corev1.TaintEffectNoExecute
-	case ekstypes.TaintEffectPreferNoSchedule:
-		return corev1.TaintEffectPreferNoSchedule
-	}
-	return corev1.TaintEffectNoSchedule
 }
 
 func intPtr(v *int32) *int {

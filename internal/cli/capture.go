@@ -8,10 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/ladder-eks/ladder/internal/awsport/sdkaws"
 	"github.com/ladder-eks/ladder/internal/capture"
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
@@ -95,29 +92,13 @@ problem is reported with its file and field, and the files are kept.`,
 func readLive(ctx context.Context, kubeconfig, kubeContext, cluster, region string) (*capture.Capture, error) {
 	ctx, cancel := context.WithTimeout(ctx, captureTimeout)
 	defer cancel()
-	cfg, fromKubeconfig, err := liveConfig(kubeconfig, kubeContext)
+	lc, err := openLive(ctx, kubeconfig, kubeContext, cluster, region)
 	if err != nil {
 		return nil, err
 	}
-	if cluster == "" {
-		cluster = fromKubeconfig
-	}
-	if cluster == "" {
-		return nil, fmt.Errorf("no EKS cluster name: pass --cluster NAME")
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	ports, _, err := sdkaws.New(ctx, region)
-	if err != nil {
-		return nil, err
-	}
-	return capture.Read(ctx, capture.Source{Kube: cs, Dynamic: dyn, AWS: ports, Cluster: cluster, Now: time.Now()})
+	src := lc.aws
+	src.Now = time.Now()
+	return capture.Read(ctx, src)
 }
 
 // reportCapture prints what was written and checks it loads as a scenario.

@@ -3,13 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ladder-eks/ladder/internal/capture"
 	"github.com/ladder-eks/ladder/internal/insights"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/rehearse"
@@ -89,20 +87,7 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 			// default playbook (spec.upgrade: {}), and a script that does not
 			// run it (a write-up's own steps) is left out.
 			notes := playbookOnly(sc)
-			rep, err := rehearse.Run(sc, rehearse.Options{To: to})
-			if err != nil {
-				return err
-			}
-			check, err := planCheck(sc, to, at)
-			if err != nil {
-				return err
-			}
-			rb := runbook.Make(runbook.Input{Scenario: sc, Source: source, To: to, Report: rep, Check: check, Now: at})
-			rb.Notes = append(notes, rb.Notes...)
-			if output == "json" {
-				return rb.WriteJSON(cmd.OutOrStdout())
-			}
-			return rb.WriteMarkdown(cmd.OutOrStdout())
+			return writeRunbook(cmd.OutOrStdout(), sc, source, to, at, output, notes...)
 		},
 	}
 	f := cmd.Flags()
@@ -115,6 +100,25 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 	f.StringVarP(&output, "output", "o", "markdown", "markdown or json")
 	f.StringVar(&now, "now", "", "judge support status at this instant (RFC 3339; default: now)")
 	return cmd
+}
+
+// writeRunbook rehearses sc's upgrade to `to`, runs the checks, and
+// writes the runbook as markdown or json.
+func writeRunbook(w io.Writer, sc *scenario.Scenario, source, to string, at time.Time, output string, notes ...string) error {
+	rep, err := rehearse.Run(sc, rehearse.Options{To: to})
+	if err != nil {
+		return err
+	}
+	check, err := planCheck(sc, to, at)
+	if err != nil {
+		return err
+	}
+	rb := runbook.Make(runbook.Input{Scenario: sc, Source: source, To: to, Report: rep, Check: check, Now: at})
+	rb.Notes = append(notes, rb.Notes...)
+	if output == "json" {
+		return rb.WriteJSON(w)
+	}
+	return rb.WriteMarkdown(w)
 }
 
 // playbookOnly makes sc run the playbook: the default one when it has
@@ -152,19 +156,11 @@ func planCheck(sc *scenario.Scenario, to string, at time.Time) (*insights.Report
 }
 
 // captureLive reads a live cluster as `ladder capture` does, into a
-// temporary directory, and loads it.
+// scenario.
 func captureLive(ctx context.Context, kubeconfig, kubeContext, cluster, region string) (*scenario.Scenario, error) {
-	c, err := readLive(ctx, kubeconfig, kubeContext, cluster, region)
+	lc, err := openLive(ctx, kubeconfig, kubeContext, cluster, region)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "ladder-plan-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	if err := c.Write(dir); err != nil {
-		return nil, err
-	}
-	return scenario.LoadFile(filepath.Join(dir, capture.ScenarioFile))
+	return captureScenario(ctx, lc)
 }

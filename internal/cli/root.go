@@ -70,6 +70,7 @@ seconds and reports what the real one would do.`,
 		newInventoryCommand(),
 		newCaptureCommand(),
 		newPlanCommand(),
+		newUpgradeCommand(),
 		newLabCommand(),
 		newCheckCommand(),
 	)

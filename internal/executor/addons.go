@@ -59,32 +59,44 @@ func (e *Executor) UpdateAddon(ctx context.Context, st plan.Step) error {
 	}
 	v, _ := ekstwin.ParseAddonVersion(to)
 	var refs []kubeport.Workload
-	var images []string
 	for _, w := range scenario.AddonWorkloads(name) {
-		ref := kubeport.Workload{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}
-		refs = append(refs, ref)
-		t, err := kubeport.PodTemplate(ctx, e.Ports.Kube, ref)
-		if err != nil {
-			return err
-		}
-		if t == nil {
-			return fmt.Errorf("add-on %s: %s %s/%s was not applied", name, w.Kind, w.Namespace, w.Name)
-		}
-		for _, list := range [][]corev1.Container{t.Spec.InitContainers, t.Spec.Containers} {
-			for _, c := range list {
-				if img, own := ekstwin.AddonImage(name, c.Image, v); own && img != c.Image {
-					images = append(images, img)
+		refs = append(refs, kubeport.Workload{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
+	}
+	// Which images change is read before the update: a resumed run, whose
+	// workloads may run the new images already, does not read it again.
+	if _, _, err := e.once("UpdateAddon", func() (string, error) {
+		var images []string
+		for _, ref := range refs {
+			t, err := kubeport.PodTemplate(ctx, e.Ports.Kube, ref)
+			if err != nil {
+				return "", err
+			}
+			if t == nil {
+				return "", fmt.Errorf("add-on %s: %s %s/%s was not applied", name, ref.Kind, ref.Namespace, ref.Name)
+			}
+			for _, list := range [][]corev1.Container{t.Spec.InitContainers, t.Spec.Containers} {
+				for _, c := range list {
+					if img, own := ekstwin.AddonImage(name, c.Image, v); own && img != c.Image {
+						images = append(images, img)
+					}
 				}
 			}
 		}
+		if len(images) == 0 {
+			return "", fmt.Errorf("add-on %s: none of its workloads (%s) runs an image of the add-on to update", name, describeWorkloads(refs))
+		}
+		up, err := e.Ports.EKS.UpdateAddon(ctx, &eks.UpdateAddonInput{ClusterName: aws.String(e.Cluster), AddonName: aws.String(name), AddonVersion: aws.String(to)})
+		if err != nil {
+			return "", apiError(err)
+		}
+		e.Observer.Event("Normal", "AddonUpdating", fmt.Sprintf("add-on %s: %s → %s (UpdateAddon; images %s)", name, from, to, strings.Join(images, ", ")))
+		if up.Update == nil {
+			return "", nil
+		}
+		return aws.ToString(up.Update.Id), nil
+	}); err != nil {
+		return err
 	}
-	if len(images) == 0 {
-		return fmt.Errorf("add-on %s: none of its workloads (%s) runs an image of the add-on to update", name, describeWorkloads(refs))
-	}
-	if _, err := e.Ports.EKS.UpdateAddon(ctx, &eks.UpdateAddonInput{ClusterName: aws.String(e.Cluster), AddonName: aws.String(name), AddonVersion: aws.String(to)}); err != nil {
-		return apiError(err)
-	}
-	e.Observer.Event("Normal", "AddonUpdating", fmt.Sprintf("add-on %s: %s → %s (UpdateAddon; images %s)", name, from, to, strings.Join(images, ", ")))
 	if err := e.WaitFor(ctx, kubeport.RolloutsComplete{Workloads: refs}); err != nil {
 		return err
 	}

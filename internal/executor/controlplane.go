@@ -32,12 +32,19 @@ func (e *Executor) UpgradeControlPlane(ctx context.Context, to kubeversion.Minor
 	if err != nil {
 		return err
 	}
-	up, err := e.Ports.EKS.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(e.Cluster), Version: aws.String(to.String())})
+	id, resumed, err := e.once("UpdateClusterVersion", func() (string, error) {
+		up, err := e.Ports.EKS.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(e.Cluster), Version: aws.String(to.String())})
+		if err != nil {
+			return "", apiError(err)
+		}
+		return aws.ToString(up.Update.Id), nil
+	})
 	if err != nil {
-		return apiError(err)
+		return err
 	}
-	id := aws.ToString(up.Update.Id)
-	e.Observer.Event("Normal", "ControlPlaneUpdating", fmt.Sprintf("updating the control plane from %s to %s (status UPDATING; pods are not restarted)", aws.ToString(before.Version), to))
+	if !resumed {
+		e.Observer.Event("Normal", "ControlPlaneUpdating", fmt.Sprintf("updating the control plane from %s to %s (status UPDATING; pods are not restarted)", aws.ToString(before.Version), to))
+	}
 	update, err := e.waitForUpdate(ctx, "control-plane update "+id, &eks.DescribeUpdateInput{Name: aws.String(e.Cluster), UpdateId: aws.String(id)}, apiError)
 	if err != nil {
 		return err

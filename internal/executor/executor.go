@@ -90,6 +90,11 @@ type Executor struct {
 	// Deadline, on the Kubernetes port's clock, ends every wait: a step
 	// still waiting then returns ErrTimeLimit.
 	Deadline time.Time
+	// Journal, when set, makes a run resumable (journal.go).
+	Journal Journal
+
+	// stepKey is the journal key of the step being carried out.
+	stepKey string
 }
 
 // Run carries out p, hop by hop and step by step, and stops at the first
@@ -99,8 +104,12 @@ func (e *Executor) Run(ctx context.Context, p plan.Plan) error {
 		e.Observer.HopStarted(h)
 		e.Observer.Event("Normal", "HopStarted", fmt.Sprintf("upgrading %s → %s", h.From, h.To))
 		for _, st := range h.Steps {
+			if e.done(StepKey(h, st)) {
+				e.Observer.Event("Normal", "StepSkipped", fmt.Sprintf("%s: done in an earlier run (journal)", StepKey(h, st)))
+				continue
+			}
 			e.Observer.StepStarted(h, st)
-			err := e.step(ctx, h, st)
+			_, err := e.runStep(ctx, h, st)
 			e.Observer.StepEnded(st, err)
 			if err != nil {
 				return err

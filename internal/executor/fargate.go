@@ -79,13 +79,19 @@ func (e *Executor) RestartFargate(ctx context.Context, profile string, to kubeve
 	sort.Slice(restart, func(i, j int) bool { return key(restart[i]) < key(restart[j]) })
 	watcher, _ := e.Observer.(RestartObserver)
 	for _, w := range restart {
-		if err := kubeport.RolloutRestart(ctx, k, w); err != nil {
-			return fmt.Errorf("node group %s (Fargate profile): %v", profile, err)
+		// A restart is a disruption: a resumed run does not make it twice.
+		if _, _, err := e.once("RolloutRestart/"+key(w), func() (string, error) {
+			if err := kubeport.RolloutRestart(ctx, k, w); err != nil {
+				return "", fmt.Errorf("node group %s (Fargate profile): %v", profile, err)
+			}
+			if watcher != nil {
+				watcher.RolloutRestarted(w)
+			}
+			e.Observer.Event("Normal", "RolloutRestarted", fmt.Sprintf("Fargate profile %s: kubectl rollout restart %s/%s -n %s", profile, strings.ToLower(w.Kind), w.Name, w.Namespace))
+			return "", nil
+		}); err != nil {
+			return err
 		}
-		if watcher != nil {
-			watcher.RolloutRestarted(w)
-		}
-		e.Observer.Event("Normal", "RolloutRestarted", fmt.Sprintf("Fargate profile %s: kubectl rollout restart %s/%s -n %s", profile, strings.ToLower(w.Kind), w.Name, w.Namespace))
 	}
 	return e.WaitFor(ctx, kubeport.Polled{Every: time.Second, Gate: kubeport.AllOf{
 		kubeport.Until{What: "Fargate profile " + profile + " polled", Holds: func(context.Context) (bool, error) {

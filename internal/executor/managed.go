@@ -34,25 +34,32 @@ const nodegroupLabel = "eks.amazonaws.com/nodegroup"
 // PodEvictionFailure when a PDB holds a pod past its retries (force skips
 // that) — and every node of the group runs the hop's kubelet.
 func (e *Executor) UpdateNodegroup(ctx context.Context, name string, force bool, to kubeversion.Minor) error {
-	ng, err := e.describeNodegroup(ctx, name)
+	// The launch template version a custom AMI needs is part of the
+	// operation: a resumed run makes neither again.
+	id, _, err := e.once("UpdateNodegroupVersion", func() (string, error) {
+		ng, err := e.describeNodegroup(ctx, name)
+		if err != nil {
+			return "", err
+		}
+		in := &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(name), Force: force}
+		lt, image, err := e.nodegroupImage(ctx, ng)
+		if err != nil {
+			return "", err
+		}
+		if image == "" {
+			in.Version = aws.String(to.String())
+		} else if in.LaunchTemplate, err = e.customAMIVersion(ctx, name, lt, image, to); err != nil {
+			return "", err
+		}
+		up, err := e.Ports.EKS.UpdateNodegroupVersion(ctx, in)
+		if err != nil {
+			return "", cliError("UpdateNodegroupVersion", err)
+		}
+		return aws.ToString(up.Update.Id), nil
+	})
 	if err != nil {
 		return err
 	}
-	in := &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(name), Force: force}
-	lt, image, err := e.nodegroupImage(ctx, ng)
-	if err != nil {
-		return err
-	}
-	if image == "" {
-		in.Version = aws.String(to.String())
-	} else if in.LaunchTemplate, err = e.customAMIVersion(ctx, name, lt, image, to); err != nil {
-		return err
-	}
-	up, err := e.Ports.EKS.UpdateNodegroupVersion(ctx, in)
-	if err != nil {
-		return cliError("UpdateNodegroupVersion", err)
-	}
-	id := aws.ToString(up.Update.Id)
 	update, err := e.waitForUpdate(ctx, "node group "+name+" update "+id,
 		&eks.DescribeUpdateInput{Name: aws.String(e.Cluster), NodegroupName: aws.String(name), UpdateId: aws.String(id)},
 		func(err error) error { return cliError("DescribeUpdate", err) })

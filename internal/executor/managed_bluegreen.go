@@ -44,25 +44,31 @@ type Green struct {
 // tolerations (workshop §6.2). The step ends when every node of the green
 // group runs the hop's kubelet.
 func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeversion.Minor) error {
-	blue, err := e.describeNodegroup(ctx, bg.Blue)
-	if err != nil {
-		return err
-	}
-	in := greenInput(e.Cluster, blue, bg.Green)
-	lt, image, err := e.nodegroupImage(ctx, blue)
-	if err != nil {
-		return err
-	}
-	if image != "" {
-		if in.LaunchTemplate, err = e.customAMIVersion(ctx, bg.Blue, lt, image, to); err != nil {
-			return err
+	if _, _, err := e.once("CreateNodegroup", func() (string, error) {
+		blue, err := e.describeNodegroup(ctx, bg.Blue)
+		if err != nil {
+			return "", err
 		}
-	}
-	e.Observer.Event("Normal", "BlueGreenStarted", fmt.Sprintf("node group %s: creating green group %s at %s", bg.Blue, bg.Green.Name, to))
-	if _, err := e.Ports.EKS.CreateNodegroup(ctx, in); err != nil {
-		return cliError("CreateNodegroup", err)
+		in := greenInput(e.Cluster, blue, bg.Green)
+		lt, image, err := e.nodegroupImage(ctx, blue)
+		if err != nil {
+			return "", err
+		}
+		if image != "" {
+			if in.LaunchTemplate, err = e.customAMIVersion(ctx, bg.Blue, lt, image, to); err != nil {
+				return "", err
+			}
+		}
+		e.Observer.Event("Normal", "BlueGreenStarted", fmt.Sprintf("node group %s: creating green group %s at %s", bg.Blue, bg.Green.Name, to))
+		if _, err := e.Ports.EKS.CreateNodegroup(ctx, in); err != nil {
+			return "", cliError("CreateNodegroup", err)
+		}
+		return bg.Green.Name, nil
+	}); err != nil {
+		return err
 	}
 	var green *ekstypes.Nodegroup
+	var err error
 	if err := e.WaitFor(ctx, kubeport.Until{What: "node group " + bg.Green.Name + " ACTIVE", Holds: func(ctx context.Context) (bool, error) {
 		if green, err = e.describeNodegroup(ctx, bg.Green.Name); err != nil {
 			return false, err
@@ -74,9 +80,14 @@ func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeve
 	if green.Status != ekstypes.NodegroupStatusActive {
 		return fmt.Errorf("green node group %s: %s", bg.Green.Name, healthIssues(green))
 	}
-	e.Observer.Event("Normal", "BlueGreenDrain", fmt.Sprintf("node group %s: deleting blue group %s; its pods move to %s", bg.Group, bg.Blue, bg.Green.Name))
-	if _, err := e.Ports.EKS.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(bg.Blue)}); err != nil {
-		return cliError("DeleteNodegroup", err)
+	if _, _, err := e.once("DeleteNodegroup", func() (string, error) {
+		e.Observer.Event("Normal", "BlueGreenDrain", fmt.Sprintf("node group %s: deleting blue group %s; its pods move to %s", bg.Group, bg.Blue, bg.Green.Name))
+		if _, err := e.Ports.EKS.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(bg.Blue)}); err != nil {
+			return "", cliError("DeleteNodegroup", err)
+		}
+		return bg.Blue, nil
+	}); err != nil {
+		return err
 	}
 	if err := e.WaitFor(ctx, kubeport.Until{What: "node group " + bg.Blue + " deleted", Holds: func(ctx context.Context) (bool, error) {
 		_, err := e.Ports.EKS.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(bg.Blue)})

@@ -50,6 +50,14 @@ func (e *Executor) NodeGroup(ctx context.Context, st plan.Step, to kubeversion.M
 		if err != nil {
 			return err
 		}
+		// A resumed run takes the names from the journal: once blue is
+		// deleted, EKS alone would make the names swap.
+		if made, ok := e.journaled("CreateNodegroup"); ok {
+			blue, green = st.Name, made
+			if made == st.Name {
+				blue = g.Green.Name
+			}
+		}
 		gr := *g.Green
 		gr.Name = green
 		return e.UpgradeBlueGreen(ctx, BlueGreen{Group: st.Name, Blue: blue, Green: gr}, to)

@@ -36,50 +36,10 @@ const selfManagedLabel = "alpha.eksctl.io/nodegroup-name"
 // of the group runs the hop's kubelet. A group already on that AMI is
 // refreshed as it is.
 func (e *Executor) RefreshGroup(ctx context.Context, group string, prefs *asgtypes.RefreshPreferences, to kubeversion.Minor) error {
-	groups, err := e.Ports.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	id, _, err := e.once("StartInstanceRefresh", func() (string, error) { return e.startRefresh(ctx, group, prefs, to) })
 	if err != nil {
-		return fmt.Errorf("node group %s: %v", group, apiError(err))
+		return err
 	}
-	if len(groups.AutoScalingGroups) == 0 || groups.AutoScalingGroups[0].LaunchTemplate == nil {
-		return fmt.Errorf("node group %s: no Auto Scaling group of that name with a launch template", group)
-	}
-	lt := groups.AutoScalingGroups[0].LaunchTemplate
-	versions, err := e.Ports.LaunchTemplates.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{
-		LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, Versions: []string{aws.ToString(lt.Version)}})
-	if err != nil {
-		return fmt.Errorf("node group %s: %v", group, apiError(err))
-	}
-	image := ""
-	if v := versions.LaunchTemplateVersions; len(v) > 0 && v[0].LaunchTemplateData != nil {
-		image = aws.ToString(v[0].LaunchTemplateData.ImageId)
-	}
-	cur, ok := e.AMIs.LookupAMI(image)
-	if !ok {
-		return fmt.Errorf("node group %s: launch template image %s is not in the catalog", group, image)
-	}
-	next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, e.Ports.Kube.Now())
-	if err != nil {
-		return fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", group, cur.Family, to, err)
-	}
-	start := &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String(group), Preferences: prefs}
-	if next.ID != cur.ID {
-		e.Observer.Event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s: launch template %s gets image %s (%s)", group, aws.ToString(lt.LaunchTemplateName), next.ID, next.Name))
-		if _, err := e.Ports.LaunchTemplates.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
-			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, SourceVersion: lt.Version,
-			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.ID)}}); err != nil {
-			return fmt.Errorf("node group %s: %v", group, apiError(err))
-		}
-		// The refresh rolls the new version out; "after success the
-		// group settings are updated to the desired configuration"
-		// (semantics.md §C).
-		start.DesiredConfiguration = &asgtypes.DesiredConfiguration{LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
-			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, Version: aws.String("$Latest")}}
-	}
-	started, err := e.Ports.AutoScaling.StartInstanceRefresh(ctx, start)
-	if err != nil {
-		return fmt.Errorf("node group %s: %v", group, apiError(err))
-	}
-	id := aws.ToString(started.InstanceRefreshId)
 	var refresh asgtypes.InstanceRefresh
 	in := &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: aws.String(group), InstanceRefreshIds: []string{id}}
 	if err := e.WaitFor(ctx, kubeport.Until{What: "instance refresh " + id, Holds: func(ctx context.Context) (bool, error) {
@@ -99,6 +59,56 @@ func (e *Executor) RefreshGroup(ctx context.Context, group string, prefs *asgtyp
 		return fmt.Errorf("node group %s: instance refresh %s: %s", group, refresh.Status, aws.ToString(refresh.StatusReason))
 	}
 	return e.WaitFor(ctx, kubeport.NodesAtMinor{Label: selfManagedLabel, Value: group, Minor: to})
+}
+
+// startRefresh writes the hop's AMI into a new version of the group's
+// launch template (when it changes) and starts the instance refresh; it
+// returns the refresh's id.
+func (e *Executor) startRefresh(ctx context.Context, group string, prefs *asgtypes.RefreshPreferences, to kubeversion.Minor) (string, error) {
+	groups, err := e.Ports.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil {
+		return "", fmt.Errorf("node group %s: %v", group, apiError(err))
+	}
+	if len(groups.AutoScalingGroups) == 0 || groups.AutoScalingGroups[0].LaunchTemplate == nil {
+		return "", fmt.Errorf("node group %s: no Auto Scaling group of that name with a launch template", group)
+	}
+	lt := groups.AutoScalingGroups[0].LaunchTemplate
+	versions, err := e.Ports.LaunchTemplates.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{
+		LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, Versions: []string{aws.ToString(lt.Version)}})
+	if err != nil {
+		return "", fmt.Errorf("node group %s: %v", group, apiError(err))
+	}
+	image := ""
+	if v := versions.LaunchTemplateVersions; len(v) > 0 && v[0].LaunchTemplateData != nil {
+		image = aws.ToString(v[0].LaunchTemplateData.ImageId)
+	}
+	cur, ok := e.AMIs.LookupAMI(image)
+	if !ok {
+		return "", fmt.Errorf("node group %s: launch template image %s is not in the catalog", group, image)
+	}
+	next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, e.Ports.Kube.Now())
+	if err != nil {
+		return "", fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", group, cur.Family, to, err)
+	}
+	start := &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String(group), Preferences: prefs}
+	if next.ID != cur.ID {
+		e.Observer.Event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s: launch template %s gets image %s (%s)", group, aws.ToString(lt.LaunchTemplateName), next.ID, next.Name))
+		if _, err := e.Ports.LaunchTemplates.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
+			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, SourceVersion: lt.Version,
+			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.ID)}}); err != nil {
+			return "", fmt.Errorf("node group %s: %v", group, apiError(err))
+		}
+		// The refresh rolls the new version out; "after success the
+		// group settings are updated to the desired configuration"
+		// (semantics.md §C).
+		start.DesiredConfiguration = &asgtypes.DesiredConfiguration{LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
+			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, Version: aws.String("$Latest")}}
+	}
+	started, err := e.Ports.AutoScaling.StartInstanceRefresh(ctx, start)
+	if err != nil {
+		return "", fmt.Errorf("node group %s: %v", group, apiError(err))
+	}
+	return aws.ToString(started.InstanceRefreshId), nil
 }
 
 // refreshEnded reports whether an instance refresh is no longer active:

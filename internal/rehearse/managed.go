@@ -3,12 +3,7 @@ package rehearse
 import (
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
-
-	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
-	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
@@ -20,25 +15,6 @@ import (
 // version with the hop's AMI, workshop §6.1) or blue/green (a new group at
 // the new version, then the old one deleted, which drains it; §6.2); the
 // rehearsal reports what the twin did.
-
-// green is a blue/green group's green node group as the executor
-// creates it: the strategy's overrides of the blue group's configuration.
-func (r *run) green(o *scenario.GreenGroup) *executor.Green {
-	gr := &executor.Green{Name: o.Name, InstanceTypes: o.InstanceTypes, Labels: o.Labels}
-	for _, z := range o.Zones {
-		gr.Subnets = append(gr.Subnets, twinaws.SubnetID(r.sc.Spec.Cluster.Name, z))
-	}
-	if o.Desired != nil {
-		gr.Desired = aws.Int32(int32(*o.Desired))
-	}
-	if o.Taints != nil {
-		gr.Taints = []ekstypes.Taint{}
-		for _, t := range o.Taints {
-			gr.Taints = append(gr.Taints, ekstypes.Taint{Key: aws.String(t.Key), Value: aws.String(t.Value), Effect: twinaws.EKSTaintEffect(t.Effect)})
-		}
-	}
-	return gr
-}
 
 // blueGreenEnded records a blue/green hop for the report: the green group
 // is the scenario group's from the moment EKS accepted it, whatever

@@ -18,7 +18,7 @@ import (
 // plane, the add-ons, then every node group by its strategy, each step
 // waiting until it is done, every node of a group at the hop's version,
 // before the next starts — on the twin's ports, with the scenario's
-// per-group settings (executorGroups). The run is its observer: it records
+// per-group settings (executor.ScenarioGroups). The run is its observer: it records
 // the hops and phases, and what the report tells of a node group's step
 // that the twin does not keep (nodeGroupEnded).
 
@@ -57,36 +57,13 @@ func (r *run) executor() *executor.Executor {
 		Cluster:  r.sc.Spec.Cluster.Name,
 		Ports:    executor.Ports{Kube: r.kubePort(), EKS: r.eksAPI, AutoScaling: r.asgAPI, LaunchTemplates: r.eksAPI.LaunchTemplates(r.asgAPI)},
 		AMIs:     amis{r},
-		Groups:   r.executorGroups(),
+		Groups:   executor.ScenarioGroups(r.sc, func(zone string) string { return twinaws.SubnetID(r.sc.Spec.Cluster.Name, zone) }),
 		Observer: r,
 		Deadline: r.limit,
 
 		// spec.upgrade.precondition, as the twin's control plane holds it.
 		Precondition: r.cp.Precondition,
 	}
-}
-
-// executorGroups are the scenario's node groups as the executor's
-// strategies take them (spec.nodeGroups[].upgrade).
-func (r *run) executorGroups() map[string]executor.Group {
-	out := make(map[string]executor.Group, len(r.sc.Spec.NodeGroups))
-	for _, g := range r.sc.Spec.NodeGroups {
-		var eg executor.Group
-		if u := g.Upgrade; u != nil {
-			eg.Force, eg.AMI = u.Force, u.AMI
-			if u.Green != nil {
-				eg.Green = r.green(u.Green)
-			}
-			if u.Refresh != nil {
-				eg.Refresh = refreshPreferences(u.Refresh.ASG())
-			}
-		}
-		if g.Karpenter != nil {
-			eg.NodePool = g.Karpenter.NodePool
-		}
-		out[g.Name] = eg
-	}
-	return out
 }
 
 // inventory is what the planner needs from the scenario and the twins.

@@ -3,10 +3,6 @@ package rehearse
 import (
 	"fmt"
 	"strings"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
@@ -32,39 +28,6 @@ func (r *run) refreshEnded(group string, before asg.GroupStatus) {
 		}
 		r.phaseNote(fmt.Sprintf("%d Ready pod(s) killed without eviction: %s", after.PodsKilled-before.PodsKilled, hook))
 	}
-}
-
-// refreshPreferences are a scenario's refresh preferences as
-// StartInstanceRefresh takes them.
-func refreshPreferences(p asg.Preferences) *asgtypes.RefreshPreferences {
-	out := &asgtypes.RefreshPreferences{
-		MinHealthyPercentage: int32Of(p.MinHealthyPercentage),
-		MaxHealthyPercentage: int32Of(p.MaxHealthyPercentage),
-		InstanceWarmup:       secondsOf(p.InstanceWarmup),
-		CheckpointDelay:      secondsOf(p.CheckpointDelay),
-		SkipMatching:         aws.Bool(p.SkipMatching),
-	}
-	for _, c := range p.CheckpointPercentages {
-		out.CheckpointPercentages = append(out.CheckpointPercentages, int32(c))
-	}
-	if p.BakeTime > 0 {
-		out.BakeTime = secondsOf(&p.BakeTime)
-	}
-	return out
-}
-
-func int32Of(p *int) *int32 {
-	if p == nil {
-		return nil
-	}
-	return aws.Int32(int32(*p))
-}
-
-func secondsOf(d *time.Duration) *int32 {
-	if d == nil {
-		return nil
-	}
-	return aws.Int32(int32(*d / time.Second))
 }
 
 // selfManagedReport fills a group's counters.

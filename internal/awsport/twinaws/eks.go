@@ -344,7 +344,7 @@ func (e *EKS) describeNodegroup(st mng.Status) *ekstypes.Nodegroup {
 	ng.Subnets = e.subnetIDs(st.Zones)
 	ng.Labels = st.Labels
 	for _, t := range st.Taints {
-		ng.Taints = append(ng.Taints, ekstypes.Taint{Key: ptr(t.Key), Value: ptr(t.Value), Effect: EKSTaintEffect(t.Effect)})
+		ng.Taints = append(ng.Taints, ekstypes.Taint{Key: ptr(t.Key), Value: ptr(t.Value), Effect: awsport.EKSTaintEffect(t.Effect)})
 	}
 	ng.UpdateConfig = &ekstypes.NodegroupUpdateConfig{UpdateStrategy: ekstypes.NodegroupUpdateStrategies(st.UpdateStrategy)}
 	if n := st.UpdateConfig.MaxUnavailable; n != nil {
@@ -452,44 +452,13 @@ func (e *EKS) CreateNodegroup(_ context.Context, in *eks.CreateNodegroupInput, _
 		}
 	}
 	for _, t := range in.Taints {
-		spec.Taints = append(spec.Taints, corev1.Taint{Key: aws.ToString(t.Key), Value: aws.ToString(t.Value), Effect: taintEffect(t.Effect)})
+		spec.Taints = append(spec.Taints, corev1.Taint{Key: aws.ToString(t.Key), Value: aws.ToString(t.Value), Effect: awsport.KubeTaintEffect(t.Effect)})
 	}
 	if err := e.opts.Nodegroups.Create(spec, nil); err != nil {
 		return nil, eksError(e.opts.Cluster, name, err)
 	}
 	st, _ := e.opts.Nodegroups.Status(name)
 	return &eks.CreateNodegroupOutput{Nodegroup: e.describeNodegroup(st)}, nil
-}
-
-// taintEffects pair EKS's taint effects with Kubernetes'.
-var taintEffects = []struct {
-	eks  ekstypes.TaintEffect
-	kube corev1.TaintEffect
-}{
-	{ekstypes.TaintEffectNoSchedule, corev1.TaintEffectNoSchedule},
-	{ekstypes.TaintEffectNoExecute, corev1.TaintEffectNoExecute},
-	{ekstypes.TaintEffectPreferNoSchedule, corev1.TaintEffectPreferNoSchedule},
-}
-
-// taintEffect is an EKS taint effect (NO_SCHEDULE) as Kubernetes spells it.
-func taintEffect(e ekstypes.TaintEffect) corev1.TaintEffect {
-	for _, p := range taintEffects {
-		if p.eks == e {
-			return p.kube
-		}
-	}
-	return corev1.TaintEffectNoSchedule
-}
-
-// EKSTaintEffect is a Kubernetes taint effect as EKS spells it
-// (NoSchedule is NO_SCHEDULE).
-func EKSTaintEffect(e corev1.TaintEffect) ekstypes.TaintEffect {
-	for _, p := range taintEffects {
-		if p.kube == e {
-			return p.eks
-		}
-	}
-	return ekstypes.TaintEffectNoSchedule
 }
 
 // DeleteNodegroup implements awsport.EKS: the group is DELETING while its

@@ -1,0 +1,334 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ladder-eks/ladder/internal/awsport/sdkaws"
+	"github.com/ladder-eks/ladder/internal/capture"
+	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/executor"
+	"github.com/ladder-eks/ladder/internal/journal"
+	"github.com/ladder-eks/ladder/internal/kubeport/live"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/plan"
+	"github.com/ladder-eks/ladder/internal/rules/controlplane"
+	"github.com/ladder-eks/ladder/internal/scenario"
+)
+
+func newUpgradeCommand() *cobra.Command {
+	var f upgradeFlags
+	cmd := &cobra.Command{
+		Use:   "upgrade [--to V] [--approve] [--journal FILE] [--kubeconfig K] [--context C] [--cluster NAME] [--region R]",
+		Short: "Upgrade a live EKS cluster one minor at a time (a dry run unless --approve)",
+		Long: `Upgrade carries out the playbook on a live EKS cluster: hop by hop (one minor
+each), the pre-checks, the control plane (UpdateClusterVersion), each add-on
+(UpdateAddon), then each node group by its mechanism — managed in place
+(UpdateNodegroupVersion) or blue/green (CreateNodegroup, then DeleteNodegroup),
+Karpenter drift (the EC2NodeClass's AMI), self-managed instance refresh
+(a launch template version, StartInstanceRefresh), Fargate (rollout restart) —
+waiting on each AWS update and for the nodes and pods to settle before the next
+step. It is the executor "ladder rehearse" runs on the twin, on the real APIs.
+
+Without --approve nothing is changed: the cluster is read as "ladder capture"
+reads it, its upgrade rehearsed, and the runbook printed ("ladder plan").
+
+With --approve every step is written to a journal before and after it acts —
+the ConfigMap kube-system/ladder-upgrade, guarded by the Lease of that name so
+that two upgrades of one cluster never run at once (or --journal FILE). A run
+that stops — a refused update, a drain that blocks, Ctrl-C, kill -9 — is
+resumed by running the same command again: steps done are skipped, an AWS
+update in flight is waited on by its id, and no disruption is made twice.
+"ladder upgrade status" shows the journal.
+
+Credentials and region come only from the AWS SDK's default chain (never
+printed); the cluster is the kubeconfig's context (docs/upgrade.md: the IAM
+actions and the Kubernetes RBAC it needs).`,
+		Example: `  # What would happen: the runbook, nothing changed
+  ladder upgrade --to 1.31
+
+  # Do it; run the same command again to resume after a stop
+  ladder upgrade --to 1.31 --approve
+
+  # Where a run stopped
+  ladder upgrade status`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runUpgrade(cmd, f) },
+	}
+	fl := cmd.Flags()
+	f.register(cmd)
+	fl.StringVar(&f.to, "to", "", "target Kubernetes minor (default: the next one)")
+	fl.BoolVar(&f.approve, "approve", false, "carry the upgrade out (default: a dry run that prints the runbook)")
+	fl.DurationVar(&f.timeout, "timeout", 12*time.Hour, "give up waiting after this long (the journal keeps the place)")
+	cmd.AddCommand(newUpgradeStatusCommand())
+	return cmd
+}
+
+// upgradeFlags are the flags of upgrade and its status.
+type upgradeFlags struct {
+	kubeconfig, kubeContext, cluster, region, journal, to string
+	approve                                               bool
+	timeout                                               time.Duration
+}
+
+func (f *upgradeFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context (default: the current one)")
+	fl.StringVar(&f.cluster, "cluster", "", "EKS cluster name (default: from the kubeconfig context's cluster entry)")
+	fl.StringVar(&f.region, "region", "", "AWS region (default: the AWS SDK's: AWS_REGION or the profile's)")
+	fl.StringVar(&f.journal, "journal", "", "keep the journal in this local file instead of the ConfigMap kube-system/ladder-upgrade")
+}
+
+// liveCluster is a kubeconfig context's cluster and its EKS account.
+type liveCluster struct {
+	name string
+	cs   kubernetes.Interface
+	dyn  dynamic.Interface
+	aws  capture.Source
+}
+
+func openLive(ctx context.Context, kubeconfig, kubeContext, cluster, region string) (*liveCluster, error) {
+	cfg, fromKubeconfig, err := liveConfig(kubeconfig, kubeContext)
+	if err != nil {
+		return nil, err
+	}
+	if cluster == "" {
+		cluster = fromKubeconfig
+	}
+	if cluster == "" {
+		return nil, fmt.Errorf("no EKS cluster name: pass --cluster NAME")
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ports, _, err := sdkaws.New(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	return &liveCluster{name: cluster, cs: cs, dyn: dyn, aws: capture.Source{Kube: cs, Dynamic: dyn, AWS: ports, Cluster: cluster}}, nil
+}
+
+func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	lc, err := openLive(ctx, f.kubeconfig, f.kubeContext, f.cluster, f.region)
+	if err != nil {
+		return err
+	}
+	sc, err := captureScenario(ctx, lc)
+	if err != nil {
+		return err
+	}
+	cur, err := kubeversion.Parse(sc.Spec.Cluster.Version)
+	if err != nil {
+		return fmt.Errorf("DescribeCluster: version %q: %w", sc.Spec.Cluster.Version, err)
+	}
+	to := cur.Next()
+	if f.to != "" {
+		if to, err = kubeversion.Parse(f.to); err != nil {
+			return fmt.Errorf("--to: %w", err)
+		}
+	}
+	out := cmd.OutOrStdout()
+	if !f.approve {
+		if err := writeRunbook(out, sc, "live cluster "+lc.name, to.String(), time.Now().UTC(), "markdown"); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nDry run: nothing was changed. To carry it out: ladder upgrade --to %s --approve\n", to)
+		return nil
+	}
+	j, closeJournal, err := openJournal(ctx, lc, f.journal, to.String())
+	if err != nil {
+		return err
+	}
+	defer closeJournal()
+	p, err := plan.Make(planInventory(sc), to, upgradeOrder(sc))
+	if err != nil {
+		return err
+	}
+	// The executor's waits poll; the port's drain prints what kubectl
+	// drain prints.
+	port := live.New(lc.cs, live.Options{Dynamic: lc.dyn, PollInterval: 5 * time.Second, Out: out, ErrOut: cmd.ErrOrStderr()})
+	ex := &executor.Executor{
+		Cluster: lc.name,
+		Ports: executor.Ports{Kube: port, EKS: lc.aws.AWS.EKS, AutoScaling: lc.aws.AWS.AutoScaling,
+			LaunchTemplates: lc.aws.AWS.LaunchTemplates},
+		Observer:     &progress{out: out},
+		Groups:       executor.ScenarioGroups(sc, nil),
+		AMIs:         scenarioAMIs{sc},
+		Precondition: controlplane.Strict,
+		Deadline:     time.Now().Add(f.timeout),
+		Journal:      j,
+	}
+	if err := ex.Run(ctx, p); err != nil {
+		return withExit(2, fmt.Errorf("upgrade paused: %v (fix it, then run ladder upgrade --to %s --approve again: the journal resumes where it stopped)", err, to))
+	}
+	fmt.Fprintf(out, "%s  upgrade of %s to %s done\n", stamp(), lc.name, to)
+	return nil
+}
+
+// captureScenario reads the live cluster into a scenario, through a
+// temporary directory as `ladder capture` writes one.
+func captureScenario(ctx context.Context, lc *liveCluster) (*scenario.Scenario, error) {
+	ctx, cancel := context.WithTimeout(ctx, captureTimeout)
+	defer cancel()
+	src := lc.aws
+	src.Now = time.Now()
+	c, err := capture.Read(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "ladder-upgrade-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := c.Write(dir); err != nil {
+		return nil, err
+	}
+	return scenario.LoadFile(dir + "/" + capture.ScenarioFile)
+}
+
+// openJournal opens the local journal file, or the ConfigMap journal under
+// its Lease.
+func openJournal(ctx context.Context, lc *liveCluster, file, to string) (executor.Journal, func(), error) {
+	if file != "" {
+		j, err := journal.OpenFile(file, lc.name, to)
+		if err != nil {
+			return nil, nil, err
+		}
+		return j, func() { j.Close() }, nil
+	}
+	j, err := journal.OpenCluster(ctx, lc.cs, lc.name, to, journal.ClusterOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return j, func() { j.Close() }, nil
+}
+
+// planInventory is what the planner needs from a scenario: its control
+// plane's version, its add-ons and its node groups.
+func planInventory(sc *scenario.Scenario) plan.Inventory {
+	inv := plan.Inventory{ControlPlane: kubeversion.MustParse(sc.Spec.Cluster.Version)}
+	for _, a := range sc.Spec.Addons {
+		inv.Addons = append(inv.Addons, plan.Addon{Name: a.Name, Version: a.Version, Pins: a.Versions})
+	}
+	for _, g := range sc.Spec.NodeGroups {
+		inv.Groups = append(inv.Groups, plan.Group{Name: g.Name, Type: g.Type, Strategy: g.StrategyOf()})
+	}
+	return inv
+}
+
+func upgradeOrder(sc *scenario.Scenario) []string {
+	if u := sc.Spec.Upgrade; u != nil {
+		return u.Order
+	}
+	return nil
+}
+
+// scenarioAMIs identifies AMIs from the scenario's own and the catalog.
+type scenarioAMIs struct{ sc *scenario.Scenario }
+
+func (a scenarioAMIs) LookupAMI(id string) (catalog.AMI, bool) {
+	for _, x := range a.sc.ExtraAMIs() {
+		if x.ID == id {
+			return x, true
+		}
+	}
+	return catalog.LookupAMI(id)
+}
+
+// progress prints the executor's steps and timeline as timestamped lines,
+// the way a CI log reads them.
+type progress struct{ out io.Writer }
+
+func stamp() string { return time.Now().UTC().Format("15:04:05") }
+
+func (p *progress) HopStarted(h plan.Hop) {
+	fmt.Fprintf(p.out, "%s  hop %s → %s\n", stamp(), h.From, h.To)
+}
+
+func (p *progress) StepStarted(h plan.Hop, st plan.Step) {
+	fmt.Fprintf(p.out, "%s  %-14s %s started\n", stamp(), st.Kind, executor.StepKey(h, st))
+}
+
+func (p *progress) StepEnded(st plan.Step, err error) {
+	switch {
+	case err == nil:
+		fmt.Fprintf(p.out, "%s  %-14s %s done\n", stamp(), st.Kind, st.Name)
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(p.out, "%s  %-14s %s stopped\n", stamp(), st.Kind, st.Name)
+	default:
+		fmt.Fprintf(p.out, "%s  %-14s %s paused: %v\n", stamp(), st.Kind, st.Name, err)
+	}
+}
+
+func (p *progress) AddonVersion(name, version, note string) {}
+
+func (p *progress) Event(eventType, reason, message string) {
+	fmt.Fprintf(p.out, "%s  %-14s %s\n", stamp(), reason, message)
+}
+
+func newUpgradeStatusCommand() *cobra.Command {
+	var f upgradeFlags
+	cmd := &cobra.Command{
+		Use:   "status [--journal FILE] [--kubeconfig K] [--context C]",
+		Short: "Show the upgrade's journal: each step and operation, its state and when",
+		Long: `Status reads the journal of "ladder upgrade" — the ConfigMap
+kube-system/ladder-upgrade of the kubeconfig's cluster, or --journal FILE — and
+lists every step and AWS operation recorded: started, calling, called (with the
+update or refresh id a resumed run waits on), done or failed (with why), and
+when. It changes nothing and takes no lock.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var rec *journal.Record
+			var where string
+			var err error
+			if f.journal != "" {
+				where = f.journal
+				rec, err = journal.ReadFile(f.journal)
+			} else {
+				cfg, _, cerr := liveConfig(f.kubeconfig, f.kubeContext)
+				if cerr != nil {
+					return cerr
+				}
+				cs, cerr := kubernetes.NewForConfig(cfg)
+				if cerr != nil {
+					return cerr
+				}
+				where = "configmap " + journal.Namespace + "/" + journal.Name
+				rec, err = journal.ReadCluster(cmd.Context(), cs)
+			}
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if rec == nil {
+				fmt.Fprintf(out, "No upgrade journal (%s): no ladder upgrade --approve has run here.\n", where)
+				return nil
+			}
+			return rec.WriteText(out, where)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.journal, "journal", "", "the local journal file (default: the ConfigMap kube-system/ladder-upgrade)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context (default: the current one)")
+	return cmd
+}

@@ -1,0 +1,145 @@
+package executor
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/plan"
+	"github.com/ladder-eks/ladder/internal/twin/mng"
+)
+
+// memJournal is a journal in memory; kill, when set, is called after each
+// Put with the key and entry (the test's kill -9).
+type memJournal struct {
+	mu      sync.Mutex
+	entries map[string]Entry
+	kill    func(key string, e Entry)
+}
+
+func (j *memJournal) Get(key string) (Entry, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e, ok := j.entries[key]
+	return e, ok
+}
+
+func (j *memJournal) Put(key string, e Entry) error {
+	j.mu.Lock()
+	if j.entries == nil {
+		j.entries = map[string]Entry{}
+	}
+	j.entries[key] = e
+	j.mu.Unlock()
+	if j.kill != nil {
+		j.kill(key, e)
+	}
+	return nil
+}
+
+// countingEKS counts the calls that change node groups.
+type countingEKS struct {
+	EKS
+	LaunchTemplateAPI
+	calls map[string]int
+}
+
+func (c *countingEKS) UpdateNodegroupVersion(ctx context.Context, in *eks.UpdateNodegroupVersionInput, o ...func(*eks.Options)) (*eks.UpdateNodegroupVersionOutput, error) {
+	c.calls["UpdateNodegroupVersion"]++
+	return c.EKS.UpdateNodegroupVersion(ctx, in, o...)
+}
+
+func (c *countingEKS) CreateNodegroup(ctx context.Context, in *eks.CreateNodegroupInput, o ...func(*eks.Options)) (*eks.CreateNodegroupOutput, error) {
+	c.calls["CreateNodegroup"]++
+	return c.EKS.CreateNodegroup(ctx, in, o...)
+}
+
+func (c *countingEKS) DeleteNodegroup(ctx context.Context, in *eks.DeleteNodegroupInput, o ...func(*eks.Options)) (*eks.DeleteNodegroupOutput, error) {
+	c.calls["DeleteNodegroup"]++
+	return c.EKS.DeleteNodegroup(ctx, in, o...)
+}
+
+func (c *countingEKS) CreateLaunchTemplateVersion(ctx context.Context, in *ec2.CreateLaunchTemplateVersionInput, o ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateVersionOutput, error) {
+	c.calls["CreateLaunchTemplateVersion"]++
+	return c.LaunchTemplateAPI.CreateLaunchTemplateVersion(ctx, in, o...)
+}
+
+// TestJournalResume: a run killed at each operation of a hop — after EKS
+// accepted the custom-AMI group's update, after the green group was
+// created, after blue's deletion began — and started again with the same
+// journal finishes the hop with every operation made exactly once: the
+// update is waited on by its id, the launch template version is not made
+// again, green is not created twice nor blue deleted twice; a third run
+// finds every step done and changes nothing.
+func TestJournalResume(t *testing.T) {
+	for _, killAt := range []string{"custom/UpdateNodegroupVersion", "blue/CreateNodegroup", "blue/DeleteNodegroup"} {
+		t.Run(strings.ReplaceAll(killAt, "/", "-"), func(t *testing.T) {
+			tw := newManagedTwin(t)
+			api := &countingEKS{EKS: tw.ex.Ports.EKS, LaunchTemplateAPI: tw.ex.Ports.LaunchTemplates, calls: map[string]int{}}
+			tw.ex.Ports.EKS, tw.ex.Ports.LaunchTemplates = api, api
+			tw.ex.Groups = map[string]Group{"blue": {Green: &Green{Name: "green"}}}
+			v130 := kubeversion.MustParse("1.30")
+			p := plan.Plan{Hops: []plan.Hop{{From: v130, To: v131, Steps: []plan.Step{
+				{Kind: plan.NodeGroup, Name: "custom", From: "1.30", To: "1.31", Strategy: "in-place"},
+				{Kind: plan.NodeGroup, Name: "blue", From: "1.30", To: "1.31", Strategy: "blue-green"},
+			}}}}
+			j := &memJournal{}
+			tw.ex.Journal = j
+			ctx, kill := context.WithCancel(context.Background())
+			j.kill = func(key string, e Entry) {
+				if strings.HasSuffix(key, killAt) && e.State == Called {
+					kill()
+				}
+			}
+			if err := tw.ex.Run(ctx, p); err == nil {
+				t.Fatal("the killed run finished")
+			}
+			j.kill = nil
+			if err := tw.ex.Run(context.Background(), p); err != nil {
+				t.Fatalf("the resumed run: %v", err)
+			}
+			want := map[string]int{"UpdateNodegroupVersion": 1, "CreateLaunchTemplateVersion": 1, "CreateNodegroup": 1, "DeleteNodegroup": 1}
+			if !maps.Equal(api.calls, want) {
+				t.Errorf("calls %v, want %v", api.calls, want)
+			}
+			for _, g := range []string{"custom", "green"} {
+				if st, _ := tw.groups.Status(g); st.Status != mng.StatusActive || len(tw.nodes(g)) == 0 {
+					t.Errorf("group %s: %s with %d nodes", g, st.Status, len(tw.nodes(g)))
+				}
+				for _, n := range tw.nodes(g) {
+					if !strings.HasPrefix(n.Status.NodeInfo.KubeletVersion, "v1.31.") {
+						t.Errorf("node %s of %s at %s", n.Name, g, n.Status.NodeInfo.KubeletVersion)
+					}
+				}
+			}
+			if st, _ := tw.groups.Status("blue"); st.Status != mng.StatusDeleted {
+				t.Errorf("blue is %s", st.Status)
+			}
+			before := len(tw.rec.lines)
+			if err := tw.ex.Run(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(api.calls, want) {
+				t.Errorf("a run after the hop was done called %v", api.calls)
+			}
+			var skipped []string
+			for _, l := range tw.rec.lines[before:] {
+				if strings.Contains(l, "StepSkipped") {
+					skipped = append(skipped, l[strings.Index(l, ": ")+2:])
+				}
+			}
+			if !slices.Equal(skipped, []string{"1.31/node-group/custom: done in an earlier run (journal)", "1.31/node-group/blue: done in an earlier run (journal)"}) {
+				t.Errorf("the third run: %q", tw.rec.lines[before:])
+			}
+		})
+	}
+	_ = aws.String
+}

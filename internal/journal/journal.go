@@ -1,0 +1,143 @@
+// Package journal keeps the record `ladder upgrade` writes before and after
+// each act (executor.Journal), where a killed run finds it again: in the
+// cluster — a ConfigMap, guarded by a coordination.k8s.io Lease so that two
+// upgrades of one cluster never run at once — or in a local file, guarded
+// by an advisory lock.
+//
+// Every Put is durable when it returns: the ConfigMap is updated with the
+// API server's optimistic concurrency (resourceVersion), the file is
+// written to a temporary name, synced and renamed over the old one.
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ladder-eks/ladder/internal/executor"
+)
+
+// Record is a journal's content: the cluster it belongs to and its
+// entries by key (executor.StepKey, and the operations inside a step).
+type Record struct {
+	Cluster string                    `json:"cluster"`
+	To      string                    `json:"to"`
+	Entries map[string]executor.Entry `json:"entries"`
+}
+
+// Keys are the record's keys, sorted.
+func (r *Record) Keys() []string { return slices.Sorted(maps.Keys(r.Entries)) }
+
+// store is what a journal keeps its record in.
+type store interface {
+	load() (*Record, error)
+	save(*Record) error
+}
+
+// journal is an executor.Journal over a store: the record in memory, saved
+// whole on every Put.
+type journal struct {
+	mu  sync.Mutex
+	rec *Record
+	st  store
+}
+
+func open(st store, cluster, to string) (*journal, error) {
+	rec, err := st.load()
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		rec = &Record{Cluster: cluster, To: to, Entries: map[string]executor.Entry{}}
+	}
+	if rec.Cluster != cluster {
+		return nil, fmt.Errorf("the journal is cluster %s's, not %s's: use another journal", rec.Cluster, cluster)
+	}
+	if rec.To != to {
+		return nil, fmt.Errorf("the journal holds an upgrade to %s, not %s: finish it (--to %s) or start a new journal", rec.To, to, rec.To)
+	}
+	if rec.Entries == nil {
+		rec.Entries = map[string]executor.Entry{}
+	}
+	return &journal{rec: rec, st: st}, nil
+}
+
+// Get implements executor.Journal.
+func (j *journal) Get(key string) (executor.Entry, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e, ok := j.rec.Entries[key]
+	return e, ok
+}
+
+// Put implements executor.Journal.
+func (j *journal) Put(key string, e executor.Entry) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	prev, had := j.rec.Entries[key]
+	j.rec.Entries[key] = e
+	if err := j.st.save(j.rec); err != nil {
+		if had {
+			j.rec.Entries[key] = prev
+		} else {
+			delete(j.rec.Entries, key)
+		}
+		return err
+	}
+	return nil
+}
+
+// Record is a copy of the journal's content.
+func (j *journal) Record() *Record {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return &Record{Cluster: j.rec.Cluster, To: j.rec.To, Entries: maps.Clone(j.rec.Entries)}
+}
+
+func decode(data []byte, where string) (*Record, error) {
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a Ladder journal: %v (move it away to start a new upgrade)", where, err)
+	}
+	return &r, nil
+}
+
+// ReadFile reads a local journal without locking it (nil when there is
+// none).
+func ReadFile(path string) (*Record, error) { return fileStore{path}.load() }
+
+// ReadCluster reads the in-cluster journal without the Lease (nil when
+// there is none).
+func ReadCluster(ctx context.Context, cs kubernetes.Interface) (*Record, error) {
+	return configMapStore{cs: cs}.load()
+}
+
+// WriteText lists the record's entries as kubectl lists objects.
+func (r *Record) WriteText(w io.Writer, where string) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	fmt.Fprintf(tw, "Upgrade of %s to %s (journal: %s)\n", r.Cluster, r.To, where)
+	fmt.Fprintln(tw, "KEY\tSTATE\tAT\tID / MESSAGE")
+	keys := r.Keys()
+	// In the order they were recorded: a step before its operations.
+	slices.SortStableFunc(keys, func(a, b string) int { return r.Entries[a].At.Compare(r.Entries[b].At) })
+	for _, k := range keys {
+		e := r.Entries[k]
+		detail := e.ID
+		if e.Message != "" {
+			detail = e.Message
+		}
+		if detail == "" {
+			detail = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k, e.State, e.At.UTC().Format(time.RFC3339), detail)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,14 @@
+//go:build !unix
+
+package journal
+
+import (
+	"errors"
+	"os"
+)
+
+// tryLock: a local journal's lock needs flock (Linux, macOS); elsewhere the
+// in-cluster journal guards the upgrade.
+func tryLock(*os.File) error {
+	return errors.New("a local journal needs Linux or macOS: leave out --journal to keep the journal in the cluster")
+}
