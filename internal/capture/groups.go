@@ -481,7 +481,7 @@ func (g *groups) amis() []scenario.AMI {
 				a.Name = aws.ToString(out.Images[0].Name)
 			}
 		}
-		a.Family = familyOf(a.Name)
+		a.Family = catalog.FamilyOfName(a.Name)
 		out = append(out, a)
 	}
 	return out
@@ -504,24 +504,6 @@ func allNames(what string, page func(token *string) ([]string, *string, error)) 
 	}
 	slices.Sort(names)
 	return names, nil
-}
-
-// amiFamilies are the families EKS-optimized AMI names spell, checked in
-// order ("amazon-eks-node-al2023-…" before AL2's "amazon-eks-node-…").
-var amiFamilies = []struct{ in, family string }{
-	{"al2023", catalog.FamilyAL2023},
-	{"bottlerocket", catalog.FamilyBottlerocket},
-	{"amazon-eks", catalog.FamilyAL2},
-}
-
-// familyOf reads the AMI family from an EKS-optimized AMI's name.
-func familyOf(name string) string {
-	for _, f := range amiFamilies {
-		if strings.Contains(name, f.in) {
-			return f.family
-		}
-	}
-	return ""
 }
 
 // readAddons reads the EKS add-ons and their versions.

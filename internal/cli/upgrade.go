@@ -168,7 +168,7 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 	ex := &executor.Executor{
 		Cluster: lc.name,
 		Ports: executor.Ports{Kube: port, EKS: lc.aws.AWS.EKS, AutoScaling: lc.aws.AWS.AutoScaling,
-			LaunchTemplates: lc.aws.AWS.LaunchTemplates},
+			LaunchTemplates: lc.aws.AWS.LaunchTemplates, Parameters: lc.aws.AWS.Parameters, Images: lc.aws.AWS.Images},
 		Observer:     &progress{out: out},
 		Groups:       executor.ScenarioGroups(sc, nil),
 		AMIs:         scenarioAMIs{sc},

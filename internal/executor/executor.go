@@ -38,6 +38,11 @@ type Ports struct {
 	// LaunchTemplates are EC2's launch templates: a custom-AMI managed
 	// node group's new AMI goes into a new version of its template.
 	LaunchTemplates LaunchTemplateAPI
+	// Parameters and Images find that AMI (ami.go): SSM's recommended
+	// EKS-optimized AMI for the hop, and what an image is. Without them
+	// the embedded catalog answers.
+	Parameters ParameterAPI
+	Images     ImageAPI
 }
 
 // EKS is the part of the EKS API (awsport.EKS) the executor calls so far.

@@ -10,7 +10,6 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 
-	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 )
 
@@ -49,17 +48,17 @@ func (e *Executor) nodegroupImage(ctx context.Context, ng *ekstypes.Nodegroup) (
 // custom-Y's ami_id by hand (§6.1) — and returns the launch template
 // UpdateNodegroupVersion or CreateNodegroup names.
 func (e *Executor) customAMIVersion(ctx context.Context, group string, lt *ekstypes.LaunchTemplateSpecification, image string, to kubeversion.Minor) (*ekstypes.LaunchTemplateSpecification, error) {
-	cur, ok := e.AMIs.LookupAMI(image)
-	if !ok {
-		return nil, fmt.Errorf("node group %s: launch template image %s is not in the catalog", group, image)
-	}
-	next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, e.Ports.Kube.Now())
+	cur, err := e.identify(ctx, image)
 	if err != nil {
-		return nil, fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", group, cur.Family, to, err)
+		return nil, fmt.Errorf("node group %s: launch template %v", group, err)
+	}
+	next, err := e.hopAMI(ctx, cur, to)
+	if err != nil {
+		return nil, fmt.Errorf("node group %s: %v", group, err)
 	}
 	out, err := e.Ports.LaunchTemplates.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
 		LaunchTemplateId: lt.Id, LaunchTemplateName: lt.Name, SourceVersion: lt.Version,
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.ID)}})
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.id)}})
 	if err != nil {
 		return nil, fmt.Errorf("node group %s: %v", group, cliError("CreateLaunchTemplateVersion", err))
 	}
@@ -68,6 +67,6 @@ func (e *Executor) customAMIVersion(ctx context.Context, group string, lt *eksty
 	if template == "" {
 		template = aws.ToString(lt.Id)
 	}
-	e.Observer.Event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s (custom AMI): launch template %s version %s with image %s (%s)", group, template, version, next.ID, next.Name))
+	e.Observer.Event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s (custom AMI): launch template %s version %s with image %s (%s)", group, template, version, next.id, next.name))
 	return &ekstypes.LaunchTemplateSpecification{Id: lt.Id, Name: lt.Name, Version: aws.String(version)}, nil
 }

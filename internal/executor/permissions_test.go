@@ -40,11 +40,17 @@ func TestIAMPolicyCoversThePorts(t *testing.T) {
 			}
 		}
 	}
-	for prefix, port := range map[string]reflect.Type{
-		"eks":         reflect.TypeOf((*EKS)(nil)).Elem(),
-		"autoscaling": reflect.TypeOf((*AutoScalingAPI)(nil)).Elem(),
-		"ec2":         reflect.TypeOf((*LaunchTemplateAPI)(nil)).Elem(),
+	for _, c := range []struct {
+		prefix string
+		port   reflect.Type
+	}{
+		{"eks", reflect.TypeOf((*EKS)(nil)).Elem()},
+		{"autoscaling", reflect.TypeOf((*AutoScalingAPI)(nil)).Elem()},
+		{"ec2", reflect.TypeOf((*LaunchTemplateAPI)(nil)).Elem()},
+		{"ec2", reflect.TypeOf((*ImageAPI)(nil)).Elem()},
+		{"ssm", reflect.TypeOf((*ParameterAPI)(nil)).Elem()},
 	} {
+		prefix, port := c.prefix, c.port
 		for i := range port.NumMethod() {
 			if action := prefix + ":" + port.Method(i).Name; !slices.Contains(allowed, action) {
 				t.Errorf("the policy does not allow %s", action)

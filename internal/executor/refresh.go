@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
-	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 )
@@ -82,20 +81,20 @@ func (e *Executor) startRefresh(ctx context.Context, group string, prefs *asgtyp
 	if v := versions.LaunchTemplateVersions; len(v) > 0 && v[0].LaunchTemplateData != nil {
 		image = aws.ToString(v[0].LaunchTemplateData.ImageId)
 	}
-	cur, ok := e.AMIs.LookupAMI(image)
-	if !ok {
-		return "", fmt.Errorf("node group %s: launch template image %s is not in the catalog", group, image)
-	}
-	next, err := catalog.ResolveAlias(cur.Family+"@latest", to.String(), cur.Arch, e.Ports.Kube.Now())
+	cur, err := e.identify(ctx, image)
 	if err != nil {
-		return "", fmt.Errorf("node group %s: no %s AMI for Kubernetes %s: %v", group, cur.Family, to, err)
+		return "", fmt.Errorf("node group %s: launch template %v", group, err)
+	}
+	next, err := e.hopAMI(ctx, cur, to)
+	if err != nil {
+		return "", fmt.Errorf("node group %s: %v", group, err)
 	}
 	start := &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String(group), Preferences: prefs}
-	if next.ID != cur.ID {
-		e.Observer.Event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s: launch template %s gets image %s (%s)", group, aws.ToString(lt.LaunchTemplateName), next.ID, next.Name))
+	if next.id != cur.id {
+		e.Observer.Event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s: launch template %s gets image %s (%s)", group, aws.ToString(lt.LaunchTemplateName), next.id, next.name))
 		if _, err := e.Ports.LaunchTemplates.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
 			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, SourceVersion: lt.Version,
-			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.ID)}}); err != nil {
+			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.id)}}); err != nil {
 			return "", fmt.Errorf("node group %s: %v", group, apiError(err))
 		}
 		// The refresh rolls the new version out; "after success the

@@ -53,9 +53,13 @@ func (r *run) executor() *executor.Executor {
 			Nodegroups: r.mng, Fargate: r.fargate, Addons: addons, ApplyAddon: r.applyAddon})
 		r.asgAPI = twinaws.NewAutoScaling(r.asg)
 	}
+	// SSM's recommended AMIs and EC2's images, on the twin's clock: the
+	// executor finds the hop's AMI as it does on a real account.
+	amiPorts := twinaws.NewAMIs(r.eng.Now, r.sc.ExtraAMIs()...)
 	return &executor.Executor{
-		Cluster:  r.sc.Spec.Cluster.Name,
-		Ports:    executor.Ports{Kube: r.kubePort(), EKS: r.eksAPI, AutoScaling: r.asgAPI, LaunchTemplates: r.eksAPI.LaunchTemplates(r.asgAPI)},
+		Cluster: r.sc.Spec.Cluster.Name,
+		Ports: executor.Ports{Kube: r.kubePort(), EKS: r.eksAPI, AutoScaling: r.asgAPI, LaunchTemplates: r.eksAPI.LaunchTemplates(r.asgAPI),
+			Parameters: amiPorts, Images: amiPorts},
 		AMIs:     amis{r},
 		Groups:   executor.ScenarioGroups(r.sc, func(zone string) string { return twinaws.SubnetID(r.sc.Spec.Cluster.Name, zone) }),
 		Observer: r,

@@ -140,16 +140,7 @@ func (c commands) amiParameter(image, instanceType, minor string) string {
 			arch = a
 		}
 	}
-	switch family {
-	case catalog.FamilyAL2:
-		if arch == catalog.ArchARM64 {
-			return fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2-arm64/recommended/image_id", minor)
-		}
-		return fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2/recommended/image_id", minor)
-	case catalog.FamilyBottlerocket:
-		return fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-%s/%s/latest/image_id", minor, arch)
-	}
-	return fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/standard/recommended/image_id", minor, arch)
+	return catalog.RecommendedParameter(family, arch, minor)
 }
 
 // nodeClass is the EC2NodeClass a Karpenter group's NodePool names.
