@@ -23,6 +23,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
 	"github.com/ladder-eks/ladder/internal/rules/controlplane"
+	"github.com/ladder-eks/ladder/internal/rules/window"
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
@@ -60,6 +61,9 @@ actions and the Kubernetes RBAC it needs).`,
   # Do it; run the same command again to resume after a stop
   ladder upgrade --to 1.31 --approve
 
+  # Only at night, Seoul time: each step waits for the window
+  ladder upgrade --to 1.31 --approve --window "Mon-Fri 22:00-06:00 Asia/Seoul"
+
   # Where a run stopped
   ladder upgrade status`,
 		Args: cobra.NoArgs,
@@ -70,15 +74,16 @@ actions and the Kubernetes RBAC it needs).`,
 	fl.StringVar(&f.to, "to", "", "target Kubernetes minor (default: the next one)")
 	fl.BoolVar(&f.approve, "approve", false, "carry the upgrade out (default: a dry run that prints the runbook)")
 	fl.DurationVar(&f.timeout, "timeout", 12*time.Hour, "give up waiting after this long (the journal keeps the place)")
+	fl.StringVar(&f.window, "window", "", `hold every step but the pre-checks until this maintenance window is open, e.g. "Mon-Fri 22:00-06:00 Asia/Seoul"`)
 	cmd.AddCommand(newUpgradeStatusCommand())
 	return cmd
 }
 
 // upgradeFlags are the flags of upgrade and its status.
 type upgradeFlags struct {
-	kubeconfig, kubeContext, cluster, region, journal, to string
-	approve                                               bool
-	timeout                                               time.Duration
+	kubeconfig, kubeContext, cluster, region, journal, to, window string
+	approve                                                       bool
+	timeout                                                       time.Duration
 }
 
 func (f *upgradeFlags) register(cmd *cobra.Command) {
@@ -145,6 +150,12 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 			return fmt.Errorf("--to: %w", err)
 		}
 	}
+	var win *window.Window
+	if f.window != "" {
+		if win, err = window.Parse(f.window); err != nil {
+			return fmt.Errorf("--window: %w", err)
+		}
+	}
 	out := cmd.OutOrStdout()
 	if !f.approve {
 		if err := writeRunbook(out, sc, "live cluster "+lc.name, to.String(), time.Now().UTC(), "markdown"); err != nil {
@@ -175,6 +186,9 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 		Precondition: controlplane.Strict,
 		Deadline:     time.Now().Add(f.timeout),
 		Journal:      j,
+	}
+	if win != nil {
+		ex.Window = win
 	}
 	if err := ex.Run(ctx, p); err != nil {
 		return withExit(2, fmt.Errorf("upgrade paused: %v (fix it, then run ladder upgrade --to %s --approve again: the journal resumes where it stopped)", err, to))

@@ -97,6 +97,10 @@ type Executor struct {
 	Deadline time.Time
 	// Journal, when set, makes a run resumable (journal.go).
 	Journal Journal
+	// Window, when set, holds every step but the pre-checks until the
+	// maintenance window is open (a step started inside it runs to its
+	// end: EKS does not pause an update).
+	Window Window
 
 	// stepKey is the journal key of the step being carried out.
 	stepKey string
@@ -112,6 +116,9 @@ func (e *Executor) Run(ctx context.Context, p plan.Plan) error {
 			if e.done(StepKey(h, st)) {
 				e.Observer.Event("Normal", "StepSkipped", fmt.Sprintf("%s: done in an earlier run (journal)", StepKey(h, st)))
 				continue
+			}
+			if err := e.waitForWindow(ctx, h, st); err != nil {
+				return err
 			}
 			e.Observer.StepStarted(h, st)
 			_, err := e.runStep(ctx, h, st)
@@ -141,6 +148,32 @@ func (e *Executor) step(ctx context.Context, h plan.Hop, st plan.Step) error {
 		return e.WaitFor(ctx, kubeport.PodsSettled{})
 	}
 	return fmt.Errorf("unknown step %s", st.Kind)
+}
+
+// Window is a maintenance window (internal/rules/window).
+type Window interface {
+	Open(t time.Time) bool
+	NextOpen(t time.Time) time.Time
+	String() string
+}
+
+// waitForWindow holds a step that disrupts — every one but the pre-checks
+// — until the maintenance window is open.
+func (e *Executor) waitForWindow(ctx context.Context, h plan.Hop, st plan.Step) error {
+	now := e.Ports.Kube.Now()
+	if e.Window == nil || st.Kind == plan.PreChecks || e.Window.Open(now) {
+		return nil
+	}
+	e.Observer.Event("Normal", "WindowClosed", fmt.Sprintf("%s waits for the maintenance window %q, open at %s",
+		StepKey(h, st), e.Window.String(), e.Window.NextOpen(now).UTC().Format(time.RFC3339)))
+	// The port's own Wait, not a gate: nothing in the cluster opens a
+	// window, the clock does (the twin's Wait moves its clock on).
+	k := e.Ports.Kube
+	err := k.Wait(ctx, e.Deadline.Sub(now), func(context.Context) (bool, error) { return e.Window.Open(k.Now()), nil })
+	if errors.Is(err, kubeport.ErrWaitTimeout) {
+		return ErrTimeLimit
+	}
+	return err
 }
 
 // WaitFor waits for a gate until the deadline; a gate that does not hold
