@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport/live"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
+	"github.com/ladder-eks/ladder/internal/probe"
 	"github.com/ladder-eks/ladder/internal/rules/controlplane"
 	"github.com/ladder-eks/ladder/internal/rules/window"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -61,6 +63,9 @@ actions and the Kubernetes RBAC it needs).`,
   # Do it; run the same command again to resume after a stop
   ladder upgrade --to 1.31 --approve
 
+  # Pause before the next step when the shop stops answering (the seed's curl loop)
+  ladder upgrade --to 1.31 --approve --probe-url http://shop.example.com/
+
   # Only at night, Seoul time: each step waits for the window
   ladder upgrade --to 1.31 --approve --window "Mon-Fri 22:00-06:00 Asia/Seoul"
 
@@ -74,6 +79,7 @@ actions and the Kubernetes RBAC it needs).`,
 	fl.StringVar(&f.to, "to", "", "target Kubernetes minor (default: the next one)")
 	fl.BoolVar(&f.approve, "approve", false, "carry the upgrade out (default: a dry run that prints the runbook)")
 	fl.DurationVar(&f.timeout, "timeout", 12*time.Hour, "give up waiting after this long (the journal keeps the place)")
+	fl.StringVar(&f.probeURL, "probe-url", "", "request this URL every second during the upgrade; 5 failures in a row pause it before the next step")
 	fl.StringVar(&f.window, "window", "", `hold every step but the pre-checks until this maintenance window is open, e.g. "Mon-Fri 22:00-06:00 Asia/Seoul"`)
 	cmd.AddCommand(newUpgradeStatusCommand())
 	return cmd
@@ -81,9 +87,9 @@ actions and the Kubernetes RBAC it needs).`,
 
 // upgradeFlags are the flags of upgrade and its status.
 type upgradeFlags struct {
-	kubeconfig, kubeContext, cluster, region, journal, to, window string
-	approve                                                       bool
-	timeout                                                       time.Duration
+	kubeconfig, kubeContext, cluster, region, journal, to, window, probeURL string
+	approve                                                                 bool
+	timeout                                                                 time.Duration
 }
 
 func (f *upgradeFlags) register(cmd *cobra.Command) {
@@ -150,6 +156,11 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 			return fmt.Errorf("--to: %w", err)
 		}
 	}
+	if f.probeURL != "" {
+		if u, err := url.Parse(f.probeURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--probe-url %q: give an http:// or https:// URL, e.g. http://ui.example.com/", f.probeURL)
+		}
+	}
 	var win *window.Window
 	if f.window != "" {
 		if win, err = window.Parse(f.window); err != nil {
@@ -189,6 +200,13 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 	}
 	if win != nil {
 		ex.Window = win
+	}
+	if f.probeURL != "" {
+		pr := &probe.Probe{URL: f.probeURL}
+		probeCtx, stopProbe := context.WithCancel(ctx)
+		defer stopProbe()
+		go pr.Run(probeCtx)
+		ex.Healthy = pr.Healthy
 	}
 	if err := ex.Run(ctx, p); err != nil {
 		return withExit(2, fmt.Errorf("upgrade paused: %v (fix it, then run ladder upgrade --to %s --approve again: the journal resumes where it stopped)", err, to))

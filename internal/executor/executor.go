@@ -97,6 +97,9 @@ type Executor struct {
 	Deadline time.Time
 	// Journal, when set, makes a run resumable (journal.go).
 	Journal Journal
+	// Healthy, when set, is asked before every step: an error — the
+	// availability probe failing — stops the run before it disrupts more.
+	Healthy func(context.Context) error
 	// Window, when set, holds every step but the pre-checks until the
 	// maintenance window is open (a step started inside it runs to its
 	// end: EKS does not pause an update).
@@ -119,6 +122,12 @@ func (e *Executor) Run(ctx context.Context, p plan.Plan) error {
 			}
 			if err := e.waitForWindow(ctx, h, st); err != nil {
 				return err
+			}
+			if e.Healthy != nil {
+				if err := e.Healthy(ctx); err != nil {
+					e.Observer.Event("Warning", "Unhealthy", fmt.Sprintf("%s not started: %v", StepKey(h, st), err))
+					return fmt.Errorf("before %s: %w", StepKey(h, st), err)
+				}
 			}
 			e.Observer.StepStarted(h, st)
 			_, err := e.runStep(ctx, h, st)

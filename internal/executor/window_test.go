@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -42,5 +43,25 @@ func TestWindowHoldsSteps(t *testing.T) {
 	}
 	if !strings.HasPrefix(started, "14400s ") {
 		t.Errorf("the step started at %q, want 14400s (13:00 UTC)", started)
+	}
+}
+
+// TestHealthyGate: an unhealthy application stops the run before the next
+// step, which is not started.
+func TestHealthyGate(t *testing.T) {
+	tw := newManagedTwin(t)
+	tw.ex.Healthy = func(context.Context) error { return errors.New("probe http://ui/: 5 requests in a row failed") }
+	v130 := kubeversion.MustParse("1.30")
+	p := plan.Plan{Hops: []plan.Hop{{From: v130, To: v131, Steps: []plan.Step{
+		{Kind: plan.NodeGroup, Name: "custom", From: "1.30", To: "1.31", Strategy: "in-place"},
+	}}}}
+	err := tw.ex.Run(context.Background(), p)
+	if err == nil || err.Error() != "before 1.31/node-group/custom: probe http://ui/: 5 requests in a row failed" {
+		t.Fatalf("run: %v", err)
+	}
+	for _, l := range tw.rec.lines {
+		if strings.Contains(l, "start node-group") {
+			t.Errorf("the step started: %s", l)
+		}
 	}
 }
