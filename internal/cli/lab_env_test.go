@@ -59,6 +59,7 @@ func writeLabState(t *testing.T, dir string, pid int, aws bool) {
 // endpoint, region, dummy credentials and kubeconfig (a path with a space
 // survives), and aws-sdk-go-v2's default configuration built from them
 // alone reaches the lab's EKS: DescribeCluster says the scenario's 1.30.
+// `lab status` names the endpoint.
 func TestLabEnv(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
@@ -70,7 +71,11 @@ func TestLabEnv(t *testing.T) {
 	for _, k := range []string{"AWS_ENDPOINT_URL_EKS", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
 		t.Setenv(k, "") // from the exports only
 	}
-	code, stdout, stderr := runLab(t, "env", "--dir", dir)
+	code, stdout, stderr := runLab(t, "status", "--dir", dir)
+	if want := "AWS endpoints: " + url + " (scenario workshop, cluster eksworkshop-eksctl in us-west-2;"; code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "aws-serve") {
+		t.Errorf("lab status: exit %d, %s%s; want the line %q and the aws-serve component", code, stdout, stderr, want)
+	}
+	code, stdout, stderr = runLab(t, "env", "--dir", dir)
 	if code != 0 {
 		t.Fatalf("lab env: exit %d: %s", code, stderr)
 	}
