@@ -42,13 +42,7 @@ func TestLabUpServesAWS(t *testing.T) {
 		t.Skip("no sh")
 	}
 	t.Setenv(asLadderEnv, "1")
-	base := os.Getenv(labtest.DirEnv)
-	if base != "" {
-		if err := os.MkdirAll(base, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir, err := os.MkdirTemp(base, "lab-")
+	dir, err := labtest.NewDir()
 	if err != nil {
 		t.Fatal(err)
 	}
