@@ -37,7 +37,8 @@ The first "up" (or "build") compiles the binaries into the user cache: about
 about 5 seconds. Needs the go command (Go 1.26+) and the Go module proxy.`,
 		Example: `  ladder lab up                          # Kubernetes 1.37 in ~/.cache/ladder/lab/default
   export KUBECONFIG=~/.cache/ladder/lab/default/kubeconfig; kubectl get nodes
-  ladder lab up --scenario workshop      # and materialize a scenario's nodes and workloads
+  ladder lab up --scenario workshop      # and materialize a scenario's nodes and workloads, and serve its AWS endpoints
+  eval "$(ladder lab env)"               # point the AWS CLI, SDKs, kubectl and ladder at them
   ladder lab status
   ladder lab down`,
 	}
