@@ -56,6 +56,13 @@ type EKS interface {
 	DescribeClusterVersions(ctx context.Context, params *eks.DescribeClusterVersionsInput, optFns ...func(*eks.Options)) (*eks.DescribeClusterVersionsOutput, error)
 }
 
+// ClusterLister is EKS's ListClusters (aws-apis.md §2.4): the clusters of
+// the account in the region, by name. Apart from EKS because the upgrade
+// never needs it — only finding the cluster does, when nothing names it.
+type ClusterLister interface {
+	ListClusters(ctx context.Context, params *eks.ListClustersInput, optFns ...func(*eks.Options)) (*eks.ListClustersOutput, error)
+}
+
 // AutoScaling is the EC2 Auto Scaling API for self-managed node groups
 // (aws-apis.md §3): groups and their instances, instance refreshes (§3.3)
 // and lifecycle hooks (§3.4).

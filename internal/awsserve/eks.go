@@ -34,5 +34,11 @@ func NewEKS(api awsport.EKS) http.Handler {
 	restJSONRoute(m, schemas.DescribeFargateProfile, schemas.DescribeFargateProfileRequest, api.DescribeFargateProfile)
 	restJSONRoute(m, schemas.ListInsights, schemas.ListInsightsRequest, api.ListInsights)
 	restJSONRoute(m, schemas.DescribeClusterVersions, schemas.DescribeClusterVersionsRequest, api.DescribeClusterVersions)
+	// ListClusters only where the port can answer it: a client that finds
+	// its cluster by listing them (Ladder with no cluster name) gets the
+	// one cluster the endpoints serve.
+	if l, ok := api.(awsport.ClusterLister); ok {
+		restJSONRoute(m, schemas.ListClusters, schemas.ListClustersRequest, l.ListClusters)
+	}
 	return m
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/awsport"
 	"github.com/ladder-eks/ladder/internal/awsport/conformance"
+	"github.com/ladder-eks/ladder/internal/awsserve"
 )
 
 type eksHarness struct{}
@@ -71,14 +74,15 @@ func TestClusterActiveWaiter(t *testing.T) {
 // generic API error with that code.
 func TestEKSUnknownOperation(t *testing.T) {
 	c := newWireCluster(t)
-	_, err := c.client.ListClusters(t.Context(), &eks.ListClustersInput{})
+	_, err := c.client.DescribeIdentityProviderConfig(t.Context(), &eks.DescribeIdentityProviderConfigInput{ClusterName: aws.String("wire"),
+		IdentityProviderConfig: &ekstypes.IdentityProviderConfig{Name: aws.String("oidc"), Type: aws.String("oidc")}})
 	var ae interface{ ErrorCode() string }
 	if !errors.As(err, &ae) || ae.ErrorCode() != "UnknownOperationException" {
-		t.Fatalf("ListClusters: %v, want UnknownOperationException", err)
+		t.Fatalf("DescribeIdentityProviderConfig: %v, want UnknownOperationException", err)
 	}
 	var re interface{ HTTPStatusCode() int }
 	if !errors.As(err, &re) || re.HTTPStatusCode() != http.StatusNotFound {
-		t.Errorf("ListClusters: status %v, want 404", err)
+		t.Errorf("DescribeIdentityProviderConfig: status %v, want 404", err)
 	}
 }
 
@@ -110,5 +114,54 @@ func TestEKSErrorStatuses(t *testing.T) {
 	_, err = c.client.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String("wire"), Version: aws.String("1.31")})
 	if code, st, _ := status(err); code != "ResourceInUseException" || st != http.StatusConflict {
 		t.Errorf("UpdateClusterVersion during an update: %s %d, want ResourceInUseException 409", code, st)
+	}
+}
+
+// ListClusters, served because the twins' port lists clusters, names the
+// one cluster behind the endpoint.
+func TestListClusters(t *testing.T) {
+	c := newWireCluster(t)
+	out, err := c.client.ListClusters(t.Context(), &eks.ListClustersInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(out.Clusters) != "[wire]" {
+		t.Errorf("ListClusters = %v, want [wire]", out.Clusters)
+	}
+}
+
+// GET /healthz answers without a signature, and holds no lock the twins
+// hold: a supervisor learns the server is up while an update runs. Any
+// other unsigned request is still refused.
+func TestHealthz(t *testing.T) {
+	var mu sync.Mutex
+	srv := serve(t, map[string]http.Handler{awsserve.ServiceEKS: http.NotFoundHandler()}, &mu)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodGet, awsserve.HealthPath, http.StatusOK},
+		{http.MethodHead, awsserve.HealthPath, http.StatusOK},
+		{http.MethodPost, awsserve.HealthPath, http.StatusForbidden},
+		{http.MethodGet, "/clusters/wire", http.StatusForbidden},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), tc.method, srv.URL+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s unsigned: %s %s, want %d", tc.method, tc.path, resp.Status, body, tc.want)
+		}
+		if tc.want == http.StatusOK && tc.method == http.MethodGet && string(body) != "ok" {
+			t.Errorf("%s %s: body %q, want ok", tc.method, tc.path, body)
+		}
 	}
 }

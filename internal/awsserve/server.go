@@ -50,6 +50,11 @@ type Options struct {
 	Lock sync.Locker
 }
 
+// HealthPath answers GET with 200 "ok" and no signature: how a process
+// supervisor (the lab) asks whether the endpoints are up without holding
+// the dummy credentials. No AWS operation is served at it.
+const HealthPath = "/healthz"
+
 // maxSkew is how far a request's signing time may be from the server's
 // clock: SigV4's 15 minutes, after which AWS answers "Signature expired".
 const maxSkew = 15 * time.Minute
@@ -95,6 +100,12 @@ func RequestID(ctx context.Context) string {
 
 // ServeHTTP checks the request's signature and hands it to its service.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == HealthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// Before the lock: a busy engine is still a running server.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok")
+		return
+	}
 	// Request ids count requests: unique per server, and the same on every
 	// run of a test.
 	id := fmt.Sprintf("00000000-0000-4000-8000-%012x", s.requests.Add(1))

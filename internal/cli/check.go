@@ -25,6 +25,7 @@ func newCheckCommand() *cobra.Command {
 		scenarioArg string
 		kubeconfig  string
 		kubeContext string
+		cluster     string
 		now         string
 		addVersions string
 		values      []string
@@ -78,7 +79,10 @@ files instead.
 --scenario reads a scenario's manifests, takes the current version
 from it, and builds its starting cluster in the twin for the cluster
 checks. --kubeconfig and --context read a live cluster, as does giving no
-source at all (the current kubeconfig context).
+source at all (the current kubeconfig context). A live cluster's current
+version is its API server's, or — with --cluster, or AWS_ENDPOINT_URL_EKS set
+(a lab's: eval "$(ladder lab env)") — what EKS's DescribeCluster says, and the
+report says so.
 
 --target is the Kubernetes minor to upgrade to: by default the current
 version + 1 (from --scenario); required with manifests alone. A target
@@ -120,9 +124,9 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 			if err != nil || fail == insights.Passing {
 				return fmt.Errorf("--fail-on %q: use ERROR or WARNING", failOn)
 			}
-			live := kubeconfig != "" || kubeContext != ""
+			live := kubeconfig != "" || kubeContext != "" || cluster != ""
 			if live && scenarioArg != "" {
-				return errors.New("--scenario and --kubeconfig/--context: check one cluster at a time")
+				return errors.New("--scenario and --kubeconfig/--context/--cluster: check one cluster at a time")
 			}
 
 			in := &insights.Input{}
@@ -134,7 +138,7 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 			case live || len(files) == 0:
 				// A live cluster: the one named, or the current
 				// kubeconfig context's when nothing else is given.
-				if in, err = liveInput(cmd.Context(), kubeconfig, kubeContext); err != nil {
+				if in, err = liveInput(cmd.Context(), kubeconfig, kubeContext, cluster); err != nil {
 					return err
 				}
 			}
@@ -203,6 +207,7 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 	f.StringVar(&scenarioArg, "scenario", "", "built-in scenario name or scenario file: its manifests, its control plane's version as the current one, its starting cluster (twin) for the cluster checks")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of a live cluster (default: kubectl's loading rules)")
 	f.StringVar(&kubeContext, "context", "", "kubeconfig context of a live cluster (default: the current context)")
+	f.StringVar(&cluster, "cluster", "", clusterFlagHelp)
 	f.StringVar(&now, "now", "", "evaluate budget and support windows at this instant (RFC 3339; default: now)")
 	f.StringArrayVar(&values, "values", nil, "values file for the Helm charts found under -f (as helm template --values); repeatable, later files win")
 	f.StringArrayVar(&sets, "set", nil, "value for the Helm charts found under -f, e.g. --set replicaCount=3 (as helm template --set); repeatable")

@@ -24,18 +24,32 @@ const liveRequestTimeout = 60 * time.Second
 // version, and the drains of its nodes predicted in Ladder's twin
 // (live.PredictDrains: up to 3 nodes of each group). kubeconfig and
 // kubeContext follow kubectl's rules ("" means the default loading rules
-// and the current context). Target and Now are left to the caller.
-func liveInput(ctx context.Context, kubeconfig, kubeContext string) (*insights.Input, error) {
-	cfg, clusterName, err := liveConfig(kubeconfig, kubeContext)
+// and the current context). When EKS is to be asked (askEKS: --cluster,
+// or an EKS endpoint configured), the control plane's version is EKS's
+// DescribeCluster's, not the API server's. Target and Now are left to the
+// caller.
+func liveInput(ctx context.Context, kubeconfig, kubeContext, clusterFlag string) (*insights.Input, error) {
+	cfg, entry, err := liveConfig(kubeconfig, kubeContext)
 	if err != nil {
 		return nil, err
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	in, err := live.Read(ctx, cfg, live.Options{ClusterName: clusterName})
+	var cp *eksCluster
+	if askEKS(clusterFlag) {
+		// Before the read: a wrong cluster name should not cost one.
+		if cp, err = describeEKSCluster(ctx, clusterFlag, entry); err != nil {
+			return nil, err
+		}
+	}
+	in, err := live.Read(ctx, cfg, live.Options{ClusterName: eksClusterName(entry)})
 	if err != nil {
 		return nil, err
+	}
+	if cp != nil {
+		in.Current, in.CurrentSource = cp.Version, cp.source()
+		in.Cluster.Name, in.Cluster.Version = cp.Name, cp.Version
 	}
 	if err := live.PredictDrains(ctx, cfg, in, live.Options{}); err != nil {
 		// The read stands; only the drain checks go without.
@@ -47,8 +61,8 @@ func liveInput(ctx context.Context, kubeconfig, kubeContext string) (*insights.I
 }
 
 // liveConfig builds the client configuration of a kubeconfig context, with
-// messages that say what is missing, and the EKS cluster's name as the
-// kubeconfig names it.
+// messages that say what is missing, and the name of the context's cluster
+// entry (an EKS cluster's ARN, as `aws eks update-kubeconfig` writes it).
 func liveConfig(kubeconfig, kubeContext string) (*rest.Config, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
@@ -87,22 +101,14 @@ func liveConfig(kubeconfig, kubeContext string) (*rest.Config, string, error) {
 		return nil, "", fmt.Errorf("kubeconfig context %q: %s", name, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	cfg.Timeout = liveRequestTimeout
-	return cfg, eksClusterName(kc.Cluster), nil
+	return cfg, kc.Cluster, nil
 }
 
-// eksClusterName is the EKS cluster's name in a kubeconfig cluster entry:
-// aws eks update-kubeconfig names it by ARN
-// (arn:aws:eks:REGION:ACCOUNT:cluster/NAME), eksctl NAME.REGION.eksctl.io.
+// eksClusterName is the EKS cluster's name in a kubeconfig cluster entry
+// (eksClusterFromKubeconfig), else the entry itself.
 func eksClusterName(entry string) string {
-	if strings.HasPrefix(entry, "arn:") {
-		if _, name, ok := strings.Cut(entry, ":cluster/"); ok {
-			return name
-		}
-	}
-	if name, ok := strings.CutSuffix(entry, ".eksctl.io"); ok {
-		if i := strings.LastIndex(name, "."); i > 0 {
-			return name[:i]
-		}
+	if name, ok := eksClusterFromKubeconfig(entry); ok {
+		return name
 	}
 	return entry
 }

@@ -66,7 +66,7 @@ func writeCheckFile(t *testing.T, dir, name, content string) string {
 // (liveInput's error; the test machine has no cluster).
 func liveError(t *testing.T, kubeconfig, kubeContext string) string {
 	t.Helper()
-	_, err := liveInput(context.Background(), kubeconfig, kubeContext)
+	_, err := liveInput(context.Background(), kubeconfig, kubeContext, "")
 	if err == nil {
 		t.Skip("a live cluster is reachable from this machine")
 	}
@@ -101,7 +101,7 @@ func TestCheckExitCodes(t *testing.T) {
 		{"bad fail-on", []string{"-f", clean, "--target", "1.31", "--fail-on", "PASSING"}, 1, "error: --fail-on \"PASSING\": use ERROR or WARNING\n"},
 		{"missing file", []string{"-f", filepath.Join(dir, "nope.yaml"), "--target", "1.31"}, 1, "error: -f " + filepath.Join(dir, "nope.yaml") + ": no such file or directory\n"},
 		{"a live cluster", []string{"--kubeconfig", filepath.Join(dir, "no-kubeconfig"), "--target", "1.31"}, 1, liveError(t, filepath.Join(dir, "no-kubeconfig"), "")},
-		{"a scenario and a live cluster", []string{"--scenario", "workshop", "--context", "prod"}, 1, "error: --scenario and --kubeconfig/--context: check one cluster at a time\n"},
+		{"a scenario and a live cluster", []string{"--scenario", "workshop", "--context", "prod"}, 1, "error: --scenario and --kubeconfig/--context/--cluster: check one cluster at a time\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

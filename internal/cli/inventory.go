@@ -22,9 +22,9 @@ import (
 const inventoryTimeout = 30 * time.Second
 
 func newInventoryCommand() *cobra.Command {
-	var kubeconfig, kubeContext, scenarioName, output string
+	var kubeconfig, kubeContext, cluster, scenarioName, output string
 	cmd := &cobra.Command{
-		Use:   "inventory [--kubeconfig K] [--context C] [--scenario NAME|FILE] [-o text|json]",
+		Use:   "inventory [--kubeconfig K] [--context C] [--cluster NAME] [--scenario NAME|FILE] [-o text|json]",
 		Short: "List the cluster's node groups by type and what each carries",
 		Long: `Inventory lists every node group of a cluster — EKS managed (on the AMI EKS
 picks, or on its own launch template: managed-custom-ami), self-managed,
@@ -44,7 +44,10 @@ The kube-proxy version is the image tag of the kube-proxy pod on each node,
 else the node's status.nodeInfo.kubeProxyVersion.
 
 The cluster is the current context of the kubeconfig (--kubeconfig, else
-$KUBECONFIG, else ~/.kube/config), or --context. With --scenario the
+$KUBECONFIG, else ~/.kube/config), or --context. With --cluster, or with
+AWS_ENDPOINT_URL_EKS set (a lab's: eval "$(ladder lab env)"), the header also
+gives the control plane's version as EKS's DescribeCluster reports it. With
+--scenario the
 inventory is of a scenario's starting cluster as Ladder's twin builds it —
 the cluster "ladder lab up --scenario" materializes.
 
@@ -63,15 +66,15 @@ pod), and optionally on Karpenter's nodeclaims (for Karpenter nodes' AMIs).`,
 			if output != "text" && output != "json" {
 				return fmt.Errorf("-o %q: use text or json", output)
 			}
-			if scenarioName != "" && (kubeconfig != "" || kubeContext != "") {
-				return fmt.Errorf("--scenario inventories a scenario, --kubeconfig/--context a cluster: give one or the other")
+			if scenarioName != "" && (kubeconfig != "" || kubeContext != "" || cluster != "") {
+				return fmt.Errorf("--scenario inventories a scenario, --kubeconfig/--context/--cluster a cluster: give one or the other")
 			}
 			var inv *inventory.Inventory
 			var err error
 			if scenarioName != "" {
 				inv, err = scenarioInventory(scenarioName)
 			} else {
-				inv, err = clusterInventory(cmd.Context(), kubeconfig, kubeContext)
+				inv, err = clusterInventory(cmd.Context(), kubeconfig, kubeContext, cluster)
 			}
 			if err != nil {
 				return err
@@ -84,6 +87,7 @@ pod), and optionally on Karpenter's nodeclaims (for Karpenter nodes' AMIs).`,
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	cmd.Flags().StringVar(&kubeContext, "context", "", "kubeconfig context to use (default: the current context)")
+	cmd.Flags().StringVar(&cluster, "cluster", "", clusterFlagHelp)
 	cmd.Flags().StringVar(&scenarioName, "scenario", "", "inventory a built-in scenario or scenario file instead of a cluster")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return cmd
@@ -97,7 +101,7 @@ func scenarioInventory(name string) (*inventory.Inventory, error) {
 	return inventory.FromScenario(sc)
 }
 
-func clusterInventory(ctx context.Context, kubeconfig, kubeContext string) (*inventory.Inventory, error) {
+func clusterInventory(ctx context.Context, kubeconfig, kubeContext, clusterFlag string) (*inventory.Inventory, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
@@ -150,7 +154,15 @@ func clusterInventory(ctx context.Context, kubeconfig, kubeContext string) (*inv
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return inventory.FromCluster(ctx, cs, dyn, inventory.Source{Kind: "cluster", Name: name, Server: cfg.Host})
+	src := inventory.Source{Kind: "cluster", Name: name, Server: cfg.Host}
+	if askEKS(clusterFlag) {
+		cp, err := describeEKSCluster(ctx, clusterFlag, kc.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		src.Cluster, src.ControlPlane, src.ControlPlaneSource = cp.Name, cp.Version.String(), "EKS DescribeCluster"
+	}
+	return inventory.FromCluster(ctx, cs, dyn, src)
 }
 
 func kubeconfigPaths(rules *clientcmd.ClientConfigLoadingRules) string {

@@ -197,7 +197,7 @@ contexts:
 		want string
 	}{
 		{[]string{"-o", "yaml", "--scenario", "workshop"}, `error: -o "yaml": use text or json`},
-		{[]string{"--scenario", "workshop", "--context", "lab"}, "error: --scenario inventories a scenario, --kubeconfig/--context a cluster: give one or the other"},
+		{[]string{"--scenario", "workshop", "--context", "lab"}, "error: --scenario inventories a scenario, --kubeconfig/--context/--cluster a cluster: give one or the other"},
 		{[]string{"--scenario", "nope"}, `error: "nope" is neither a built-in scenario`},
 		{[]string{"--kubeconfig", kubeconfig}, "error: cannot reach the API server at http://" + closed + ": "},
 		{[]string{"--kubeconfig", kubeconfig, "--context", "prod"}, `error: --context "prod": no such context in the kubeconfig (known: lab)`},

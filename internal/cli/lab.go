@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
 	"github.com/ladder-eks/ladder/internal/lab"
 	"github.com/ladder-eks/ladder/internal/materialize"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -35,11 +37,12 @@ The first "up" (or "build") compiles the binaries into the user cache: about
 about 5 seconds. Needs the go command (Go 1.26+) and the Go module proxy.`,
 		Example: `  ladder lab up                          # Kubernetes 1.37 in ~/.cache/ladder/lab/default
   export KUBECONFIG=~/.cache/ladder/lab/default/kubeconfig; kubectl get nodes
-  ladder lab up --scenario workshop      # and materialize a scenario's nodes and workloads
+  ladder lab up --scenario workshop      # and materialize a scenario's nodes and workloads, and serve its AWS endpoints
+  eval "$(ladder lab env)"               # point the AWS CLI, SDKs, kubectl and ladder at them
   ladder lab status
   ladder lab down`,
 	}
-	cmd.AddCommand(newLabBuildCommand(), newLabUpCommand(), newLabStatusCommand(), newLabDownCommand(), newLabAWSServeCommand())
+	cmd.AddCommand(newLabBuildCommand(), newLabUpCommand(), newLabStatusCommand(), newLabDownCommand(), newLabEnvCommand(), newLabAWSServeCommand())
 	return cmd
 }
 
@@ -83,6 +86,7 @@ func newLabUpCommand() *cobra.Command {
 	var version, dir, scenarioName, cacheDir string
 	var port int
 	var timeout time.Duration
+	var timeScale float64
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a lab (building its binaries first if needed) and print how to use it",
@@ -93,12 +97,18 @@ system:masters) and DIR/lab.json (pids, binaries, ports). Every "up" starts an
 empty cluster with new credentials.
 
 With --scenario, the scenario's nodes become KWOK nodes and its manifests are
-applied (see "ladder scenario list"). A lab already running in DIR is an error;
-one whose processes are gone is cleaned up and replaced. If a component fails
-to start, the others are stopped and the error names it with its log's end.`,
+applied (see "ladder scenario list"), and the scenario's AWS endpoints (EKS,
+Auto Scaling, EC2 and SSM on one more loopback port) run as one more component,
+"ladder lab aws-serve", logging to DIR/logs/aws-serve.log; "ladder lab env"
+prints the exports that point the AWS CLI, the SDKs and ladder at them.
+
+A lab already running in DIR is an error; one whose processes are gone is
+cleaned up and replaced. If a component fails to start, the others are
+stopped and the error names it with its log's end.`,
 		Example: `  ladder lab up
   ladder lab up --kubernetes 1.36 --dir ./lab --port 6443
-  ladder lab up --scenario workshop`,
+  ladder lab up --scenario workshop
+  eval "$(ladder lab env)"; aws eks describe-cluster --name eksworkshop-eksctl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			release, err := lab.LookupRelease(version)
@@ -106,9 +116,16 @@ to start, the others are stopped and the error names it with its log's end.`,
 				return err
 			}
 			var sc *scenario.Scenario
+			var aws *lab.AWSOptions
 			if scenarioName != "" {
 				// Before anything starts: a typo should not cost a lab start.
 				if sc, err = scenario.Resolve(scenarioName); err != nil {
+					return err
+				}
+				if _, err := sc.Validate(); err != nil {
+					return err
+				}
+				if aws, err = labAWSOptions(scenarioName, sc, timeScale); err != nil {
 					return err
 				}
 			}
@@ -116,7 +133,7 @@ to start, the others are stopped and the error names it with its log's end.`,
 			defer stop()
 			out := cmd.OutOrStdout()
 			lb, err := lab.Up(ctx, lab.Options{
-				Dir: dir, Release: release, CacheDir: cacheDir, APIServerPort: port, Out: out, ReadyTimeout: timeout,
+				Dir: dir, Release: release, CacheDir: cacheDir, APIServerPort: port, Out: out, ReadyTimeout: timeout, AWS: aws,
 			})
 			if err != nil {
 				return err
@@ -144,7 +161,23 @@ to start, the others are stopped and the error names it with its log's end.`,
 	cmd.Flags().IntVar(&port, "port", 0, "the kube-apiserver port on 127.0.0.1 (default: a free port)")
 	cmd.Flags().StringVar(&cacheDir, "cache-dir", "", "where builds go (default: the user cache's ladder/lab)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long each start step may take before the lab is stopped and the component named")
+	cmd.Flags().Float64Var(&timeScale, "time-scale", twinserve.DefaultTimeScale, "with --scenario: how many times faster than the wall clock the AWS endpoints' updates run")
 	return cmd
+}
+
+// labAWSOptions are the AWS endpoints of a lab started with scenario arg:
+// the scenario as the child ladder, running in the lab's directory, finds
+// it again — a built-in's name, or the file's absolute path.
+func labAWSOptions(arg string, sc *scenario.Scenario, timeScale float64) (*lab.AWSOptions, error) {
+	if timeScale <= 0 {
+		return nil, fmt.Errorf("--time-scale %g: give a positive factor, e.g. %d", timeScale, twinserve.DefaultTimeScale)
+	}
+	if _, err := scenario.BuiltinSource(arg); err != nil {
+		if arg, err = filepath.Abs(arg); err != nil {
+			return nil, fmt.Errorf("--scenario %s: %w", arg, err)
+		}
+	}
+	return &lab.AWSOptions{Scenario: arg, Region: sc.Spec.Cluster.Region, Cluster: sc.Spec.Cluster.Name, TimeScale: timeScale}, nil
 }
 
 func printLabUsage(out io.Writer, lb *lab.Lab) {
@@ -152,9 +185,15 @@ func printLabUsage(out io.Writer, lb *lab.Lab) {
 Kubernetes %s is running at %s (logs: %s/logs).
   export KUBECONFIG=%s
   kubectl get nodes
-Nodes annotated %s=fake are played by KWOK. Stop the lab with:
-  ladder lab down --dir %s
-`, lb.Kubernetes, lb.Server, lb.Dir(), lb.Kubeconfig, lab.KwokNodeAnnotation, lb.Dir())
+Nodes annotated %s=fake are played by KWOK.
+`, lb.Kubernetes, lb.Server, lb.Dir(), lb.Kubeconfig, lab.KwokNodeAnnotation)
+	if lb.AWS != nil {
+		fmt.Fprintf(out, `EKS, Auto Scaling, EC2 and SSM for cluster %s (%s) are served at %s; point the AWS CLI, SDKs and ladder at them (and kubectl at the lab) with:
+  eval "$(ladder lab env --dir %s)"
+  aws eks describe-cluster --name %s
+`, lb.AWS.Cluster, lb.AWS.Region, lb.AWS.Endpoint, lb.Dir(), lb.AWS.Cluster)
+	}
+	fmt.Fprintf(out, "Stop the lab with:\n  ladder lab down --dir %s\n", lb.Dir())
 }
 
 func newLabStatusCommand() *cobra.Command {
@@ -171,7 +210,11 @@ func newLabStatusCommand() *cobra.Command {
 			out := cmd.OutOrStdout()
 			lb := st.Lab
 			fmt.Fprintf(out, "lab %s: Kubernetes %s at %s, started %s\n", lb.Dir(), lb.Kubernetes, lb.Server, lb.Started.Local().Format(time.DateTime))
-			fmt.Fprintf(out, "kubeconfig: %s\n\n", lb.Kubeconfig)
+			fmt.Fprintf(out, "kubeconfig: %s\n", lb.Kubeconfig)
+			if lb.AWS != nil {
+				fmt.Fprintf(out, "AWS endpoints: %s (scenario %s, cluster %s in %s; `ladder lab env` prints the exports)\n", lb.AWS.Endpoint, lb.AWS.Scenario, lb.AWS.Cluster, lb.AWS.Region)
+			}
+			fmt.Fprintln(out)
 			tw := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
 			fmt.Fprintln(tw, "COMPONENT\tPID\tPORTS\tSTATUS")
 			for _, c := range st.Components {

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
 
 	"github.com/spf13/cobra"
@@ -10,8 +12,22 @@ import (
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
+// awsBackend is what `ladder lab aws-serve` serves: a scenario's AWS
+// endpoints on a listener until the context ends, after printing their
+// exports.
+type awsBackend interface {
+	Serve(ctx context.Context, ln net.Listener, out io.Writer) error
+}
+
+// newAWSBackend chooses aws-serve's backend: the scenario's twins
+// (twinserve), on their own or — with labDir, as `ladder lab up` starts
+// it — for the lab in labDir, whose cluster the endpoints will act on.
+func newAWSBackend(sc *scenario.Scenario, labDir string, timeScale float64) (awsBackend, error) {
+	return twinserve.New(sc, timeScale)
+}
+
 func newLabAWSServeCommand() *cobra.Command {
-	var scenarioName, addr string
+	var scenarioName, addr, labDir string
 	var timeScale float64
 	cmd := &cobra.Command{
 		Use:   "aws-serve",
@@ -35,7 +51,7 @@ Add-on updates complete at once here.`,
 			if _, err := sc.Validate(); err != nil {
 				return err
 			}
-			tw, err := twinserve.New(sc, timeScale)
+			backend, err := newAWSBackend(sc, labDir, timeScale)
 			if err != nil {
 				return err
 			}
@@ -45,11 +61,12 @@ Add-on updates complete at once here.`,
 			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
-			return tw.Serve(ctx, ln, cmd.OutOrStdout())
+			return backend.Serve(ctx, ln, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&scenarioName, "scenario", "", "a built-in scenario or a scenario file (default: the default scenario)")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to listen on; port 0 picks a free one")
 	cmd.Flags().Float64Var(&timeScale, "time-scale", twinserve.DefaultTimeScale, "virtual seconds of the twin per wall-clock second")
+	cmd.Flags().StringVar(&labDir, "lab-dir", "", "the lab whose endpoints these are (set by `ladder lab up --scenario`)")
 	return cmd
 }

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ladder-eks/ladder/internal/lab"
+	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
 // runLab runs `ladder lab ...` and returns the exit code, stdout and stderr.
@@ -42,6 +45,7 @@ func TestLabBadInput(t *testing.T) {
 		{"port out of range", []string{"up", "--port", "70000"}, "--port 70000 is not a TCP port: use 1-65535"},
 		{"port in use", []string{"up", "--port", busy}, "kube-apiserver port " + busy + " on 127.0.0.1 is in use"},
 		{"arguments", []string{"up", "extra"}, `unknown command "extra"`},
+		{"time scale", []string{"up", "--scenario", "workshop", "--time-scale", "0"}, "--time-scale 0: give a positive factor, e.g. 60"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,5 +118,30 @@ func TestLabStaleStatusAndDown(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "lab.json")); !os.IsNotExist(err) {
 		t.Errorf("lab.json left after down: %v", err)
+	}
+}
+
+// The AWS endpoints of `lab up --scenario` get the scenario as the child,
+// started in the lab's directory, finds it again: a built-in by name, a
+// file by its absolute path; with the scenario's region and cluster.
+func TestLabAWSOptions(t *testing.T) {
+	sc := &scenario.Scenario{}
+	sc.Spec.Cluster.Region, sc.Spec.Cluster.Name = "eu-west-1", "shop"
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for arg, want := range map[string]string{
+		"workshop":                  "workshop",
+		"testdata/shop.yaml":        filepath.Join(wd, "testdata/shop.yaml"),
+		filepath.Join(wd, "x.yaml"): filepath.Join(wd, "x.yaml"),
+	} {
+		got, err := labAWSOptions(arg, sc, 600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *got != (lab.AWSOptions{Scenario: want, Region: "eu-west-1", Cluster: "shop", TimeScale: 600}) {
+			t.Errorf("labAWSOptions(%q) = %+v, want scenario %s", arg, *got, want)
+		}
 	}
 }

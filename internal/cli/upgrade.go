@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/ladder-eks/ladder/internal/awsport"
 	"github.com/ladder-eks/ladder/internal/awsport/sdkaws"
 	"github.com/ladder-eks/ladder/internal/capture"
 	"github.com/ladder-eks/ladder/internal/catalog"
@@ -110,15 +111,9 @@ type liveCluster struct {
 }
 
 func openLive(ctx context.Context, kubeconfig, kubeContext, cluster, region string) (*liveCluster, error) {
-	cfg, fromKubeconfig, err := liveConfig(kubeconfig, kubeContext)
+	cfg, entry, err := liveConfig(kubeconfig, kubeContext)
 	if err != nil {
 		return nil, err
-	}
-	if cluster == "" {
-		cluster = fromKubeconfig
-	}
-	if cluster == "" {
-		return nil, fmt.Errorf("no EKS cluster name: pass --cluster NAME")
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -128,9 +123,21 @@ func openLive(ctx context.Context, kubeconfig, kubeContext, cluster, region stri
 	if err != nil {
 		return nil, err
 	}
-	ports, _, err := sdkaws.New(ctx, region)
+	ports, region, err := sdkaws.New(ctx, region)
 	if err != nil {
 		return nil, err
+	}
+	if cluster == "" {
+		cluster, _ = eksClusterFromKubeconfig(entry)
+	}
+	if cluster == "" {
+		lister, ok := ports.EKS.(awsport.ClusterLister)
+		if !ok {
+			return nil, fmt.Errorf("no EKS cluster name: pass --cluster NAME")
+		}
+		if cluster, err = onlyCluster(ctx, lister, eksWhere(region)); err != nil {
+			return nil, err
+		}
 	}
 	return &liveCluster{name: cluster, cs: cs, dyn: dyn, aws: capture.Source{Kube: cs, Dynamic: dyn, AWS: ports, Cluster: cluster}}, nil
 }

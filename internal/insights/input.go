@@ -17,6 +17,10 @@ type Input struct {
 	// Current is the control plane's minor now; zero when only manifests
 	// were given (then the report covers the single hop to Target).
 	Current kubeversion.Minor
+	// CurrentSource says where Current came from when neither the
+	// scenario nor the API server's /version gave it — "EKS DescribeCluster
+	// of cluster C" — so that the report can say so; empty otherwise.
+	CurrentSource string
 	// Now is the instant budgets and support windows are evaluated at.
 	Now time.Time
 	// Objects are the decoded objects, in source order.

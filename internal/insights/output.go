@@ -67,6 +67,11 @@ func (r *Report) writeText(w *bufio.Writer, o OutputOptions) error {
 		}
 		return row
 	}
+	if r.CurrentSource != "" {
+		// Not the API server's own version: the reader should know why
+		// the kubelets are judged against another.
+		fmt.Fprintf(w, "Control plane %s (%s).\n\n", r.Current, r.CurrentSource)
+	}
 	t := newTable(cols)
 	rows := 0
 	for f := range r.shown(o) {
@@ -175,10 +180,14 @@ func dash(s string) string {
 
 // jsonReport is the -o json document.
 type jsonReport struct {
-	Target   string           `json:"target"`
-	Findings []Finding        `json:"findings"`
-	Summary  map[Severity]int `json:"summary"`
-	Skipped  *SkippedFiles    `json:"skipped,omitempty"`
+	// Current and CurrentSource only when the version did not come from
+	// the scenario or the API server (Report.CurrentSource).
+	Current       string           `json:"current,omitempty"`
+	CurrentSource string           `json:"currentSource,omitempty"`
+	Target        string           `json:"target"`
+	Findings      []Finding        `json:"findings"`
+	Summary       map[Severity]int `json:"summary"`
+	Skipped       *SkippedFiles    `json:"skipped,omitempty"`
 }
 
 // WriteJSON writes {"target", "findings": [...], "summary": {"ERROR",
@@ -188,6 +197,9 @@ type jsonReport struct {
 // whole report, indented.
 func (r *Report) WriteJSON(w io.Writer, o OutputOptions) error {
 	rep := jsonReport{Target: r.Target.String(), Findings: []Finding{}, Summary: r.Summary()}
+	if r.CurrentSource != "" {
+		rep.Current, rep.CurrentSource = r.Current.String(), r.CurrentSource
+	}
 	if r.FilesSkipped.Total() > 0 {
 		rep.Skipped = &r.FilesSkipped
 	}

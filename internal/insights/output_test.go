@@ -205,3 +205,35 @@ func TestWriteSARIF(t *testing.T) {
 		t.Errorf("result 1 %+v", r)
 	}
 }
+
+// A current version from elsewhere than the scenario or the API server —
+// EKS's DescribeCluster — is named above the table and in the JSON; without
+// one, neither output mentions it.
+func TestCurrentSource(t *testing.T) {
+	in := input(t, "1.30", "1.31", outputManifests)
+	in.CurrentSource = "EKS DescribeCluster of cluster shop"
+	rep := Run(in, []Check{checkNamed(t, "removed-api")})
+	var text, js bytes.Buffer
+	if err := rep.WriteText(&text, OutputOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteJSON(&js, OutputOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Control plane 1.30 (EKS DescribeCluster of cluster shop).\n\n"; !strings.HasPrefix(text.String(), want) {
+		t.Errorf("text starts %q, want %q", strings.SplitN(text.String(), "\n", 2)[0], want)
+	}
+	if !strings.Contains(js.String(), `"current": "1.30",`) || !strings.Contains(js.String(), `"currentSource": "EKS DescribeCluster of cluster shop",`) {
+		t.Errorf("JSON lacks current and currentSource:\n%s", js.String())
+	}
+
+	in.CurrentSource = ""
+	rep = Run(in, []Check{checkNamed(t, "removed-api")})
+	text.Reset()
+	js.Reset()
+	rep.WriteText(&text, OutputOptions{})
+	rep.WriteJSON(&js, OutputOptions{})
+	if strings.Contains(text.String(), "Control plane") || strings.Contains(js.String(), "current") {
+		t.Errorf("without a source the outputs name one:\n%s\n%s", text.String(), js.String())
+	}
+}

@@ -12,7 +12,9 @@ import (
 // Report is the result of running checks over an input.
 type Report struct {
 	Current kubeversion.Minor // zero when unknown
-	Target  kubeversion.Minor
+	// CurrentSource is Input.CurrentSource.
+	CurrentSource string
+	Target        kubeversion.Minor
 	// Findings are sorted: by hop (findings for every hop first), severity
 	// (ERROR first), check, source and object. A check that ran and found
 	// nothing contributes one PASSING finding.
@@ -38,7 +40,7 @@ func Run(in *Input, checks []Check) *Report {
 	if checks == nil {
 		checks = Checks()
 	}
-	rep := &Report{Current: in.Current, Target: in.Target, Objects: len(in.Objects)}
+	rep := &Report{Current: in.Current, CurrentSource: in.CurrentSource, Target: in.Target, Objects: len(in.Objects)}
 	results := make([][]Finding, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {

@@ -106,8 +106,14 @@ type Source struct {
 	Name string `json:"name"`
 	// Server is the API server's URL (clusters only).
 	Server string `json:"server,omitempty"`
-	// Cluster is the EKS cluster's name, when known (scenarios).
+	// Cluster is the EKS cluster's name, when known (scenarios, and
+	// clusters whose version EKS reported).
 	Cluster string `json:"cluster,omitempty"`
+	// ControlPlane is the control plane's minor and ControlPlaneSource
+	// where it came from ("EKS DescribeCluster"), for a cluster whose EKS
+	// endpoint was asked; empty otherwise.
+	ControlPlane       string `json:"controlPlane,omitempty"`
+	ControlPlaneSource string `json:"controlPlaneSource,omitempty"`
 }
 
 // Group is one node group and what it carries.

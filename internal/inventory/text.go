@@ -82,10 +82,14 @@ func (s Source) describe() string {
 	case "scenario":
 		return fmt.Sprintf("Scenario %s (cluster %s, the twin's starting cluster)", s.Name, s.Cluster)
 	default:
+		out := "Cluster " + s.Name
 		if s.Server != "" {
-			return fmt.Sprintf("Cluster %s (%s)", s.Name, s.Server)
+			out += " (" + s.Server + ")"
 		}
-		return "Cluster " + s.Name
+		if s.ControlPlane != "" {
+			out += fmt.Sprintf(", EKS cluster %s: control plane %s (%s)", s.Cluster, s.ControlPlane, s.ControlPlaneSource)
+		}
+		return out
 	}
 }
 

@@ -3,6 +3,8 @@ package lab
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/ladder-eks/ladder/internal/awsserve"
 )
 
 // Component is one process of the lab, named as its binary.
@@ -20,6 +22,12 @@ const (
 // Components are the lab's processes in start order; they stop in the
 // reverse order.
 var Components = []Component{Etcd, APIServer, ControllerManager, Scheduler, Kwok}
+
+// AWSEndpoints is the lab's AWS side: `ladder lab aws-serve`, a child
+// ladder serving EKS, Auto Scaling, EC2 and SSM on one port. It is not
+// built with the others (the binary is ladder itself) and runs only in a
+// lab started with a scenario (Options.AWS), after the rest is up.
+const AWSEndpoints Component = "aws-serve"
 
 // waves group the components that start together: each wave waits until
 // the one before it is healthy. kube-controller-manager, kube-scheduler and
@@ -40,6 +48,8 @@ type Ports struct {
 	ControllerManager int `json:"controllerManager"`
 	Scheduler         int `json:"scheduler"`
 	Kwok              int `json:"kwok"`
+	// AWS is the AWS endpoints' port; 0 in a lab without them.
+	AWS int `json:"aws,omitempty"`
 }
 
 // of lists the ports a component listens on, by name.
@@ -55,6 +65,8 @@ func (p Ports) of(c Component) map[string]int {
 		return map[string]int{"https": p.Scheduler}
 	case Kwok:
 		return map[string]int{"http": p.Kwok}
+	case AWSEndpoints:
+		return map[string]int{"http": p.AWS}
 	}
 	return nil
 }
@@ -65,6 +77,9 @@ func loopback(scheme string, port int) string {
 
 // server is the apiserver's URL.
 func (p Ports) server() string { return loopback("https", p.APIServer) }
+
+// awsEndpoint is the URL of every AWS service the lab serves.
+func (p Ports) awsEndpoint() string { return loopback("http", p.AWS) }
 
 // args are a component's command line. Every listener binds 127.0.0.1;
 // the flags follow the measured recipe in shared/reference/lab.md.
@@ -151,6 +166,17 @@ func args(c Component, l layout, p Ports, b *Binaries) []string {
 	panic(fmt.Sprintf("lab: unknown component %q", c))
 }
 
+// awsServeArgs are the AWS endpoints' command line: ladder's own
+// `lab aws-serve`, told the lab it serves.
+func awsServeArgs(l layout, p Ports, o AWSOptions) []string {
+	return []string{"lab", string(AWSEndpoints),
+		"--lab-dir=" + l.dir,
+		"--scenario=" + o.Scenario,
+		"--addr=127.0.0.1:" + strconv.Itoa(p.AWS),
+		"--time-scale=" + strconv.FormatFloat(o.TimeScale, 'g', -1, 64),
+	}
+}
+
 // probe is how the lab asks a component whether it is healthy.
 type probe struct {
 	URL string `json:"url"`
@@ -191,6 +217,9 @@ func health(c Component, p Ports) probe {
 		return probe{URL: loopback("https", p.Scheduler) + "/healthz", TLS: true}
 	case Kwok:
 		return probe{URL: loopback("http", p.Kwok) + "/healthz"}
+	case AWSEndpoints:
+		// The one path served without a signature.
+		return probe{URL: p.awsEndpoint() + awsserve.HealthPath}
 	}
 	panic(fmt.Sprintf("lab: unknown component %q", c))
 }

@@ -56,6 +56,8 @@ func fakeComponent(argv []string) int {
 		role = string(ControllerManager)
 	case flags["server-address"] != "":
 		role = string(Kwok)
+	case flags["addr"] != "":
+		role = string(AWSEndpoints)
 	case flags["secure-port"] != "":
 		role = string(Scheduler)
 	}
@@ -102,6 +104,8 @@ func fakeComponent(argv []string) int {
 		srv.StartTLS()
 	case string(Kwok):
 		go http.Serve(listen(flags["server-address"]), handler)
+	case string(AWSEndpoints):
+		go http.Serve(listen(flags["addr"]), handler)
 	}
 	if who, path, ok := strings.Cut(os.Getenv(fakeExitOnFileEnv), "="); ok && who == role {
 		for {

@@ -60,10 +60,27 @@ type Options struct {
 	// StopTimeout is how long a process has after SIGTERM before SIGKILL;
 	// 15 seconds if zero.
 	StopTimeout time.Duration
+	// AWS, if set, starts the AWS endpoints of a scenario too.
+	AWS *AWSOptions
 
 	// freePorts picks n free loopback ports; tests replace it to force a
 	// port conflict.
 	freePorts func(n int) ([]int, error)
+}
+
+// AWSOptions say which AWS endpoints a lab serves: `ladder lab aws-serve`
+// for a scenario, on a free loopback port.
+type AWSOptions struct {
+	// Scenario is a built-in scenario's name or a scenario file's absolute
+	// path: the child runs in the lab's directory.
+	Scenario string
+	// Region and Cluster are the scenario's, which clients sign for and
+	// name (recorded for `ladder lab env`).
+	Region, Cluster string
+	// TimeScale is passed to aws-serve's --time-scale.
+	TimeScale float64
+	// Ladder is the ladder binary to run; the running one if empty.
+	Ladder string
 }
 
 // Lab is a running lab.

@@ -525,3 +525,82 @@ func TestUpNoticesAnEarlierComponentExiting(t *testing.T) {
 	}
 	assertGone(t, fakePIDs(t, dir))
 }
+
+// A lab started with AWS endpoints runs `ladder lab aws-serve` as its last
+// component: started with the lab's directory, the scenario and a port of
+// its own, recorded and checked like the others, stopped first by down. A
+// failing aws-serve fails the start like any component.
+func TestUpWithAWSEndpoints(t *testing.T) {
+	bins := fakeLab(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	aws := &AWSOptions{Scenario: "workshop", Region: "us-west-2", Cluster: "eksworkshop-eksctl", TimeScale: 600, Ladder: exe}
+	dir := t.TempDir()
+	port := freePort(t)
+	lb, out, err := up(t, Options{Dir: dir, Binaries: bins, AWS: aws, APIServerPort: port})
+	if err != nil {
+		t.Fatalf("Up: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, string(AWSEndpoints)) {
+		t.Errorf("Up's progress does not show %s:\n%s", AWSEndpoints, out)
+	}
+	st, err := readState(layout{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := st.Components[len(st.Components)-1]
+	if len(st.Components) != len(Components)+1 || last.Name != AWSEndpoints {
+		t.Fatalf("lab.json records %d components ending with %s; want %d ending with %s", len(st.Components), last.Name, len(Components)+1, AWSEndpoints)
+	}
+	endpoint := "http://127.0.0.1:" + strconv.Itoa(last.Ports["http"])
+	want := AWSState{Endpoint: endpoint, Scenario: "workshop", Region: "us-west-2", Cluster: "eksworkshop-eksctl", TimeScale: 600}
+	if st.AWS == nil || *st.AWS != want || lb.AWS == nil || *lb.AWS != want {
+		t.Errorf("lab.json's aws %+v, Up's %+v; want %+v", st.AWS, lb.AWS, want)
+	}
+	if last.Ports["http"] == 0 || last.Ports["http"] == port || last.Health.URL != endpoint+"/healthz" || last.Log != filepath.Join(dir, "logs", "aws-serve.log") {
+		t.Errorf("record %+v: want its own port, health %s/healthz and log logs/aws-serve.log", last, endpoint)
+	}
+	log, _ := os.ReadFile(last.Log)
+	for _, arg := range []string{"lab aws-serve", "--lab-dir=" + dir, "--scenario=workshop", "--addr=127.0.0.1:" + strconv.Itoa(last.Ports["http"]), "--time-scale=600"} {
+		if !strings.Contains(string(log), arg) {
+			t.Errorf("aws-serve's command line lacks %q:\n%s", arg, log)
+		}
+	}
+	status, err := GetStatus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !status.Healthy() || len(status.Components) != len(Components)+1 {
+		t.Errorf("status: healthy %t, %d components; want all %d healthy", status.Healthy(), len(status.Components), len(Components)+1)
+	}
+	pids := fakePIDs(t, dir)
+	var downOut bytes.Buffer
+	if err := Down(context.Background(), DownOptions{Dir: dir, Out: &downOut}); err != nil {
+		t.Fatalf("Down: %v", err)
+	}
+	if first, _, _ := strings.Cut(downOut.String(), "\n"); !strings.Contains(first, "stopped "+string(AWSEndpoints)) {
+		t.Errorf("Down's first line %q, want it to stop %s first", first, AWSEndpoints)
+	}
+	assertGone(t, pids)
+
+	t.Setenv(fakeExitEnv, string(AWSEndpoints))
+	_, _, err = up(t, Options{Dir: dir, Binaries: bins, AWS: aws})
+	var se *StartupError
+	if !errors.As(err, &se) || se.Component != AWSEndpoints {
+		t.Fatalf("Up with a failing aws-serve: %v; want a StartupError of %s", err, AWSEndpoints)
+	}
+	assertGone(t, fakePIDs(t, dir))
+}
+
+// freePort is a loopback port free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}

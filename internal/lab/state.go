@@ -13,14 +13,27 @@ import (
 // status` and `down` need to find and check every process without asking
 // the one that started them.
 type State struct {
-	Kubernetes string         `json:"kubernetes"`
-	Dir        string         `json:"dir"`
-	Kubeconfig string         `json:"kubeconfig"`
-	Server     string         `json:"server"`
-	Started    time.Time      `json:"started"`
-	Binaries   string         `json:"binaries"`
-	Ports      Ports          `json:"ports"`
+	Kubernetes string    `json:"kubernetes"`
+	Dir        string    `json:"dir"`
+	Kubeconfig string    `json:"kubeconfig"`
+	Server     string    `json:"server"`
+	Started    time.Time `json:"started"`
+	Binaries   string    `json:"binaries"`
+	Ports      Ports     `json:"ports"`
+	// AWS is the AWS endpoints, in a lab started with a scenario.
+	AWS        *AWSState      `json:"aws,omitempty"`
 	Components []ProcessState `json:"components"`
+}
+
+// AWSState is what a client of the lab's AWS endpoints needs to know.
+type AWSState struct {
+	// Endpoint is the one URL of EKS, Auto Scaling, EC2 and SSM.
+	Endpoint string `json:"endpoint"`
+	// Scenario is the scenario served: a built-in name or an absolute path.
+	Scenario  string  `json:"scenario"`
+	Region    string  `json:"region"`
+	Cluster   string  `json:"cluster"`
+	TimeScale float64 `json:"timeScale"`
 }
 
 // ProcessState is one started component. PID, Binary and StartTicks

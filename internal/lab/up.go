@@ -91,12 +91,15 @@ func Up(ctx context.Context, opts Options) (*Lab, error) {
 		return nil, err
 	}
 	s := &starter{
-		ctx: ctx, out: out, l: l, bins: bins, ports: ports,
+		ctx: ctx, out: out, l: l, bins: bins, ports: ports, aws: opts.AWS,
 		ready: opts.ReadyTimeout, stop: opts.StopTimeout,
 		st: &State{
 			Kubernetes: bins.Release.Kubernetes, Dir: l.dir, Kubeconfig: l.kubeconfig(),
 			Server: ports.server(), Started: time.Now().UTC(), Binaries: bins.Dir, Ports: ports,
 		},
+	}
+	if a := opts.AWS; a != nil {
+		s.st.AWS = &AWSState{Endpoint: ports.awsEndpoint(), Scenario: a.Scenario, Region: a.Region, Cluster: a.Cluster, TimeScale: a.TimeScale}
 	}
 	if s.ready <= 0 {
 		s.ready = 2 * time.Minute
@@ -170,8 +173,11 @@ func pickPorts(opts Options) (Ports, error) {
 		free = freeLoopbackPorts
 	}
 	n := 7
+	if opts.AWS != nil {
+		n++
+	}
 	if opts.APIServerPort != 0 {
-		n = 6
+		n--
 		// Hold the chosen port while the kernel picks the others, so it
 		// cannot pick it too.
 		if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.APIServerPort))); err == nil {
@@ -183,8 +189,12 @@ func pickPorts(opts Options) (Ports, error) {
 		return Ports{}, fmt.Errorf("finding free ports on 127.0.0.1: %w", err)
 	}
 	p := Ports{EtcdClient: ps[0], EtcdPeer: ps[1], EtcdMetrics: ps[2], ControllerManager: ps[3], Scheduler: ps[4], Kwok: ps[5]}
+	ps = ps[6:]
 	if p.APIServer = opts.APIServerPort; p.APIServer == 0 {
-		p.APIServer = ps[6]
+		p.APIServer, ps = ps[0], ps[1:]
+	}
+	if opts.AWS != nil {
+		p.AWS = ps[0]
 	}
 	return p, nil
 }
@@ -220,8 +230,18 @@ type starter struct {
 	bins        *Binaries
 	ports       Ports
 	ready, stop time.Duration
+	aws         *AWSOptions
 	st          *State
 	procs       map[Component]*process
+}
+
+// waves are the start waves of this lab: the AWS endpoints, if any, last,
+// once the cluster they may act on is up.
+func (s *starter) waves() [][]Component {
+	if s.aws == nil {
+		return waves
+	}
+	return append(slices.Clip(waves), []Component{AWSEndpoints})
 }
 
 // start runs the waves, recording each process in the state file as soon
@@ -230,7 +250,7 @@ type starter struct {
 func (s *starter) start() error {
 	s.procs = map[Component]*process{}
 	began := time.Now()
-	for _, wave := range waves {
+	for _, wave := range s.waves() {
 		for _, c := range wave {
 			if err := s.launch(c); err != nil {
 				return err
@@ -246,16 +266,40 @@ func (s *starter) start() error {
 	return s.waitControllers()
 }
 
-// launch starts one component and records it.
-func (s *starter) launch(c Component) error {
+// command is a component's binary, resolved to the file it runs, and
+// command line.
+func (s *starter) command(c Component) (string, []string, error) {
+	if c == AWSEndpoints {
+		bin := s.aws.Ladder
+		if bin == "" {
+			var err error
+			if bin, err = os.Executable(); err != nil {
+				return "", nil, fmt.Errorf("finding the ladder binary to serve the AWS endpoints: %w", err)
+			}
+		}
+		bin, err := filepath.EvalSymlinks(bin)
+		if err != nil {
+			return "", nil, fmt.Errorf("the ladder binary to serve the AWS endpoints: %w", err)
+		}
+		return bin, awsServeArgs(s.l, s.ports, *s.aws), nil
+	}
 	bin, err := filepath.Abs(s.bins.Path(c))
 	if err == nil {
 		bin, err = filepath.EvalSymlinks(bin)
 	}
 	if err != nil {
-		return fmt.Errorf("the %s binary %s: %w: run `ladder lab build`", c, s.bins.Path(c), err)
+		return "", nil, fmt.Errorf("the %s binary %s: %w: run `ladder lab build`", c, s.bins.Path(c), err)
 	}
-	p, err := startDetached(bin, args(c, s.l, s.ports, s.bins), s.l.dir, s.l.log(c))
+	return bin, args(c, s.l, s.ports, s.bins), nil
+}
+
+// launch starts one component and records it.
+func (s *starter) launch(c Component) error {
+	bin, argv, err := s.command(c)
+	if err != nil {
+		return err
+	}
+	p, err := startDetached(bin, argv, s.l.dir, s.l.log(c))
 	if err != nil {
 		return fmt.Errorf("starting %s (%s): %w", c, bin, err)
 	}

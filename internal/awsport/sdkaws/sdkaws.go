@@ -34,7 +34,7 @@ func New(ctx context.Context, region string) (awsport.Ports, string, error) {
 		return awsport.Ports{}, "", fmt.Errorf("loading the AWS configuration: %v (check AWS_PROFILE and ~/.aws/config)", err)
 	}
 	if cfg.Region == "" {
-		return awsport.Ports{}, "", fmt.Errorf("no AWS region: set AWS_REGION, the profile's region, or pass --region")
+		return awsport.Ports{}, "", fmt.Errorf("no AWS region: set AWS_REGION or the profile's region (or --region where a command has it)")
 	}
 	e := ec2.NewFromConfig(cfg)
 	return awsport.Ports{

@@ -91,6 +91,7 @@ type addonState struct {
 }
 
 var _ awsport.EKS = (*EKS)(nil)
+var _ awsport.ClusterLister = (*EKS)(nil)
 
 // NewEKS returns the EKS port of the twins in opts.
 func NewEKS(opts EKSOptions) *EKS {
@@ -115,6 +116,13 @@ func (e *EKS) cluster(name *string) error {
 		return clusterNotFound(aws.ToString(name))
 	}
 	return nil
+}
+
+// ListClusters implements awsport.ClusterLister: the twin holds one
+// cluster. The list fits one page, so MaxResults and NextToken change
+// nothing.
+func (e *EKS) ListClusters(_ context.Context, _ *eks.ListClustersInput, _ ...func(*eks.Options)) (*eks.ListClustersOutput, error) {
+	return &eks.ListClustersOutput{Clusters: []string{e.opts.Cluster}}, nil
 }
 
 // DescribeCluster implements awsport.EKS.

@@ -112,17 +112,8 @@ const tick = 50 * time.Millisecond
 // §1.8): one URL for every service, the region, the dummy credentials.
 func (t *Twin) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	url := "http://" + ln.Addr().String()
-	fmt.Fprintf(out, `export AWS_ENDPOINT_URL_EKS=%[1]s
-export AWS_ENDPOINT_URL_SSM=%[1]s
-export AWS_ENDPOINT_URL_AUTO_SCALING=%[1]s
-export AWS_ENDPOINT_URL_EC2=%[1]s
-export AWS_REGION=%[2]s
-export AWS_DEFAULT_REGION=%[2]s
-export AWS_ACCESS_KEY_ID=%[3]s
-export AWS_SECRET_ACCESS_KEY=%[4]s
-export AWS_EC2_METADATA_DISABLED=true
-# then: aws eks describe-cluster --name %[5]s
-`, url, t.Region, AccessKeyID, SecretAccessKey, t.Cluster)
+	awsserve.WriteExports(out, awsserve.ClientEnv(url, t.Region, AccessKeyID, SecretAccessKey))
+	fmt.Fprintf(out, "# then: aws eks describe-cluster --name %s\n", t.Cluster)
 	srv := &http.Server{Handler: t, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

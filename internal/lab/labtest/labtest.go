@@ -142,13 +142,7 @@ func start(t testing.TB) (*lab.Lab, *rest.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	base := os.Getenv(DirEnv)
-	if base != "" {
-		if err := os.MkdirAll(base, 0o755); err != nil {
-			return nil, nil, err
-		}
-	}
-	dir, err := os.MkdirTemp(base, "lab-")
+	dir, err := NewDir()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,6 +166,20 @@ func start(t testing.TB) (*lab.Lab, *rest.Config, error) {
 	// them wait on the client, not on the cluster.
 	c.QPS, c.Burst = 200, 400
 	return lb, c, nil
+}
+
+// NewDir makes a new directory for a lab under $LADDER_LABTEST_DIR (or
+// the system temporary directory), where the Makefile stops every lab a
+// dying test binary leaves: for a test that starts a lab of its own, with
+// `ladder lab up --dir`.
+func NewDir() (string, error) {
+	base := os.Getenv(DirEnv)
+	if base != "" {
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			return "", err
+		}
+	}
+	return os.MkdirTemp(base, "lab-")
 }
 
 func stop() error {
