@@ -37,6 +37,51 @@ func TestMain(m *testing.M) {
 // workshop's 1.30 nodes against EKS's 1.30, not the lab API server's own
 // minor; `lab down` stops the endpoints with the rest.
 func TestLabUpServesAWS(t *testing.T) {
+	dir, st, awsPID := labWithAWS(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := eks.NewFromConfig(cfg).DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(st.Lab.AWS.Cluster)})
+	if err != nil {
+		t.Fatalf("DescribeCluster with lab env's exports: %v", err)
+	}
+	if v := aws.ToString(desc.Cluster.Version); v != "1.30" {
+		t.Errorf("DescribeCluster: %s, want the workshop's 1.30", v)
+	}
+
+	// ladder check on the lab, configured by the exports alone.
+	var checkOut, checkErr strings.Builder
+	Main([]string{"check"}, &checkOut, &checkErr)
+	report := checkOut.String()
+	if !strings.HasPrefix(report, "Control plane 1.30 (EKS DescribeCluster of cluster "+st.Lab.AWS.Cluster+").") ||
+		!strings.Contains(report, "Upgrade 1.30 → 1.31") {
+		t.Errorf("ladder check on the lab does not take 1.30 from EKS:\n%s\n%s", report, checkErr.String())
+	}
+	if minor := strings.TrimPrefix(st.Lab.Kubernetes, "v")[:4]; strings.Contains(report, "control plane's "+minor) {
+		t.Errorf("ladder check judges nodes against the lab API server's %s:\n%s", minor, report)
+	}
+
+	if code, stdout, stderr := runLab(t, "down", "--dir", dir); code != 0 || !strings.Contains(stdout, "stopped "+string(lab.AWSEndpoints)) {
+		t.Errorf("lab down: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// Gone: signal 0 fails once the process is reaped (this process
+	// started it, and reaps it).
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(awsPID, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s (pid %d) still runs after lab down", lab.AWSEndpoints, awsPID)
+		}
+	}
+}
+
+// labWithAWS starts a lab of the workshop with its AWS endpoints and puts
+// `lab env`'s exports, as a shell evaluates them, into the test's
+// environment; it returns the lab's directory, its status and the
+// endpoints' pid. The lab is stopped when the test ends.
+func labWithAWS(t *testing.T) (string, *lab.Status, int) {
+	t.Helper()
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh")
@@ -90,40 +135,5 @@ func TestLabUpServesAWS(t *testing.T) {
 			t.Setenv(k, v)
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	desc, err := eks.NewFromConfig(cfg).DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(st.Lab.AWS.Cluster)})
-	if err != nil {
-		t.Fatalf("DescribeCluster with lab env's exports: %v", err)
-	}
-	if v := aws.ToString(desc.Cluster.Version); v != "1.30" {
-		t.Errorf("DescribeCluster: %s, want the workshop's 1.30", v)
-	}
-
-	// ladder check on the lab, configured by the exports alone.
-	var checkOut, checkErr strings.Builder
-	Main([]string{"check"}, &checkOut, &checkErr)
-	report := checkOut.String()
-	if !strings.HasPrefix(report, "Control plane 1.30 (EKS DescribeCluster of cluster "+st.Lab.AWS.Cluster+").") ||
-		!strings.Contains(report, "Upgrade 1.30 → 1.31") {
-		t.Errorf("ladder check on the lab does not take 1.30 from EKS:\n%s\n%s", report, checkErr.String())
-	}
-	if minor := strings.TrimPrefix(st.Lab.Kubernetes, "v")[:4]; strings.Contains(report, "control plane's "+minor) {
-		t.Errorf("ladder check judges nodes against the lab API server's %s:\n%s", minor, report)
-	}
-
-	if code, stdout, stderr := runLab(t, "down", "--dir", dir); code != 0 || !strings.Contains(stdout, "stopped "+string(lab.AWSEndpoints)) {
-		t.Errorf("lab down: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	// Gone: signal 0 fails once the process is reaped (this process
-	// started it, and reaps it).
-	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(awsPID, 0) == nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s (pid %d) still runs after lab down", lab.AWSEndpoints, awsPID)
-		}
-	}
+	return dir, st, awsPID
 }
