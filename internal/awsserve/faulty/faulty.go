@@ -1,0 +1,131 @@
+// Package faulty is a proxy that breaks AWS calls the way networks and
+// services do — throttling (429), server errors (500), a response lost
+// after the service acted (the connection dropped), a slow answer past the
+// client's timeout — on a fixed schedule, so that a test can show a client
+// retries each with backoff and loses nothing (no update made twice, no
+// item missing from a list).
+package faulty
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Fault is what the proxy does to one request.
+type Fault int
+
+// Faults.
+const (
+	None Fault = iota
+	// Throttle answers 429 with the service's throttling error; the
+	// service never sees the request.
+	Throttle
+	// ServerError answers 500; the service never sees the request.
+	ServerError
+	// Drop forwards the request — the service acts on it — and closes the
+	// connection without the response.
+	Drop
+	// Slow holds the answer past the client's timeout, then forwards.
+	Slow
+)
+
+func (f Fault) String() string {
+	return [...]string{"none", "throttle", "server-error", "drop", "slow"}[f]
+}
+
+// Proxy forwards to a backend handler and injects faults.
+type Proxy struct {
+	backend http.Handler
+	// Schedule is the fault of the n-th request (counting from 0) for
+	// operation op (as Entry.Operation names it).
+	Schedule func(n int, op string) Fault
+	// SlowFor is how long a Slow fault holds the answer.
+	SlowFor time.Duration
+
+	mu  sync.Mutex
+	n   int
+	log []Entry
+}
+
+// Entry is one request the proxy saw: its operation and its fault.
+type Entry struct {
+	Operation string
+	Fault     Fault
+}
+
+// New returns a proxy in front of backend.
+func New(backend http.Handler, schedule func(n int, op string) Fault) *Proxy {
+	return &Proxy{backend: backend, Schedule: schedule, SlowFor: 3 * time.Second}
+}
+
+// Log is what the proxy saw, in order.
+func (p *Proxy) Log() []Entry {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Entry(nil), p.log...)
+}
+
+// ServeHTTP implements http.Handler.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	op := operation(r, body)
+	p.mu.Lock()
+	f := p.Schedule(p.n, op)
+	p.n++
+	p.log = append(p.log, Entry{Operation: op, Fault: f})
+	p.mu.Unlock()
+	switch f {
+	case Throttle:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Amzn-Errortype", "ThrottlingException")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"message":"Rate exceeded"}`)
+	case ServerError:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Amzn-Errortype", "ServerException")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"message":"We encountered an internal error. Please try again."}`)
+	case Drop:
+		rec := httptest.NewRecorder()
+		p.backend.ServeHTTP(rec, r) // the service acts
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	case Slow:
+		select {
+		case <-time.After(p.SlowFor):
+		case <-r.Context().Done():
+			return
+		}
+		p.backend.ServeHTTP(w, r)
+	default:
+		p.backend.ServeHTTP(w, r)
+	}
+}
+
+// operation names a request for the log: the X-Amz-Target (JSON
+// protocols), the Action (query protocols) or the method and path
+// (REST-JSON).
+func operation(r *http.Request, body []byte) string {
+	if t := r.Header.Get("X-Amz-Target"); t != "" {
+		return t
+	}
+	if strings.Contains(r.Header.Get("Content-Type"), "x-www-form-urlencoded") {
+		for _, kv := range strings.Split(string(body), "&") {
+			if v, ok := strings.CutPrefix(kv, "Action="); ok {
+				return v
+			}
+		}
+	}
+	return r.Method + " " + r.URL.Path
+}
