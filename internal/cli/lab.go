@@ -39,7 +39,7 @@ about 5 seconds. Needs the go command (Go 1.26+) and the Go module proxy.`,
   ladder lab status
   ladder lab down`,
 	}
-	cmd.AddCommand(newLabBuildCommand(), newLabUpCommand(), newLabStatusCommand(), newLabDownCommand(), newLabAWSServeCommand())
+	cmd.AddCommand(newLabBuildCommand(), newLabUpCommand(), newLabStatusCommand(), newLabDownCommand(), newLabAWSServeCommand(), newLabKarpenterCommand())
 	return cmd
 }
 
