@@ -79,20 +79,21 @@ func DriftReason(np *karpv1.NodePool, nc *awsv1.EC2NodeClass, claim *karpv1.Node
 	if nc == nil {
 		return ""
 	}
+	return NodeClassDriftReason(nc, claim, instance)
+}
+
+// NodeClassDriftReason is the AWS provider's IsDrifted (aws-apis.md §6.4):
+// the EC2NodeClass hash annotations (compared only when both sides carry
+// the same hash version), the AMI the first image of status.amis
+// compatible with the instance type would be, and, when the instance is
+// known and the EC2NodeClass lists them, its security groups and subnet;
+// "" when none has drifted.
+func NodeClassDriftReason(nc *awsv1.EC2NodeClass, claim *karpv1.NodeClaim, instance *Instance) string {
 	if hashDrifted(nc.Annotations, claim.Annotations, awsv1.AnnotationEC2NodeClassHash, awsv1.AnnotationEC2NodeClassHashVersion) {
 		return NodeClassDrift
 	}
-	// isAMIDrifted: amifamily.MapToInstanceTypes keeps, for the instance
-	// type, the first AMI of status.amis whose requirements it meets.
 	if len(nc.Status.AMIs) > 0 && claim.Status.ImageID != "" {
-		mapped := ""
-		for _, ami := range nc.Status.AMIs {
-			if labels.Compatible(scheduling.NewNodeSelectorRequirements(ami.Requirements...)) == nil {
-				mapped = ami.ID
-				break
-			}
-		}
-		if mapped != claim.Status.ImageID {
+		if MappedAMI(nc.Status.AMIs, scheduling.NewLabelRequirements(claim.Labels)) != claim.Status.ImageID {
 			return AMIDrift
 		}
 	}
@@ -146,4 +147,17 @@ func sameSet(a, b []string) bool {
 // architecture: the instance types it serves.
 func AMIRequirements(kubeArch string) []corev1.NodeSelectorRequirement {
 	return []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{kubeArch}}}
+}
+
+// MappedAMI is amifamily.MapToInstanceTypes for one instance type: the
+// first image of status.amis whose requirements the type's labels meet —
+// the image a launch of that type gets, and the one a NodeClaim of it must
+// run not to have drifted. "" when none does.
+func MappedAMI(amis []awsv1.AMI, instanceType scheduling.Requirements) string {
+	for _, ami := range amis {
+		if instanceType.Compatible(scheduling.NewNodeSelectorRequirements(ami.Requirements...)) == nil {
+			return ami.ID
+		}
+	}
+	return ""
 }

@@ -144,7 +144,7 @@ func CheckNodePoolAMIs(np *karpv1.NodePool, nc *awsv1.EC2NodeClass, amis []catal
 	}
 	allowed := map[string]bool{}
 	for _, it := range types {
-		if instanceTypeRequirements(it, zones).Intersects(p.requirements) != nil {
+		if InstanceTypeRequirements(it, zones).Intersects(p.requirements) != nil {
 			continue
 		}
 		if _, ok := NewestAMI(amis, it.Arch); ok {

@@ -162,15 +162,15 @@ type typeFacts struct {
 func (k *Karpenter) facts(it catalog.InstanceType) *typeFacts {
 	f, ok := k.typeFacts[it.Name]
 	if !ok {
-		f = &typeFacts{requirements: instanceTypeRequirements(it, k.cloud.Zones()), allocatable: kube.FromList(it.Allocatable()), capacity: it.Capacity()}
+		f = &typeFacts{requirements: InstanceTypeRequirements(it, k.cloud.Zones()), allocatable: kube.FromList(it.Allocatable()), capacity: it.Capacity()}
 		k.typeFacts[it.Name] = f
 	}
 	return f
 }
 
-// instanceTypeRequirements are the labels an instance type offers, as the
+// InstanceTypeRequirements are the labels an instance type offers, as the
 // AWS provider computes them, with every offering's zone and capacity type.
-func instanceTypeRequirements(it catalog.InstanceType, zones []string) scheduling.Requirements {
+func InstanceTypeRequirements(it catalog.InstanceType, zones []string) scheduling.Requirements {
 	return scheduling.NewRequirements(
 		scheduling.NewRequirement(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, it.Name),
 		scheduling.NewRequirement(corev1.LabelArchStable, corev1.NodeSelectorOpIn, it.Arch),
@@ -187,7 +187,7 @@ func instanceTypeRequirements(it catalog.InstanceType, zones []string) schedulin
 }
 
 // instanceLabels are the labels a node of this type carries.
-func instanceLabels(it catalog.InstanceType) map[string]string {
+func InstanceLabels(it catalog.InstanceType) map[string]string {
 	return map[string]string{
 		corev1.LabelInstanceTypeStable: it.Name,
 		corev1.LabelArchStable:         it.Arch,
@@ -339,7 +339,7 @@ func (k *Karpenter) nodeLabels(claim *NodeClaim) map[string]string {
 			labels[key] = v
 		}
 	}
-	for key, v := range instanceLabels(claim.InstanceType) {
+	for key, v := range InstanceLabels(claim.InstanceType) {
 		labels[key] = v
 	}
 	labels[karpv1.NodePoolLabelKey] = claim.NodePool

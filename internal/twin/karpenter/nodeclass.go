@@ -26,10 +26,16 @@ func (k *Karpenter) resolveAMIs(c *nodeClass) error {
 	}
 	c.amis = out
 	disruption.StampNodeClassHash(c.obj) // the nodeclass hash controller (aws-apis.md §6.4)
-	// status.amis newest first, each with the architecture it serves, so
-	// the first one an instance type meets is the one amiFor launches
-	// (amifamily.MapToInstanceTypes, which drift checks against).
-	sorted := slices.Clone(out)
+	c.obj.Status.AMIs = StatusAMIs(out)
+	return nil
+}
+
+// StatusAMIs is the status.amis the AMI reconciler writes for resolved
+// images: newest first, each with the architecture it serves, so the first
+// one an instance type meets is the one a launch picks (NewestAMI) and
+// drift checks against (amifamily.MapToInstanceTypes).
+func StatusAMIs(amis []catalog.AMI) []awsv1.AMI {
+	sorted := slices.Clone(amis)
 	slices.SortStableFunc(sorted, func(a, b catalog.AMI) int {
 		if newer(a, b) {
 			return -1
@@ -39,11 +45,11 @@ func (k *Karpenter) resolveAMIs(c *nodeClass) error {
 		}
 		return 0
 	})
-	c.obj.Status.AMIs = nil
+	var out []awsv1.AMI
 	for _, a := range sorted {
-		c.obj.Status.AMIs = append(c.obj.Status.AMIs, awsv1.AMI{ID: a.ID, Name: a.Name, Requirements: disruption.AMIRequirements(a.KubeArch())})
+		out = append(out, awsv1.AMI{ID: a.ID, Name: a.Name, Requirements: disruption.AMIRequirements(a.KubeArch())})
 	}
-	return nil
+	return out
 }
 
 // newer reports whether a launches before b: released later, or the same
