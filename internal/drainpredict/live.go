@@ -13,6 +13,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/sim"
@@ -394,38 +395,24 @@ func workloadKey(o metav1.Object) string {
 // the server's bookkeeping and status (the twin's controllers write their
 // own).
 func startingCopy(o metav1.Object) metav1.Object {
-	var c metav1.Object
-	switch t := o.(type) {
-	case *storagev1.StorageClass:
-		c = t.DeepCopy()
-	case *corev1.PersistentVolume:
-		c = t.DeepCopy()
-	case *corev1.PersistentVolumeClaim:
-		x := t.DeepCopy()
-		x.Status = corev1.PersistentVolumeClaimStatus{}
-		c = x
-	case *policyv1.PodDisruptionBudget:
-		x := t.DeepCopy()
-		x.Status = policyv1.PodDisruptionBudgetStatus{}
-		c = x
-	case *appsv1.DaemonSet:
-		x := t.DeepCopy()
-		x.Status = appsv1.DaemonSetStatus{}
-		c = x
-	case *appsv1.StatefulSet:
-		x := t.DeepCopy()
-		x.Status = appsv1.StatefulSetStatus{}
-		c = x
-	case *appsv1.Deployment:
-		x := t.DeepCopy()
-		x.Status = appsv1.DeploymentStatus{}
-		c = x
-	case *corev1.Pod:
-		x := t.DeepCopy()
-		x.Status = corev1.PodStatus{}
-		c = x
-	default:
+	if workloadKey(o) == "" {
 		return o
+	}
+	c := o.(runtime.Object).DeepCopyObject().(metav1.Object)
+	// A StorageClass has no status; a PersistentVolume is applied as read.
+	switch x := c.(type) {
+	case *corev1.PersistentVolumeClaim:
+		x.Status = corev1.PersistentVolumeClaimStatus{}
+	case *policyv1.PodDisruptionBudget:
+		x.Status = policyv1.PodDisruptionBudgetStatus{}
+	case *appsv1.DaemonSet:
+		x.Status = appsv1.DaemonSetStatus{}
+	case *appsv1.StatefulSet:
+		x.Status = appsv1.StatefulSetStatus{}
+	case *appsv1.Deployment:
+		x.Status = appsv1.DeploymentStatus{}
+	case *corev1.Pod:
+		x.Status = corev1.PodStatus{}
 	}
 	c.SetUID("")
 	c.SetResourceVersion("")

@@ -1,6 +1,10 @@
 package insights
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ladder-eks/ladder/internal/insights/deprecations"
+)
 
 func init() { Register(deprecatedAPI{}) }
 
@@ -20,36 +24,17 @@ func (deprecatedAPI) Info() Info {
 }
 
 func (deprecatedAPI) Run(in *Input) []Finding {
-	var out []Finding
-	advisor := newMigrateAdvisor(in)
-	for _, o := range in.Objects {
-		for _, av := range apiVersionsOf(o) {
-			if sev, msg, rec, ok := customResourceAPI(in, o, av); ok {
-				if sev == Warning {
-					out = append(out, o.Finding(Warning, "apiVersion", msg, rec))
-				}
-				continue
-			}
-			e, ok := in.APIs.Lookup(av, o.Kind)
-			if !ok || !e.DeprecatedBy(in.Target) || e.RemovedBy(in.Target) {
-				continue
-			}
-			msg := fmt.Sprintf("%s %s is deprecated since Kubernetes %s", av, o.Kind, e.Deprecated)
-			if e.Removed.IsZero() {
-				msg += "; no removal is scheduled yet"
-			} else {
-				msg += fmt.Sprintf(" and removed in %s, %s after the target %s", e.Removed,
-					plural(e.Removed.Sub(in.Target), "minor"), in.Target)
-			}
-			if av != o.APIVersion {
-				msg += fmt.Sprintf(" — the object was last written with %s", av)
-			}
-			rec := advisor.advice(e)
-			if advice, ok := emptyV1beta1BudgetAdvice(in, o); ok {
-				rec = advice
-			}
-			out = append(out, o.Finding(Warning, "apiVersion", msg, rec))
+	return apiVersionFindings(in, Warning, func(o *Object, av string, e deprecations.Entry) (string, string, bool) {
+		if !e.DeprecatedBy(in.Target) || e.RemovedBy(in.Target) {
+			return "", "", false
 		}
-	}
-	return out
+		msg := fmt.Sprintf("%s %s is deprecated since Kubernetes %s", av, o.Kind, e.Deprecated)
+		if e.Removed.IsZero() {
+			msg += "; no removal is scheduled yet"
+		} else {
+			msg += fmt.Sprintf(" and removed in %s, %s after the target %s", e.Removed,
+				plural(e.Removed.Sub(in.Target), "minor"), in.Target)
+		}
+		return msg, "", true
+	})
 }

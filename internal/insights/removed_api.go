@@ -25,36 +25,54 @@ func (removedAPI) Info() Info {
 }
 
 func (removedAPI) Run(in *Input) []Finding {
-	var out []Finding
 	first := in.FirstHop()
+	return apiVersionFindings(in, Error, func(o *Object, av string, e deprecations.Entry) (string, string, bool) {
+		if !e.RemovedBy(in.Target) {
+			return "", "", false
+		}
+		hop := e.Removed
+		if hop.Less(first) {
+			hop = first
+		}
+		msg := fmt.Sprintf("%s %s is no longer served from Kubernetes %s", av, o.Kind, e.Removed)
+		if !e.Deprecated.IsZero() {
+			msg += fmt.Sprintf(" (deprecated in %s)", e.Deprecated)
+		}
+		switch {
+		case in.Current.IsZero():
+			msg += fmt.Sprintf("; the target %s does not serve it", in.Target)
+		case !in.Current.Less(e.Removed):
+			msg += fmt.Sprintf("; the cluster, at %s, already does not serve it", in.Current)
+		default:
+			msg += fmt.Sprintf("; the upgrade to %s removes it", hop)
+		}
+		return msg, hop.String(), true
+	})
+}
+
+// apiVersionFindings is the walk removed-api and deprecated-api share: every
+// apiVersion each object is or was last written with. A custom resource's
+// version is judged by customResourceAPI and kept at severity sev; a built-in
+// one in the table is described by describe, which says whether it applies
+// and the hop that breaks it (named on the finding when the plan has several).
+func apiVersionFindings(in *Input, sev Severity, describe func(o *Object, av string, e deprecations.Entry) (msg, hop string, ok bool)) []Finding {
+	var out []Finding
 	advisor := newMigrateAdvisor(in)
 	for _, o := range in.Objects {
 		for _, av := range apiVersionsOf(o) {
-			if sev, msg, rec, ok := customResourceAPI(in, o, av); ok {
-				if sev == Error {
-					out = append(out, o.Finding(Error, "apiVersion", msg, rec))
+			if crSev, msg, rec, ok := customResourceAPI(in, o, av); ok {
+				if crSev == sev {
+					out = append(out, o.Finding(sev, "apiVersion", msg, rec))
 				}
 				continue
 			}
 			e, ok := in.APIs.Lookup(av, o.Kind)
-			if !ok || !e.RemovedBy(in.Target) {
+			if !ok {
 				continue
 			}
-			hop := e.Removed
-			if hop.Less(first) {
-				hop = first
-			}
-			msg := fmt.Sprintf("%s %s is no longer served from Kubernetes %s", av, o.Kind, e.Removed)
-			if !e.Deprecated.IsZero() {
-				msg += fmt.Sprintf(" (deprecated in %s)", e.Deprecated)
-			}
-			switch {
-			case in.Current.IsZero():
-				msg += fmt.Sprintf("; the target %s does not serve it", in.Target)
-			case !in.Current.Less(e.Removed):
-				msg += fmt.Sprintf("; the cluster, at %s, already does not serve it", in.Current)
-			default:
-				msg += fmt.Sprintf("; the upgrade to %s removes it", hop)
+			msg, hop, ok := describe(o, av, e)
+			if !ok {
+				continue
 			}
 			if av != o.APIVersion {
 				msg += fmt.Sprintf(" — the object was last written with %s", av)
@@ -63,9 +81,9 @@ func (removedAPI) Run(in *Input) []Finding {
 			if advice, ok := emptyV1beta1BudgetAdvice(in, o); ok {
 				rec = advice
 			}
-			f := o.Finding(Error, "apiVersion", msg, rec)
-			if in.MultiHop() {
-				f.Hop = hop.String()
+			f := o.Finding(sev, "apiVersion", msg, rec)
+			if hop != "" && in.MultiHop() {
+				f.Hop = hop
 			}
 			out = append(out, f)
 		}

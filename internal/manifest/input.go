@@ -27,21 +27,27 @@ type NotRegularError struct{ Mode fs.FileMode }
 
 func (e *NotRegularError) Error() string { return "not a regular file but " + DescribeFileMode(e.Mode) }
 
+// specialFileModes name the special file types as ls -l would explain
+// them, in the order they are tested: a device is a character device when
+// both bits are set.
+var specialFileModes = []struct {
+	bit  fs.FileMode
+	name string
+}{
+	{fs.ModeNamedPipe, "a named pipe"},
+	{fs.ModeSocket, "a socket"},
+	{fs.ModeCharDevice, "a character device"},
+	{fs.ModeDevice, "a block device"},
+	{fs.ModeDir, "a directory"},
+	{fs.ModeSymlink, "a symbolic link"},
+}
+
 // DescribeFileMode names a special file's type as ls -l would explain it.
 func DescribeFileMode(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeDir != 0:
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
+	for _, t := range specialFileModes {
+		if m&t.bit != 0 {
+			return t.name
+		}
 	}
 	return "a special file"
 }

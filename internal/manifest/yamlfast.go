@@ -168,6 +168,17 @@ func (p *fastParser) nextContent() (int, bool) {
 	return len(p.lines), false
 }
 
+// nextIndented is the next content line if it is indented at least
+// indent: the next entry of the block a mapping or sequence at indent is
+// reading, found false when that block has ended.
+func (p *fastParser) nextIndented(indent int) (int, fastLine, bool) {
+	i, found := p.nextContent()
+	if !found || p.lines[i].indent < indent {
+		return i, fastLine{}, false
+	}
+	return i, p.lines[i], true
+}
+
 func isSeqItem(t []byte) bool { return len(t) > 0 && t[0] == '-' && (len(t) == 1 || t[1] == ' ') }
 
 // splitKey splits "key: rest" into the key's value and rest; ok is false
@@ -224,12 +235,8 @@ func (p *fastParser) mapping(indent int) {
 	var keySet map[string]bool
 	first := true
 	for {
-		i, found := p.nextContent()
+		i, line, found := p.nextIndented(indent)
 		if !found {
-			break
-		}
-		line := p.lines[i]
-		if line.indent < indent {
 			break
 		}
 		if line.indent > indent || isSeqItem(line.text) {
@@ -285,12 +292,8 @@ func (p *fastParser) sequence(indent int) {
 	p.out = append(p.out, '[')
 	first := true
 	for {
-		i, found := p.nextContent()
+		i, line, found := p.nextIndented(indent)
 		if !found {
-			break
-		}
-		line := p.lines[i]
-		if line.indent < indent {
 			break
 		}
 		if line.indent > indent {

@@ -54,9 +54,29 @@ type VersionRow struct {
 	replacementAvailableInV *utilversion.Version
 }
 
-// rowFields are the keys of a deprecated-versions row: pluto's, then
-// Ladder's replacement-kind.
-var rowFields = []string{"version", "kind", "deprecated-in", "removed-in", "replacement-api", "replacement-available-in", "component", "replacement-kind"}
+type rowField struct {
+	key        string
+	field      func(*VersionRow) *string
+	apiVersion bool
+	ver        func(*VersionRow) **utilversion.Version
+}
+
+// rowFields are the keys of a deprecated-versions row, pluto's then
+// Ladder's replacement-kind: the field each fills, and whether its value is
+// an apiVersion or a component version (kept parsed in ver).
+var rowFields = []rowField{
+	{key: "version", field: func(r *VersionRow) *string { return &r.APIVersion }, apiVersion: true},
+	{key: "kind", field: func(r *VersionRow) *string { return &r.Kind }},
+	{key: "deprecated-in", field: func(r *VersionRow) *string { return &r.DeprecatedIn },
+		ver: func(r *VersionRow) **utilversion.Version { return &r.deprecatedV }},
+	{key: "removed-in", field: func(r *VersionRow) *string { return &r.RemovedIn },
+		ver: func(r *VersionRow) **utilversion.Version { return &r.removedV }},
+	{key: "replacement-api", field: func(r *VersionRow) *string { return &r.ReplacementAPIVersion }, apiVersion: true},
+	{key: "replacement-available-in", field: func(r *VersionRow) *string { return &r.ReplacementAvailableIn },
+		ver: func(r *VersionRow) **utilversion.Version { return &r.replacementAvailableInV }},
+	{key: "component", field: func(r *VersionRow) *string { return &r.Component }},
+	{key: "replacement-kind", field: func(r *VersionRow) *string { return &r.ReplacementKind }},
+}
 
 // ParseVersionsFile reads a versions file strictly: an unknown or
 // repeated key, a value of the wrong type, a version that does not parse,
@@ -142,9 +162,15 @@ func (f *VersionsFile) readRows(name string, n *yaml.Node) error {
 		for j := 0; j+1 < len(item.Content); j += 2 {
 			k, v := item.Content[j], item.Content[j+1]
 			field := at + "." + k.Value
-			if !slices.Contains(rowFields, k.Value) {
-				return fmt.Errorf("%s:%d: %s: unknown field; a row has %s", name, k.Line, field, strings.Join(rowFields, ", "))
+			fi := slices.IndexFunc(rowFields, func(f rowField) bool { return f.key == k.Value })
+			if fi < 0 {
+				keys := make([]string, len(rowFields))
+				for i, f := range rowFields {
+					keys[i] = f.key
+				}
+				return fmt.Errorf("%s:%d: %s: unknown field; a row has %s", name, k.Line, field, strings.Join(keys, ", "))
 			}
+			spec := rowFields[fi]
 			if set[k.Value] {
 				return fmt.Errorf("%s:%d: %s appears twice; keep one", name, k.Line, field)
 			}
@@ -156,48 +182,20 @@ func (f *VersionsFile) readRows(name string, n *yaml.Node) error {
 			if v.Tag == "!!null" {
 				val = ""
 			}
-			switch k.Value {
-			case "version":
-				r.APIVersion = val
-			case "kind":
-				r.Kind = val
-			case "deprecated-in":
-				r.DeprecatedIn = val
-			case "removed-in":
-				r.RemovedIn = val
-			case "replacement-api":
-				r.ReplacementAPIVersion = val
-			case "replacement-available-in":
-				r.ReplacementAvailableIn = val
-			case "component":
-				r.Component = val
-			case "replacement-kind":
-				r.ReplacementKind = val
-			}
+			*spec.field(&r) = val
 			var err error
-			switch k.Value {
-			case "version", "replacement-api":
-				if val != "" {
-					if _, perr := schema.ParseGroupVersion(val); perr != nil || strings.Count(val, "/") > 1 {
-						err = fmt.Errorf("%q is not an apiVersion; write it as group/version, e.g. karpenter.sh/v1", val)
-					}
+			switch {
+			case val == "":
+			case spec.apiVersion:
+				if _, perr := schema.ParseGroupVersion(val); perr != nil || strings.Count(val, "/") > 1 {
+					err = fmt.Errorf("%q is not an apiVersion; write it as group/version, e.g. karpenter.sh/v1", val)
 				}
-			case "deprecated-in", "removed-in", "replacement-available-in":
-				if val != "" {
-					var pv *utilversion.Version
-					if pv, err = parseComponentVersion(val); err == nil {
-						switch k.Value {
-						case "deprecated-in":
-							r.deprecatedV = pv
-						case "removed-in":
-							r.removedV = pv
-						default:
-							r.replacementAvailableInV = pv
-						}
-					} else {
-						err = fmt.Errorf("%q is not a version; write it as v1.1.0 (or \"\" for none)", val)
-					}
+			case spec.ver != nil:
+				pv, perr := parseComponentVersion(val)
+				if perr != nil {
+					err = fmt.Errorf("%q is not a version; write it as v1.1.0 (or \"\" for none)", val)
 				}
+				*spec.ver(&r) = pv
 			}
 			if err != nil {
 				return fmt.Errorf("%s:%d: %s: %v", name, v.Line, field, err)

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"iter"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -180,12 +181,7 @@ func (c *Cluster) rollingUpdateDaemonSet(w *workload) {
 	if maxSurge == 0 {
 		numUnavailable := 0
 		var replace, candidates []*podState
-		for _, ns := range c.nodeList {
-			name := ns.node.Name
-			pods, has := w.daemonPods[name]
-			if !has && !w.daemonNodes[name] {
-				continue
-			}
+		for _, pods := range c.rolloutNodes(w) {
 			newPod, oldPod, ok := w.updatedPodsOn(pods)
 			switch {
 			case !ok:
@@ -208,12 +204,7 @@ func (c *Cluster) rollingUpdateDaemonSet(w *workload) {
 		numSurge, numAvailable := 0, 0
 		var allowedNew, candidateNew []string
 		var shouldNotRun []*podState
-		for _, ns := range c.nodeList {
-			name := ns.node.Name
-			pods, has := w.daemonPods[name]
-			if !has && !w.daemonNodes[name] {
-				continue
-			}
+		for name, pods := range c.rolloutNodes(w) {
 			newPod, oldPod, ok := w.updatedPodsOn(pods)
 			if !ok {
 				numSurge++
@@ -255,6 +246,20 @@ func (c *Cluster) rollingUpdateDaemonSet(w *workload) {
 	}
 	for _, ps := range del {
 		c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
+	}
+}
+
+// rolloutNodes is the node → daemon pods map update.go rollingUpdate walks,
+// in node-name order: every node that runs a pod of w or should run one.
+func (c *Cluster) rolloutNodes(w *workload) iter.Seq2[string, []*podState] {
+	return func(yield func(string, []*podState) bool) {
+		for _, ns := range c.nodeList {
+			name := ns.node.Name
+			pods, has := w.daemonPods[name]
+			if (has || w.daemonNodes[name]) && !yield(name, pods) {
+				return
+			}
+		}
 	}
 }
 
