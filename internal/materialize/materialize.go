@@ -406,7 +406,7 @@ func (c *client) createNodes(ctx context.Context, snap *twinbuild.Snapshot) erro
 	t := time.Now()
 	existing := 0
 	for _, n := range snap.Nodes {
-		_, err := c.cs.CoreV1().Nodes().Create(ctx, kwokNode(n), metav1.CreateOptions{FieldManager: FieldManager})
+		_, err := c.cs.CoreV1().Nodes().Create(ctx, KWOKNode(n), metav1.CreateOptions{FieldManager: FieldManager})
 		switch {
 		case apierrors.IsAlreadyExists(err):
 			existing++

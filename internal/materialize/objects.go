@@ -46,13 +46,13 @@ var betaLabels = map[string]string{
 	corev1.LabelInstanceTypeStable: corev1.LabelInstanceType,
 }
 
-// kwokNode is the lab's Node for a twin's node: the same name, labels (plus
+// KWOKNode is the lab's Node for a twin's node: the same name, labels (plus
 // the beta labels a kubelet and the cloud provider add), annotations,
 // finalizers, taints, providerID, capacity, allocatable and nodeInfo, and
 // the KWOK annotation. Conditions are left for KWOK's node-initialize
 // stage, which keeps a nodeInfo, capacity and allocatable it finds set
 // (sigs.k8s.io/kwok kustomize/stage/node/fast/node-initialize.yaml).
-func kwokNode(twin *corev1.Node) *corev1.Node {
+func KWOKNode(twin *corev1.Node) *corev1.Node {
 	labels := make(map[string]string, len(twin.Labels)+len(betaLabels))
 	for k, v := range twin.Labels {
 		labels[k] = v

@@ -48,7 +48,7 @@ func TestKwokNodesOfTheWorkshop(t *testing.T) {
 	ec2 := []string{"node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"}
 	seen := map[string]int{}
 	for _, twin := range snap.Nodes {
-		n := kwokNode(twin)
+		n := KWOKNode(twin)
 		g := snap.Groups[twin.Name]
 		seen[g.Type]++
 		if n.Annotations[KwokAnnotation] != KwokValue {

@@ -31,6 +31,9 @@ package mng
 import (
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/sim"
@@ -120,10 +123,35 @@ const (
 	ReasonUpdateFailed      = "UpdateFailed"
 )
 
+// Kube is what the managed node groups do to Kubernetes: read a group's
+// nodes, cordon and label them, and drain them through the Eviction API
+// (semantics.md §B, update phase; §D.1). The twin's in-memory cluster
+// (*kube.Cluster) is one body for it; a client of a real API server is
+// another, so the same EKS behaviour drives either.
+type Kube interface {
+	// Options are the cluster's; mng reads its zones from them when the
+	// service is given none.
+	Options() kube.Options
+	// OnPodChange registers fn to be told the node a pod left or joined, so
+	// a drain notices the instant its node is empty.
+	OnPodChange(fn func(node string))
+	Node(name string) *corev1.Node
+	PodsOnNode(node string) []*corev1.Pod
+	Cordon(name string) error
+	UpdateNode(name string, mutate func(*corev1.Node)) error
+	// Evict is POST pods/NAME/eviction; its errors are the
+	// *apierrors.StatusError a client gets (429 for an exhausted PDB).
+	Evict(namespace, name string) error
+	DeletePod(namespace, name string, grace *int64, by string) error
+	PDBsForPod(namespace, name string) []*policyv1.PodDisruptionBudget
+}
+
+var _ Kube = (*kube.Cluster)(nil)
+
 // Service holds every managed node group of the cluster.
 type Service struct {
 	eng     *sim.Engine
-	kube    *kube.Cluster
+	kube    Kube
 	workers *worker.Pool
 	opts    Options
 
@@ -143,7 +171,7 @@ type Service struct {
 
 // New returns the node-group service of a cluster. It watches pods leaving
 // nodes, to notice the instant a draining node is empty.
-func New(eng *sim.Engine, kc *kube.Cluster, workers *worker.Pool, opts Options) *Service {
+func New(eng *sim.Engine, kc Kube, workers *worker.Pool, opts Options) *Service {
 	if len(opts.Zones) == 0 {
 		opts.Zones = kc.Options().Zones
 	}

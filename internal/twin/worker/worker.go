@@ -52,10 +52,24 @@ type Spec struct {
 	Taints []corev1.Taint
 }
 
+// Kube is what a worker node does to Kubernetes: its kubelet registers the
+// Node, reports it Ready, stops reporting when the instance shuts down, and
+// the Node goes when the instance is terminated. The twin's in-memory
+// cluster (*kube.Cluster) is one body for it; a client of a real API server
+// is another.
+type Kube interface {
+	AddNode(node *corev1.Node, ready bool) error
+	Node(name string) *corev1.Node
+	SetNodeReady(name string, ready bool) error
+	RemoveNode(name, reason string) error
+}
+
+var _ Kube = (*kube.Cluster)(nil)
+
 // Pool launches and terminates worker nodes.
 type Pool struct {
 	eng     *sim.Engine
-	kube    *kube.Cluster
+	kube    Kube
 	cloud   *ec2.Cloud
 	timings Timings
 	// instances maps node name to its EC2 instance.
@@ -63,7 +77,7 @@ type Pool struct {
 }
 
 // New returns a pool. Zero timings take the defaults.
-func New(eng *sim.Engine, kc *kube.Cluster, cloud *ec2.Cloud, t Timings) *Pool {
+func New(eng *sim.Engine, kc Kube, cloud *ec2.Cloud, t Timings) *Pool {
 	if t.Launch == 0 {
 		t.Launch = DefaultTimings.Launch
 	}
