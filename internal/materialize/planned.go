@@ -34,7 +34,7 @@ func Plan(sc *scenario.Scenario) (*Planned, error) {
 	}
 	out := &Planned{Snapshot: snap}
 	for _, n := range snap.Nodes {
-		out.Nodes = append(out.Nodes, kwokNode(n))
+		out.Nodes = append(out.Nodes, KWOKNode(n))
 	}
 	for _, d := range p.docs {
 		out.Objects = append(out.Objects, d.obj)
