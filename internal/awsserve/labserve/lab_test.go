@@ -56,14 +56,14 @@ func TestWorkshopUpgradeOnTheLab(t *testing.T) {
 	cfg := labtest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	sc, err := scenario.LoadBuiltin("workshop")
-	if err != nil {
-		t.Fatal(err)
-	}
 	began := time.Now()
 	var out bytes.Buffer
-	if err := materialize.Apply(ctx, cfg, sc, &out); err != nil {
-		t.Fatalf("materialize: %v\n%s", err, out.String())
+	sc, err := scenario.LoadBuiltin("workshop")
+	if err == nil {
+		err = materialize.Apply(ctx, cfg, sc, &out)
+	}
+	if err != nil {
+		t.Fatalf("materialize the workshop: %v\n%s", err, out.String())
 	}
 	t.Logf("materialized in %s", time.Since(began).Round(time.Millisecond))
 	cs := kubernetes.NewForConfigOrDie(cfg)
