@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ladder-eks/ladder/internal/awsserve/labserve"
 	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
@@ -22,8 +26,17 @@ type awsBackend interface {
 // newAWSBackend chooses aws-serve's backend: the scenario's twins
 // (twinserve), on their own or — with labDir, as `ladder lab up` starts
 // it — for the lab in labDir, whose cluster the endpoints will act on.
+// With a lab, the twin's EKS services act on the lab's API server
+// (labserve): they adopt the nodes `lab up` materializes once they exist.
 func newAWSBackend(sc *scenario.Scenario, labDir string, timeScale float64) (awsBackend, error) {
-	return twinserve.New(sc, timeScale)
+	if labDir == "" {
+		return twinserve.New(sc, timeScale)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(labDir, "kubeconfig"))
+	if err != nil {
+		return nil, fmt.Errorf("--lab-dir %s: reading the lab kubeconfig: %w", labDir, err)
+	}
+	return labserve.New(sc, cfg, timeScale, labserve.Options{Log: os.Stderr})
 }
 
 func newLabAWSServeCommand() *cobra.Command {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +21,8 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/ladder-eks/ladder/internal/awsserve/labserve"
+	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
@@ -201,5 +205,34 @@ func nodegroup(ctx context.Context, t *testing.T, client *eks.Client, cluster, m
 	}
 	if v := aws.ToString(ng.Nodegroup.Version); v != minor {
 		t.Errorf("nodegroup %s at %s after the update, want %s", name, v, minor)
+	}
+}
+
+// With --lab-dir the endpoints act on the lab (labserve), reached through
+// the lab's kubeconfig; without it they serve the twins. A lab directory
+// without a kubeconfig is refused naming the flag.
+func TestNewAWSBackendChoosesTheLab(t *testing.T) {
+	sc, err := scenario.LoadBuiltin("workshop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := newAWSBackend(sc, "", 60); err != nil {
+		t.Fatal(err)
+	} else if _, ok := b.(*twinserve.Twin); !ok {
+		t.Errorf("without --lab-dir: %T, want the twins", b)
+	}
+	dir := t.TempDir()
+	if _, err := newAWSBackend(sc, dir, 60); err == nil || !strings.Contains(err.Error(), "--lab-dir "+dir) {
+		t.Errorf("a lab directory without a kubeconfig: %v", err)
+	}
+	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: lab, cluster: {server: 'https://127.0.0.1:6443'}}]\n" +
+		"users: [{name: admin, user: {token: t}}]\ncontexts: [{name: lab, context: {cluster: lab, user: admin}}]\ncurrent-context: lab\n"
+	if err := os.WriteFile(filepath.Join(dir, "kubeconfig"), []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := newAWSBackend(sc, dir, 60); err != nil {
+		t.Fatal(err)
+	} else if _, ok := b.(*labserve.Lab); !ok {
+		t.Errorf("with --lab-dir: %T, want the lab's endpoints", b)
 	}
 }

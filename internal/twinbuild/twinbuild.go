@@ -48,6 +48,19 @@ type Options struct {
 	// cluster's construction. The Fargate scheduler's starting pods were
 	// running before; a caller observes Fargate once Build returns.
 	Observe func(*Twin)
+	// Body, when set, is what the managed node groups and their worker pool
+	// do to Kubernetes in place of the twin's cluster: a real API server
+	// that already runs the scenario's starting cluster (a lab the scenario
+	// was materialized into with the same seed). Build then adopts the
+	// managed groups' nodes there by the names the twin gives them and
+	// leaves the starting pods to that cluster: it does not bootstrap them.
+	Body Body
+}
+
+// Body is a cluster the managed node groups and worker pool act on.
+type Body interface {
+	mng.Kube
+	worker.Kube
 }
 
 // Twin is a scenario's cluster in the twins, all on one engine.
@@ -96,6 +109,9 @@ func Build(sc *scenario.Scenario, opts Options) (*Twin, error) {
 	}
 	if err := tw.createNodes(); err != nil {
 		return nil, err
+	}
+	if opts.Body != nil {
+		return tw, nil
 	}
 	if err := tw.bootstrap(); err != nil {
 		return nil, err
@@ -153,8 +169,12 @@ func wire(sc *scenario.Scenario, opts Options) *Twin {
 		ExtraAMIs:           sc.ExtraAMIs(),
 		ControlPlaneVersion: func() string { return tw.ControlPlane.Version().String() },
 	})
-	tw.Workers = worker.New(eng, tw.Kube, tw.Cloud, worker.Timings{Launch: kpt.Launch, Register: kpt.Register, Ready: kpt.Initialize, Terminate: kpt.Terminate})
-	tw.MNG = mng.New(eng, tw.Kube, tw.Workers, mng.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones,
+	var body Body = tw.Kube
+	if opts.Body != nil {
+		body = opts.Body
+	}
+	tw.Workers = worker.New(eng, body, tw.Cloud, worker.Timings{Launch: kpt.Launch, Register: kpt.Register, Ready: kpt.Initialize, Terminate: kpt.Terminate})
+	tw.MNG = mng.New(eng, body, tw.Workers, mng.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones,
 		ControlPlaneVersion: func() kubeversion.Minor { return tw.ControlPlane.Version() }})
 	tw.ControlPlane.NodeGroupVersions = tw.MNG.Versions
 	tw.ASG = asg.New(eng, tw.Kube, tw.Workers, asg.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones})

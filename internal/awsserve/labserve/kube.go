@@ -74,6 +74,20 @@ func (k *Kube) Node(name string) *corev1.Node {
 	return n
 }
 
+// Kubelets returns every node's kubelet version by node name, for the
+// control plane's update precondition; nil if the nodes cannot be listed.
+func (k *Kube) Kubelets() map[string]string {
+	list, err := k.cs.CoreV1().Nodes().List(k.ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]string, len(list.Items))
+	for _, n := range list.Items {
+		out[n.Name] = n.Status.NodeInfo.KubeletVersion
+	}
+	return out
+}
+
 // PodsOnNode returns the pods bound to node that are not yet gone, by
 // namespace and name.
 func (k *Kube) PodsOnNode(node string) []*corev1.Pod {

@@ -53,6 +53,13 @@ func New(sc *scenario.Scenario, timeScale float64) (*Twin, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FromTwin(tw, timeScale), nil
+}
+
+// FromTwin puts twins already built behind the endpoints. timeScale <= 0
+// is DefaultTimeScale.
+func FromTwin(tw *twinbuild.Twin, timeScale float64) *Twin {
+	sc := tw.Scenario
 	if timeScale <= 0 {
 		timeScale = DefaultTimeScale
 	}
@@ -76,7 +83,15 @@ func New(sc *scenario.Scenario, timeScale float64) (*Twin, error) {
 	}
 	// One lock for every service: all four ports share the twin's engine.
 	t.handler = awsserve.New(handlers, awsserve.Options{AccessKeyID: AccessKeyID, SecretAccessKey: SecretAccessKey, Region: c.Region, Lock: &t.mu})
-	return t, nil
+	return t
+}
+
+// Locked runs fn holding the lock the endpoints and the engine's advance
+// hold, for a caller that tells the twins of a change from outside.
+func (t *Twin) Locked(fn func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fn()
 }
 
 // ServeHTTP answers an AWS request.
@@ -111,13 +126,20 @@ const tick = 50 * time.Millisecond
 // that point the AWS CLI, boto3 and aws-sdk-go-v2 at it (aws-apis.md
 // §1.8): one URL for every service, the region, the dummy credentials.
 func (t *Twin) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
+	return Serve(ctx, ln, out, t.Region, t.Cluster, t, t.Run)
+}
+
+// Serve answers h's endpoints for cluster in region on ln, running run
+// until ctx ends, after printing the exports to out; Twin.Serve is it for
+// the twins.
+func Serve(ctx context.Context, ln net.Listener, out io.Writer, region, cluster string, h http.Handler, run func(context.Context, time.Duration)) error {
 	url := "http://" + ln.Addr().String()
-	awsserve.WriteExports(out, awsserve.ClientEnv(url, t.Region, AccessKeyID, SecretAccessKey))
-	fmt.Fprintf(out, "# then: aws eks describe-cluster --name %s\n", t.Cluster)
-	srv := &http.Server{Handler: t, ReadHeaderTimeout: 10 * time.Second}
+	awsserve.WriteExports(out, awsserve.ClientEnv(url, region, AccessKeyID, SecretAccessKey))
+	fmt.Fprintf(out, "# then: aws eks describe-cluster --name %s\n", cluster)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
-	t.Run(ctx, tick)
+	run(ctx, tick)
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil {

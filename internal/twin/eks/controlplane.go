@@ -44,6 +44,10 @@ type ControlPlane struct {
 	// Kubelets returns every node's kubelet version by node name; nil means
 	// no nodes.
 	Kubelets func() map[string]string
+	// Upgrade, if set, is told the new minor when an update completes,
+	// before the cluster reports it: a real control plane's binaries are
+	// replaced then.
+	Upgrade func(target kubeversion.Minor)
 }
 
 // New returns the control plane of cluster name in region, at version.
@@ -98,6 +102,9 @@ func (cp *ControlPlane) Update(target kubeversion.Minor, done func()) error {
 	}
 	cp.updating = true
 	cp.eng.After(cp.duration, func() {
+		if cp.Upgrade != nil {
+			cp.Upgrade(target)
+		}
 		cp.updating = false
 		cp.version = target
 		if done != nil {
