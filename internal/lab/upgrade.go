@@ -38,24 +38,14 @@ func UpgradeControlPlane(ctx context.Context, dir, version string, out io.Writer
 	if out == nil {
 		out = io.Discard
 	}
-	l, err := resolveDir(dir)
-	if err != nil {
-		return err
-	}
-	unlock, err := lockFile(ctx, l.lock(), func() {
-		fmt.Fprintf(out, "ladder lab: waiting for another ladder lab command in %s\n", l.dir)
-	})
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	st, err := readState(l)
+	l, st, unlock, err := lockedState(ctx, dir, out)
 	if errors.Is(err, errNoState) {
 		return fmt.Errorf("no lab runs in %s: start one with `ladder lab up`", l.dir)
 	}
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	if alive := running(st); len(alive) != len(st.Components) {
 		return fmt.Errorf("the lab in %s is not running (%d of its %d processes are gone): restart it with `ladder lab down` and `ladder lab up`",
 			l.dir, len(st.Components)-len(alive), len(st.Components))

@@ -92,6 +92,7 @@ func TestUpgradeControlPlaneRefusals(t *testing.T) {
 		{"two minors", lb.Dir(), "1.35", "the next is 1.37, not 1.35"},
 		{"unknown", lb.Dir(), "1.99", `the lab cannot run Kubernetes "1.99"`},
 		{"no lab", t.TempDir(), "1.37", "no lab runs in "},
+		{"no directory", filepath.Join(t.TempDir(), "none"), "1.37", "no lab runs in "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := UpgradeControlPlane(context.Background(), tc.dir, tc.version, nil)
