@@ -28,7 +28,14 @@ import (
 // the swap, and the new controllers and scheduler act (a Deployment scaled
 // after the swap gets its pods).
 func TestUpgradeControlPlaneOnTheLab(t *testing.T) {
-	from, to := lab.Releases[1], lab.Releases[0] // 1.36 → 1.37
+	from, err := lab.LookupRelease("1.36")
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := lab.LookupRelease("1.37")
+	if err != nil {
+		t.Fatal(err)
+	}
 	bins, missing, err := lab.Built(from, "")
 	if err != nil {
 		t.Fatal(err)
