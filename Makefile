@@ -20,9 +20,12 @@ test: fmt-check vet
 
 # The lab's binaries (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kwok) in the user cache: about 15 minutes on 2 cores the
-# first time, nothing when they are there.
+# first time, nothing when they are there. 1.36 too, for the control-plane
+# upgrade test: it adds only its kube-apiserver, kube-controller-manager and
+# kube-scheduler (etcd and kwok are shared).
 lab-build:
 	$(GO) run ./cmd/ladder lab build
+	$(GO) run ./cmd/ladder lab build --kubernetes 1.36
 
 # The tests behind the `lab` build tag, in the packages that have some, one
 # package at a time (each starts its own lab). Their labs live under a

@@ -42,7 +42,7 @@ about 5 seconds. Needs the go command (Go 1.26+) and the Go module proxy.`,
   ladder lab status
   ladder lab down`,
 	}
-	cmd.AddCommand(newLabBuildCommand(), newLabUpCommand(), newLabStatusCommand(), newLabDownCommand(), newLabEnvCommand(), newLabAWSServeCommand(), newLabKarpenterCommand())
+	cmd.AddCommand(newLabBuildCommand(), newLabUpCommand(), newLabStatusCommand(), newLabDownCommand(), newLabEnvCommand(), newLabAWSServeCommand(), newLabKarpenterCommand(), newLabUpgradeControlPlaneCommand())
 	return cmd
 }
 

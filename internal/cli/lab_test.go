@@ -39,7 +39,7 @@ func TestLabBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown version", []string{"up", "--kubernetes", "1.20"}, `the lab cannot run Kubernetes "1.20": use one of 1.37, 1.36`},
+		{"unknown version", []string{"up", "--kubernetes", "1.20"}, `the lab cannot run Kubernetes "1.20": use one of 1.37, 1.36, 1.35`},
 		{"unknown version to build", []string{"build", "--kubernetes", "2.0"}, `the lab cannot run Kubernetes "2.0"`},
 		{"unknown scenario", []string{"up", "--scenario", "no-such-scenario"}, `"no-such-scenario" is neither a built-in scenario`},
 		{"port out of range", []string{"up", "--port", "70000"}, "--port 70000 is not a TCP port: use 1-65535"},

@@ -298,6 +298,13 @@ func (bl *builder) buildAll(b *Binaries) error {
 			fmt.Fprintf(bl.out, "  [%d/%d] %s %s: already built\n", i+1, len(ts), t.component, t.version)
 			continue
 		}
+		if from := bl.shared(string(t.component)); from != "" {
+			if err := linkOrCopy(from, b.Path(t.component)); err != nil {
+				return err
+			}
+			fmt.Fprintf(bl.out, "  [%d/%d] %s %s: reused from %s\n", i+1, len(ts), t.component, t.version, filepath.Dir(filepath.Dir(from)))
+			continue
+		}
 		if err := bl.prepare(t.wrapper); err != nil {
 			return err
 		}
@@ -318,6 +325,9 @@ func (bl *builder) buildAll(b *Binaries) error {
 		fmt.Fprintf(bl.out, "  [%d/%d] built %s in %s%s\n", i+1, len(ts), t.component, roundDuration(time.Since(began)), size)
 	}
 	if !isFile(b.Stages()) {
+		if from := bl.shared(StagesFile); from != "" {
+			return linkOrCopy(from, b.Stages())
+		}
 		if err := bl.prepare("kwok"); err != nil {
 			return err
 		}
@@ -329,6 +339,75 @@ func (bl *builder) buildAll(b *Binaries) error {
 		}
 	}
 	return nil
+}
+
+// shared finds a file that does not depend on the Kubernetes version (etcd,
+// kwok and the KWOK stages) in another release's directory of the cache
+// whose etcd or kwok version is this release's, so a second Kubernetes
+// minor builds only kube-apiserver, kube-controller-manager and
+// kube-scheduler. Releases keep one directory each (the layout of the
+// first cache, which existing caches keep using); a shared binary is
+// hard-linked between them. It returns "" when no other release has it.
+func (bl *builder) shared(file string) string {
+	var pattern string
+	switch file {
+	case string(Etcd):
+		pattern = "k8s-*_etcd-" + bl.release.Etcd + "_kwok-*"
+	case string(Kwok), StagesFile:
+		pattern = "k8s-*_etcd-*_kwok-" + bl.release.Kwok
+	default:
+		return ""
+	}
+	dirs, _ := filepath.Glob(filepath.Join(filepath.Dir(bl.root), pattern))
+	for _, dir := range dirs { // Glob sorts: the same choice every run
+		if dir == bl.root {
+			continue
+		}
+		if path := filepath.Join(dir, "bin", file); isFile(path) {
+			return path
+		}
+	}
+	return ""
+}
+
+// linkOrCopy puts the file from at to, hard-linked where the file system
+// allows it and copied where it does not, through a temporary name so that
+// to is either absent or whole.
+func linkOrCopy(from, to string) error {
+	tmp := to + ".tmp"
+	os.Remove(tmp)
+	if err := os.Link(from, tmp); err != nil {
+		if err := copyFile(from, tmp); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("copying %s to %s: %w", from, to, err)
+		}
+	}
+	if err := os.Rename(tmp, to); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("moving %s into place: %w", to, err)
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
 }
 
 // prepare writes a wrapper module and resolves it, once per Build.

@@ -291,3 +291,51 @@ func TestStagingFromGoMod(t *testing.T) {
 		t.Errorf("stagingFromGoMod = %q, want k8s.io/api", got)
 	}
 }
+
+// A second Kubernetes minor reuses the etcd, kwok and KWOK stages of a
+// release already in the cache with the same versions, in that release's
+// own directory, and builds the Kubernetes binaries itself.
+func TestBuildSharesEtcdAndKwok(t *testing.T) {
+	cache := t.TempDir()
+	r37, _ := LookupRelease("1.37")
+	r36, _ := LookupRelease("1.36")
+	old := filepath.Join(cache, r37.Key(), "bin")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{string(Etcd), string(Kwok), StagesFile, string(APIServer)} {
+		if err := os.WriteFile(filepath.Join(old, f), []byte(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bl := &builder{root: filepath.Join(cache, r36.Key()), release: r36}
+	for _, f := range []string{string(Etcd), string(Kwok), StagesFile} {
+		from := bl.shared(f)
+		if from != filepath.Join(old, f) {
+			t.Fatalf("shared(%s) = %q, want the 1.37 release's", f, from)
+		}
+		to := filepath.Join(bl.root, "bin", f)
+		os.MkdirAll(filepath.Dir(to), 0o755)
+		if err := linkOrCopy(from, to); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.Stat(from)
+		b, err := os.Stat(to)
+		if err != nil || !os.SameFile(a, b) {
+			t.Errorf("%s is not hard-linked from the 1.37 release (%v)", f, err)
+		}
+	}
+	if from := bl.shared(string(APIServer)); from != "" {
+		t.Errorf("kube-apiserver of another Kubernetes version was reused: %s", from)
+	}
+	other := r36
+	other.Etcd, other.Kwok = "v3.5.0", "v0.7.0"
+	bl = &builder{root: filepath.Join(cache, other.Key()), release: other}
+	if from := bl.shared(string(Etcd)) + bl.shared(string(Kwok)); from != "" {
+		t.Errorf("a release with other etcd and kwok versions reused %s", from)
+	}
+	// The 1.37 release's directory is where it was: its binaries are found.
+	if _, missing, _ := Built(r37, cache); strings.Join(missing, " ") != "kube-controller-manager kube-scheduler" {
+		t.Errorf("the 1.37 release misses %v, want only the two it never had", missing)
+	}
+}

@@ -31,22 +31,7 @@ func Down(ctx context.Context, opts DownOptions) error {
 	if grace <= 0 {
 		grace = 15 * time.Second
 	}
-	l, err := resolveDir(opts.Dir)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(l.dir); err != nil {
-		fmt.Fprintf(out, "ladder lab: no lab in %s\n", l.dir)
-		return nil
-	}
-	unlock, err := lockFile(ctx, l.lock(), func() {
-		fmt.Fprintf(out, "ladder lab: waiting for another ladder lab command in %s\n", l.dir)
-	})
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	st, err := readState(l)
+	l, st, unlock, err := lockedState(ctx, opts.Dir, out)
 	if errors.Is(err, errNoState) {
 		fmt.Fprintf(out, "ladder lab: no lab in %s\n", l.dir)
 		return nil
@@ -54,6 +39,7 @@ func Down(ctx context.Context, opts DownOptions) error {
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	if len(running(st)) == 0 {
 		fmt.Fprintf(out, "ladder lab: the lab in %s was stale (its processes are gone); cleaning it\n", l.dir)
 	}
@@ -85,4 +71,32 @@ func stopAll(ctx context.Context, procs []ProcessState, grace time.Duration, out
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// lockLab takes the lab directory's lock, which every ladder lab command
+// that changes the lab holds, saying so on out if it has to wait.
+func lockLab(ctx context.Context, l layout, out io.Writer) (unlock func(), err error) {
+	return lockFile(ctx, l.lock(), func() {
+		fmt.Fprintf(out, "ladder lab: waiting for another ladder lab command in %s\n", l.dir)
+	})
+}
+
+// lockedState resolves a lab directory, takes its lock and reads its
+// state. It returns errNoState, holding no lock, when no lab is there (the
+// directory missing included: locking would create it).
+func lockedState(ctx context.Context, dir string, out io.Writer) (l layout, st *State, unlock func(), err error) {
+	if l, err = resolveDir(dir); err != nil {
+		return l, nil, nil, err
+	}
+	if _, err := os.Stat(l.dir); err != nil {
+		return l, nil, nil, errNoState
+	}
+	if unlock, err = lockLab(ctx, l, out); err != nil {
+		return l, nil, nil, err
+	}
+	if st, err = readState(l); err != nil {
+		unlock()
+		return l, nil, nil, err
+	}
+	return l, st, unlock, nil
 }

@@ -12,7 +12,8 @@ import (
 
 // A Release is the set of upstream versions one lab runs: a Kubernetes
 // patch release and the etcd and KWOK that go with it. Its Key names the
-// cache directory of its binaries, so two releases never share binaries.
+// cache directory of its binaries; releases with the same etcd or kwok
+// share those binaries (hard-linked, see builder.shared).
 type Release struct {
 	// Minor is what the user types: "1.37".
 	Minor string
@@ -26,11 +27,13 @@ type Release struct {
 
 // Releases are the Kubernetes minors a lab can run. 1.37 is the version
 // Ladder itself is built against (k8s.io/* v0.37.2 in go.mod); 1.36 is the
-// minor before it, so a lab can stand where an upgrade starts. Both use
-// etcd 3.6 (supported by both) and the same KWOK.
+// minor before it and 1.35 the one before that, so a lab can stand where an
+// upgrade starts and take two hops. All use etcd 3.6 (supported by each)
+// and the same KWOK, whose binaries the releases share in the cache.
 var Releases = []Release{
 	{Minor: "1.37", Kubernetes: "v1.37.2", Etcd: "v3.6.16", Kwok: "v0.8.0"},
 	{Minor: "1.36", Kubernetes: "v1.36.3", Etcd: "v3.6.16", Kwok: "v0.8.0"},
+	{Minor: "1.35", Kubernetes: "v1.35.4", Etcd: "v3.6.16", Kwok: "v0.8.0"},
 }
 
 // DefaultMinor is the Kubernetes minor a lab runs when none is asked for.

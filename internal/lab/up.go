@@ -42,9 +42,7 @@ func Up(ctx context.Context, opts Options) (*Lab, error) {
 	if err := os.MkdirAll(l.logs(), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the lab directory: %w", err)
 	}
-	unlock, err := lockFile(ctx, l.lock(), func() {
-		fmt.Fprintf(out, "ladder lab: waiting for another ladder lab command in %s\n", l.dir)
-	})
+	unlock, err := lockLab(ctx, l, out)
 	if err != nil {
 		return nil, err
 	}
