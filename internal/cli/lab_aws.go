@@ -13,6 +13,8 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/awsserve/labserve"
 	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/lab"
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
@@ -36,7 +38,33 @@ func newAWSBackend(sc *scenario.Scenario, labDir string, timeScale float64) (aws
 	if err != nil {
 		return nil, fmt.Errorf("--lab-dir %s: reading the lab kubeconfig: %w", labDir, err)
 	}
-	return labserve.New(sc, cfg, timeScale, labserve.Options{Log: os.Stderr})
+	return labserve.New(sc, cfg, timeScale, labserve.Options{Log: os.Stderr,
+		UpgradeControlPlane: func(ctx context.Context, version string) error { return swapControlPlane(ctx, labDir, version) }})
+}
+
+// swapControlPlane is what the lab's EKS does behind a completed
+// UpdateClusterVersion when it can: the lab's own control plane moves to
+// the next minor's binaries (lab.UpgradeControlPlane) if it runs the
+// minor below version — a scenario whose version has lab binaries. For
+// the others (the workshop's 1.30 on a 1.37 lab) the EKS endpoint carries
+// the version alone.
+func swapControlPlane(ctx context.Context, labDir, version string) error {
+	st, err := lab.GetStatus(labDir)
+	if err != nil {
+		return err
+	}
+	running, err := kubeversion.Parse(st.Lab.Kubernetes)
+	if err != nil {
+		return err
+	}
+	to, err := kubeversion.Parse(version)
+	if err != nil {
+		return err
+	}
+	if running.Next() != to {
+		return nil
+	}
+	return lab.UpgradeControlPlane(ctx, labDir, to.String(), os.Stderr)
 }
 
 func newLabAWSServeCommand() *cobra.Command {

@@ -236,3 +236,14 @@ func TestNewAWSBackendChoosesTheLab(t *testing.T) {
 		t.Errorf("with --lab-dir: %T, want the lab's endpoints", b)
 	}
 }
+
+// swapControlPlane moves the lab's control plane only when the lab runs
+// the minor below the one EKS went to; otherwise (the workshop's 1.30 on a
+// 1.37 lab) it leaves the lab alone, and a lab that is not there is an
+// error, not a swap.
+func TestSwapControlPlaneOnlyOneMinorUp(t *testing.T) {
+	dir := t.TempDir()
+	if err := swapControlPlane(t.Context(), dir, "1.31"); err == nil {
+		t.Error("a directory without a lab: no error")
+	}
+}
