@@ -80,10 +80,7 @@ problem is reported with its file and field, and the files are kept.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "directory to write scenario.yaml and manifests/ into (created; must not hold a scenario.yaml)")
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
-	f.StringVar(&kubeContext, "context", "", "kubeconfig context (default: the current one)")
-	f.StringVar(&cluster, "cluster", "", "EKS cluster name (default: from the kubeconfig context's cluster entry)")
-	f.StringVar(&region, "region", "", "AWS region (default: the AWS SDK's: AWS_REGION or the profile's)")
+	addLiveFlags(f, &kubeconfig, &kubeContext, &cluster, &region)
 	return cmd
 }
 

@@ -93,10 +93,7 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "target Kubernetes minor (default: the next one)")
 	f.StringVar(&scenarioArg, "scenario", "", "plan a scenario (a built-in name or a file) instead of a live cluster")
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
-	f.StringVar(&kubeContext, "context", "", "kubeconfig context (default: the current one)")
-	f.StringVar(&cluster, "cluster", "", "EKS cluster name (default: from the kubeconfig context's cluster entry)")
-	f.StringVar(&region, "region", "", "AWS region (default: the AWS SDK's: AWS_REGION or the profile's)")
+	addLiveFlags(f, &kubeconfig, &kubeContext, &cluster, &region)
 	f.StringVarP(&output, "output", "o", "markdown", "markdown or json")
 	f.StringVar(&now, "now", "", "judge support status at this instant (RFC 3339; default: now)")
 	return cmd

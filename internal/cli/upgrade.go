@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -95,10 +96,7 @@ type upgradeFlags struct {
 
 func (f *upgradeFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
-	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context (default: the current one)")
-	fl.StringVar(&f.cluster, "cluster", "", "EKS cluster name (default: from the kubeconfig context's cluster entry)")
-	fl.StringVar(&f.region, "region", "", "AWS region (default: the AWS SDK's: AWS_REGION or the profile's)")
+	addLiveFlags(fl, &f.kubeconfig, &f.kubeContext, &f.cluster, &f.region)
 	fl.StringVar(&f.journal, "journal", "", "keep the journal in this local file instead of the ConfigMap kube-system/ladder-upgrade")
 }
 
@@ -370,4 +368,13 @@ when. It changes nothing and takes no lock.`,
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context (default: the current one)")
 	return cmd
+}
+
+// addLiveFlags registers the flags that name a live EKS cluster: its
+// kubeconfig and context, the EKS cluster and the AWS region.
+func addLiveFlags(f *pflag.FlagSet, kubeconfig, kubeContext, cluster, region *string) {
+	f.StringVar(kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	f.StringVar(kubeContext, "context", "", "kubeconfig context (default: the current one)")
+	f.StringVar(cluster, "cluster", "", "EKS cluster name (default: from the kubeconfig context's cluster entry)")
+	f.StringVar(region, "region", "", "AWS region (default: the AWS SDK's: AWS_REGION or the profile's)")
 }
