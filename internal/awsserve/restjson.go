@@ -31,6 +31,8 @@ type restJSONMux struct {
 	mux *http.ServeMux
 	// inputs are the served operations' input shapes and Go types.
 	inputs []restJSONInput
+	// ops names the operation of each route pattern.
+	ops map[string]string
 }
 
 // restJSONInput is an operation's input: its shape, and the SDK type that
@@ -41,7 +43,7 @@ type restJSONInput struct {
 }
 
 func newRestJSONMux() *restJSONMux {
-	m := &restJSONMux{mux: http.NewServeMux()}
+	m := &restJSONMux{mux: http.NewServeMux(), ops: map[string]string{}}
 	m.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		restJSON1.writeErrorCode(w, http.StatusNotFound, "UnknownOperationException",
 			fmt.Sprintf("No operation is served at %s %s.", r.Method, r.URL.Path))
@@ -66,6 +68,7 @@ func restJSONRoute[In any, Out smithy.Serializable, Opt any](m *restJSONMux, op,
 	}
 	path, _, _ := strings.Cut(h.URI, "?")
 	m.inputs = append(m.inputs, restJSONInput{input, reflect.TypeFor[In]()})
+	m.ops[h.Method+" "+path] = op.ID().Name
 	m.mux.HandleFunc(h.Method+" "+path, func(w http.ResponseWriter, r *http.Request) {
 		in := new(In)
 		if err := restJSONDecode(r, input, in); err != nil {

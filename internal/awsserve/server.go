@@ -48,6 +48,10 @@ type Options struct {
 	// ports that are not safe for concurrent use (the twins: one engine,
 	// one goroutine at a time).
 	Lock sync.Locker
+	// Policy, if set, is the caller's IAM policy: a request for an action
+	// it does not allow is refused as the service refuses it, after the
+	// signature is checked, as AWS orders the two.
+	Policy *Policy
 }
 
 // HealthPath answers GET with 200 "ok" and no signature: how a process
@@ -87,6 +91,10 @@ func New(handlers map[string]http.Handler, opts Options) *Server {
 	}
 	return &Server{handlers: handlers, opts: opts}
 }
+
+// SetPolicy makes p the caller's IAM policy (Options.Policy); nil allows
+// every action. Call it before the server answers its first request.
+func (s *Server) SetPolicy(p *Policy) { s.opts.Policy = p }
 
 type requestIDKey struct{}
 
@@ -136,6 +144,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if refusal := s.verify(r, body, auth, err); refusal != nil {
 		s.writeError(w, r, h, refusal.status(service), refusal.code(service), refusal.message)
 		return
+	}
+	if s.opts.Policy != nil {
+		if op, ok := h.(Operator); ok {
+			if action := service + ":" + op.Operation(r, body); !s.opts.Policy.Allows(action) {
+				status, code, message := accessDenied(service, action)
+				s.writeError(w, r, h, status, code, message)
+				return
+			}
+		}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if s.opts.Lock != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ladder-eks/ladder/internal/awsserve"
 	"github.com/ladder-eks/ladder/internal/awsserve/labserve"
 	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
@@ -30,15 +31,25 @@ type awsBackend interface {
 // it — for the lab in labDir, whose cluster the endpoints will act on.
 // With a lab, the twin's EKS services act on the lab's API server
 // (labserve): they adopt the nodes `lab up` materializes once they exist.
-func newAWSBackend(sc *scenario.Scenario, labDir string, timeScale float64) (awsBackend, error) {
+//
+// policy, if not nil, is the IAM policy every request is evaluated
+// against (awsserve.Policy).
+func newAWSBackend(sc *scenario.Scenario, labDir string, timeScale float64, policy *awsserve.Policy) (awsBackend, error) {
 	if labDir == "" {
-		return twinserve.New(sc, timeScale)
+		tw, err := twinserve.New(sc, timeScale)
+		if err != nil {
+			return nil, err
+		}
+		if policy != nil {
+			tw.SetPolicy(policy)
+		}
+		return tw, nil
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(labDir, "kubeconfig"))
 	if err != nil {
 		return nil, fmt.Errorf("--lab-dir %s: reading the lab kubeconfig: %w", labDir, err)
 	}
-	return labserve.New(sc, cfg, timeScale, labserve.Options{Log: os.Stderr,
+	return labserve.New(sc, cfg, timeScale, labserve.Options{Log: os.Stderr, Policy: policy,
 		UpgradeControlPlane: func(ctx context.Context, version string) error { return swapControlPlane(ctx, labDir, version) }})
 }
 
@@ -68,7 +79,7 @@ func swapControlPlane(ctx context.Context, labDir, version string) error {
 }
 
 func newLabAWSServeCommand() *cobra.Command {
-	var scenarioName, addr, labDir string
+	var scenarioName, addr, labDir, policyFile string
 	var timeScale float64
 	cmd := &cobra.Command{
 		Use:   "aws-serve",
@@ -80,6 +91,9 @@ signed with SigV4 for the printed dummy credentials, as AWS answers them
 --time-scale times faster than the wall clock, so an update started with the AWS
 CLI or an SDK progresses while the client polls it. Prints the exports that
 point the AWS CLI, boto3 and aws-sdk-go-v2 at it; paste them into another shell.
+With --iam-policy the endpoints evaluate that policy's actions (Allow, Deny,
+wildcards; not resources or conditions) and refuse the others with each
+service's own AccessDenied error: how to try a least-privilege role.
 Add-on updates complete at once here.`,
 		Example: `  ladder lab aws-serve --scenario workshop
   ladder lab aws-serve --scenario workshop --addr 127.0.0.1:4566 --time-scale 600`,
@@ -92,7 +106,17 @@ Add-on updates complete at once here.`,
 			if _, err := sc.Validate(); err != nil {
 				return err
 			}
-			backend, err := newAWSBackend(sc, labDir, timeScale)
+			var policy *awsserve.Policy
+			if policyFile != "" {
+				data, err := os.ReadFile(policyFile)
+				if err != nil {
+					return fmt.Errorf("--iam-policy: %w", err)
+				}
+				if policy, err = awsserve.ParsePolicy(data); err != nil {
+					return fmt.Errorf("--iam-policy %s: %w", policyFile, err)
+				}
+			}
+			backend, err := newAWSBackend(sc, labDir, timeScale, policy)
 			if err != nil {
 				return err
 			}
@@ -109,5 +133,6 @@ Add-on updates complete at once here.`,
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to listen on; port 0 picks a free one")
 	cmd.Flags().Float64Var(&timeScale, "time-scale", twinserve.DefaultTimeScale, "virtual seconds of the twin per wall-clock second")
 	cmd.Flags().StringVar(&labDir, "lab-dir", "", "the lab whose endpoints these are (set by `ladder lab up --scenario`)")
+	cmd.Flags().StringVar(&policyFile, "iam-policy", "", "an IAM policy document (JSON): refuse every action it does not allow, as AWS refuses a role without the permission (e.g. deploy/ladder-capture-iam-policy.json)")
 	return cmd
 }

@@ -216,13 +216,13 @@ func TestNewAWSBackendChoosesTheLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := newAWSBackend(sc, "", 60); err != nil {
+	if b, err := newAWSBackend(sc, "", 60, nil); err != nil {
 		t.Fatal(err)
 	} else if _, ok := b.(*twinserve.Twin); !ok {
 		t.Errorf("without --lab-dir: %T, want the twins", b)
 	}
 	dir := t.TempDir()
-	if _, err := newAWSBackend(sc, dir, 60); err == nil || !strings.Contains(err.Error(), "--lab-dir "+dir) {
+	if _, err := newAWSBackend(sc, dir, 60, nil); err == nil || !strings.Contains(err.Error(), "--lab-dir "+dir) {
 		t.Errorf("a lab directory without a kubeconfig: %v", err)
 	}
 	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: lab, cluster: {server: 'https://127.0.0.1:6443'}}]\n" +
@@ -230,7 +230,7 @@ func TestNewAWSBackendChoosesTheLab(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "kubeconfig"), []byte(kubeconfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := newAWSBackend(sc, dir, 60); err != nil {
+	if b, err := newAWSBackend(sc, dir, 60, nil); err != nil {
 		t.Fatal(err)
 	} else if _, ok := b.(*labserve.Lab); !ok {
 		t.Errorf("with --lab-dir: %T, want the lab's endpoints", b)

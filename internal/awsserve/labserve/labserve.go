@@ -35,6 +35,9 @@ type Options struct {
 	// AdoptPoll is how often adoption looks again for a node the lab does
 	// not have yet; 500ms if zero.
 	AdoptPoll time.Duration
+	// Policy, if set, is the caller's IAM policy, evaluated on every
+	// request (awsserve.Policy).
+	Policy *awsserve.Policy
 }
 
 // Lab is a scenario's EKS endpoints acting on a lab's API server.
@@ -125,6 +128,9 @@ func (l *Lab) adopt(ctx context.Context) error {
 		}
 	}
 	l.kube, l.twin = k, twinserve.FromTwin(tw, l.timeScale)
+	if l.opts.Policy != nil {
+		l.twin.SetPolicy(l.opts.Policy)
+	}
 	return nil
 }
 

@@ -86,6 +86,11 @@ func FromTwin(tw *twinbuild.Twin, timeScale float64) *Twin {
 	return t
 }
 
+// SetPolicy evaluates p, an IAM policy, on every request (awsserve.Policy):
+// the endpoints refuse what it does not allow, as AWS refuses a role
+// without the permission. Call it before serving.
+func (t *Twin) SetPolicy(p *awsserve.Policy) { t.handler.(*awsserve.Server).SetPolicy(p) }
+
 // Locked runs fn holding the lock the endpoints and the engine's advance
 // hold, for a caller that tells the twins of a change from outside.
 func (t *Twin) Locked(fn func()) {
