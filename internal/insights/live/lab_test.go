@@ -13,7 +13,6 @@ import (
 
 	awsapis "github.com/aws/karpenter-provider-aws/pkg/apis"
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -270,41 +269,11 @@ func TestPermissionsOnTheLab(t *testing.T) {
 	ns := labtest.Namespace(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	admin := kubernetes.NewForConfigOrDie(cfg)
-	sa, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	viewer := rest.AnonymousClientConfig(cfg)
-	viewer.BearerToken = tr.Status.Token
-	name := "ladder-check-" + ns
-	grant := func(rules ...rbacv1.PolicyRule) {
-		t.Helper()
-		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
-		if _, err := admin.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
-			if _, err := admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	grant(rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}})
-	t.Cleanup(func() {
-		_ = admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
-		_ = admin.RbacV1().ClusterRoles().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
-	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa.Name}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	u := labtest.NewUser(t, cfg, ns, "viewer")
+	viewer := u.Config
+	u.Grant(rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}})
 
-	user := "system:serviceaccount:" + ns + ":viewer"
+	user := u.Name
 	want := "cannot list pods, daemonsets.apps, deployments.apps, replicasets.apps, statefulsets.apps, horizontalpodautoscalers.autoscaling, poddisruptionbudgets.policy, storageclasses.storage.k8s.io at cluster scope: grant list on them"
 	var lastErr error
 	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -316,7 +285,7 @@ func TestPermissionsOnTheLab(t *testing.T) {
 	}
 	t.Logf("with list on nodes only: %v", lastErr)
 
-	grant(
+	u.Grant(
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets", "replicasets"}, Verbs: []string{"list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"list"}},
@@ -354,7 +323,7 @@ func TestPermissionsOnTheLab(t *testing.T) {
 
 	bad := rest.AnonymousClientConfig(cfg)
 	bad.BearerToken = "not-a-token"
-	_, err = Read(ctx, bad, Options{})
+	_, err := Read(ctx, bad, Options{})
 	if err == nil || !strings.Contains(err.Error(), "refused the credentials (401 Unauthorized) while reading /version") {
 		t.Errorf("unknown token: %v", err)
 	}
