@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ladder-eks/ladder/internal/insights"
@@ -126,12 +127,21 @@ func TestFindingsOnTheLab(t *testing.T) {
 	group := "old-" + ns
 	for i, kubelet := range []string{"v1.33.5-eks-113cf36", "v1.37.2-eks-0a1b2c3"} {
 		name := fmt.Sprintf("%s-%d", group, i)
-		n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		_, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 			"eks.amazonaws.com/nodegroup": group, corev1.LabelTopologyZone: "us-west-2a", corev1.LabelTopologyRegion: "us-west-2"}}}, metav1.CreateOptions{})
 		must("creating node", err)
 		t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
-		n.Status.NodeInfo.KubeletVersion = kubelet
-		_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		// The node lifecycle controller taints a new node at once: write
+		// the status over the node as it is then.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			n.Status.NodeInfo.KubeletVersion = kubelet
+			_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+			return err
+		})
 		must("writing node status", err)
 	}
 
