@@ -9,7 +9,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,51 +36,19 @@ func TestRBACOnTheLab(t *testing.T) {
 	defer cancel()
 	admin := kubernetes.NewForConfigOrDie(cfg)
 
-	sa, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("TokenRequest: %v", err)
-	}
-	viewer := func(token string) (kubernetes.Interface, dynamic.Interface) {
-		c := rest.AnonymousClientConfig(cfg)
-		c.BearerToken = token
+	viewer := labtest.NewUser(t, cfg, ns, "viewer")
+	clients := func(c *rest.Config) (kubernetes.Interface, dynamic.Interface) {
 		return kubernetes.NewForConfigOrDie(c), dynamic.NewForConfigOrDie(c)
 	}
-	// A cluster role bound to the account, cluster-scoped: deleted after
-	// the test, as the shared lab asks.
-	name := "ladder-inventory-" + ns
-	grant := func(resources ...rbacv1.PolicyRule) {
-		t.Helper()
-		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: resources}
-		if _, err := admin.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
-			if _, err := admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	grant(rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}})
-	t.Cleanup(func() {
-		_ = admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
-		_ = admin.RbacV1().ClusterRoles().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
-	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa.Name}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	viewer.Grant(rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}})
 
 	// A pod owned by a ReplicaSet, so the inventory must list replicasets.
 	if _, err := admin.AppsV1().Deployments(ns).Create(ctx, deployment("web", 1), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	cs, dyn := viewer(tr.Status.Token)
-	user := "system:serviceaccount:" + ns + ":viewer"
+	cs, dyn := clients(viewer.Config)
+	user := viewer.Name
 	// RBAC changes reach the authorizer through its informers: wait until
 	// the binding lets nodes be listed.
 	var lastErr error
@@ -94,7 +61,7 @@ func TestRBACOnTheLab(t *testing.T) {
 		t.Errorf("with list on nodes only:\n got %v\nwant %s", lastErr, want)
 	}
 
-	grant(
+	viewer.Grant(
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: []string{"list"}},
 	)
@@ -113,8 +80,10 @@ func TestRBACOnTheLab(t *testing.T) {
 		t.Errorf("Deployment %s/web has %d pods in the inventory, want 1: %+v", ns, got, inv)
 	}
 
-	cs, dyn = viewer("not-a-token")
-	_, err = FromCluster(ctx, cs, dyn, Source{})
+	bad := rest.CopyConfig(viewer.Config)
+	bad.BearerToken = "not-a-token"
+	cs, dyn = clients(bad)
+	_, err := FromCluster(ctx, cs, dyn, Source{})
 	if want := "listing nodes: the API server refused the credentials (401 Unauthorized): refresh them (for EKS: aws eks update-kubeconfig --name CLUSTER) or pick another --context"; err == nil || err.Error() != want {
 		t.Errorf("unknown token: %v, want %s", err, want)
 	}

@@ -41,6 +41,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -488,22 +489,33 @@ func nodeNotReady(n *corev1.Node) string {
 func (c *client) restoreNodeInfo(ctx context.Context, snap *twinbuild.Snapshot) (int, error) {
 	restored := 0
 	for _, twin := range snap.Nodes {
-		n, err := c.cs.CoreV1().Nodes().Get(ctx, twin.Name, metav1.GetOptions{})
+		want := twin.Status.NodeInfo
+		changed := false
+		// KWOK writes the node's status (heartbeats, conditions) while we
+		// do: read it again on a conflict.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			n, err := c.cs.CoreV1().Nodes().Get(ctx, twin.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			got := n.Status.NodeInfo
+			//lint:ignore SA1019 EKS nodes still report it; the twin sets it
+			if got.KubeletVersion == want.KubeletVersion && got.KubeProxyVersion == want.KubeProxyVersion {
+				return nil
+			}
+			n.Status.NodeInfo.KubeletVersion = want.KubeletVersion
+			//lint:ignore SA1019 EKS nodes still report it; the twin sets it
+			n.Status.NodeInfo.KubeProxyVersion = want.KubeProxyVersion
+			_, err = c.cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{FieldManager: FieldManager})
+			changed = err == nil
+			return err
+		})
 		if err != nil {
-			return restored, fmt.Errorf("reading node %s: %v", twin.Name, apiReason(err))
-		}
-		got, want := n.Status.NodeInfo, twin.Status.NodeInfo
-		//lint:ignore SA1019 EKS nodes still report it; the twin sets it
-		if got.KubeletVersion == want.KubeletVersion && got.KubeProxyVersion == want.KubeProxyVersion {
-			continue
-		}
-		n.Status.NodeInfo.KubeletVersion = want.KubeletVersion
-		//lint:ignore SA1019 EKS nodes still report it; the twin sets it
-		n.Status.NodeInfo.KubeProxyVersion = want.KubeProxyVersion
-		if _, err := c.cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
 			return restored, fmt.Errorf("restoring status.nodeInfo of node %s: %v", twin.Name, apiReason(err))
 		}
-		restored++
+		if changed {
+			restored++
+		}
 	}
 	return restored, nil
 }

@@ -13,7 +13,6 @@ import (
 
 	awsapis "github.com/aws/karpenter-provider-aws/pkg/apis"
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -28,6 +27,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ladder-eks/ladder/internal/insights"
@@ -127,12 +127,21 @@ func TestFindingsOnTheLab(t *testing.T) {
 	group := "old-" + ns
 	for i, kubelet := range []string{"v1.33.5-eks-113cf36", "v1.37.2-eks-0a1b2c3"} {
 		name := fmt.Sprintf("%s-%d", group, i)
-		n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		_, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 			"eks.amazonaws.com/nodegroup": group, corev1.LabelTopologyZone: "us-west-2a", corev1.LabelTopologyRegion: "us-west-2"}}}, metav1.CreateOptions{})
 		must("creating node", err)
 		t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
-		n.Status.NodeInfo.KubeletVersion = kubelet
-		_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		// The node lifecycle controller taints a new node at once: write
+		// the status over the node as it is then.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			n.Status.NodeInfo.KubeletVersion = kubelet
+			_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+			return err
+		})
 		must("writing node status", err)
 	}
 
@@ -270,41 +279,11 @@ func TestPermissionsOnTheLab(t *testing.T) {
 	ns := labtest.Namespace(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	admin := kubernetes.NewForConfigOrDie(cfg)
-	sa, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	viewer := rest.AnonymousClientConfig(cfg)
-	viewer.BearerToken = tr.Status.Token
-	name := "ladder-check-" + ns
-	grant := func(rules ...rbacv1.PolicyRule) {
-		t.Helper()
-		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
-		if _, err := admin.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
-			if _, err := admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	grant(rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}})
-	t.Cleanup(func() {
-		_ = admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
-		_ = admin.RbacV1().ClusterRoles().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
-	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa.Name}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	u := labtest.NewUser(t, cfg, ns, "viewer")
+	viewer := u.Config
+	u.Grant(rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}})
 
-	user := "system:serviceaccount:" + ns + ":viewer"
+	user := u.Name
 	want := "cannot list pods, daemonsets.apps, deployments.apps, replicasets.apps, statefulsets.apps, horizontalpodautoscalers.autoscaling, poddisruptionbudgets.policy, storageclasses.storage.k8s.io at cluster scope: grant list on them"
 	var lastErr error
 	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -316,7 +295,7 @@ func TestPermissionsOnTheLab(t *testing.T) {
 	}
 	t.Logf("with list on nodes only: %v", lastErr)
 
-	grant(
+	u.Grant(
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets", "replicasets"}, Verbs: []string{"list"}},
 		rbacv1.PolicyRule{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"list"}},
@@ -354,7 +333,7 @@ func TestPermissionsOnTheLab(t *testing.T) {
 
 	bad := rest.AnonymousClientConfig(cfg)
 	bad.BearerToken = "not-a-token"
-	_, err = Read(ctx, bad, Options{})
+	_, err := Read(ctx, bad, Options{})
 	if err == nil || !strings.Contains(err.Error(), "refused the credentials (401 Unauthorized) while reading /version") {
 		t.Errorf("unknown token: %v", err)
 	}

@@ -11,13 +11,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/lab/labtest"
@@ -79,39 +77,11 @@ func TestPermissionErrorsAreTheAPIServers(t *testing.T) {
 	// whole cluster, once RBAC lets it make its first allowed call.
 	as := func(name string, rules []rbacv1.PolicyRule, allowed func(*Port) error) *Port {
 		t.Helper()
-		if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		u := labtest.NewUser(t, cfg, ns, name)
 		if len(rules) > 0 {
-			role := ns + "-" + name
-			if _, err := admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}, Rules: rules}, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: role},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
-			}, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if err := admin.RbacV1().ClusterRoleBindings().Delete(ctx, role, metav1.DeleteOptions{}); err != nil {
-					t.Errorf("deleting ClusterRoleBinding %s: %v", role, err)
-				}
-				if err := admin.RbacV1().ClusterRoles().Delete(ctx, role, metav1.DeleteOptions{}); err != nil {
-					t.Errorf("deleting ClusterRole %s: %v", role, err)
-				}
-			})
+			u.Grant(rules...)
 		}
-		tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("TokenRequest for %s: %v", name, err)
-		}
-		c := rest.AnonymousClientConfig(cfg)
-		c.BearerToken = tr.Status.Token
-		cs, err := kubernetes.NewForConfig(c)
+		cs, err := kubernetes.NewForConfig(u.Config)
 		if err != nil {
 			t.Fatal(err)
 		}
