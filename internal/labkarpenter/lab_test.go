@@ -25,6 +25,8 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/lab/labtest"
 	"github.com/ladder-eks/ladder/internal/materialize"
+	"github.com/ladder-eks/ladder/internal/rehearse"
+	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 )
@@ -37,23 +39,43 @@ var (
 )
 
 // The karpenter-drift write-up on the lab, with Karpenter's own
-// controllers: checkout scaled to 10 makes Karpenter launch a node; the
-// NodePool gets a nodes: "1" budget for Drifted and the EC2NodeClass the
-// 1.31 AMI; Karpenter's disruption controller then replaces the nodes one
-// at a time, each replacement Ready before the node it replaces goes, and
-// every node ends on the 1.31 AMI.
+// controllers, against the twin's rehearsal of the same scenario (issue
+// 17's fidelity comparison, docs/fidelity.md): checkout scaled to 10
+// makes Karpenter launch a node; the NodePool gets a nodes: "1" budget
+// for Drifted and the EC2NodeClass the 1.31 AMI; Karpenter's disruption
+// controller then replaces the nodes one at a time, and every node ends on
+// the 1.31 AMI. Lab and twin must agree on the nodes before the drift, the
+// most disrupting at once, the nodes replaced and the nodes after — but
+// for one difference of timing: a loaded lab can bring checkout's pods to
+// Karpenter's batcher in two batches, which then launch two nodes where
+// the twin's one batch launches one, and the drift deletes the extra node
+// without a replacement (its pods fit elsewhere, as Karpenter's drift
+// simulates). The test then checks the lab against itself only.
 func TestKarpenterDriftOnTheLab(t *testing.T) {
-	if os.Getenv("LADDER_KARPENTER_LAB_TEST") == "" {
-		t.Skip("skipped in make test: on a loaded 2-core machine the drift does not finish in the test's 4 minutes (nodes replaced one at a time, but the last replacement late); LADDER_KARPENTER_LAB_TEST=1 runs it")
-	}
 	cfg := labtest.Start(t)
 	lb := labtest.Lab(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	sc, err := scenario.LoadBuiltin("karpenter-drift")
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep, err := rehearse.Run(sc, rehearse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var twin *report.Group
+	for i := range rep.Groups {
+		if rep.Groups[i].Name == "default" {
+			twin = &rep.Groups[i]
+		}
+	}
+	if rep.Status != report.Succeeded || twin == nil {
+		t.Fatalf("the twin's rehearsal: %s, group default %+v", rep.Status, twin)
+	}
+	// The twin's nodes before the drift: the scenario's one, and the ones
+	// launched that no drift replaced.
+	twinBefore := len(sc.Spec.NodeGroups[0].Karpenter.Nodes) + twin.Launched - twin.Replaced
 	var out bytes.Buffer
 	if err := materialize.Apply(ctx, cfg, sc, &out); err != nil {
 		t.Fatalf("materialize: %v\n%s", err, out.String())
@@ -96,7 +118,11 @@ func TestKarpenterDriftOnTheLab(t *testing.T) {
 		return runningPods(t, ctx, cs, "checkout", "app.kubernetes.io/name=checkout,app.kubernetes.io/component=service") == 10 && len(nodes) >= 2 && allReady(nodes) &&
 			!slices.ContainsFunc(nodes, disruptedOrDeleting)
 	})
-	t.Logf("before the drift: %s", describe(before))
+	t.Logf("before the drift: %s (the twin: %d nodes)", describe(before), twinBefore)
+	asTwin := len(before) == twinBefore
+	if !asTwin {
+		t.Logf("FIDELITY: %d nodes before the drift, the twin %d: checkout's pods reached Karpenter's batcher in more than one batch", len(before), twinBefore)
+	}
 	for _, n := range before {
 		if n.Annotations[karpenter.ImageIDAnnotation] != ami130 {
 			t.Fatalf("node %s starts on %q, want %s", n.Name, n.Annotations[karpenter.ImageIDAnnotation], ami130)
@@ -131,7 +157,11 @@ func TestKarpenterDriftOnTheLab(t *testing.T) {
 	}
 	deleted := map[string]bool{} // old nodes Karpenter started deleting
 	maxDisrupting := 0
-	for !drifted(nodes, len(before)) {
+	want := len(before)
+	if asTwin {
+		want = twin.Nodes
+	}
+	for !drifted(nodes, want) {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("the nodes were not replaced in time: %s", describe(sortedNodes(nodes)))
@@ -159,8 +189,9 @@ func TestKarpenterDriftOnTheLab(t *testing.T) {
 		if disrupting > 1 {
 			t.Errorf("%d nodes disrupting at once under a nodes: \"1\" budget: %s", disrupting, describe(sortedNodes(nodes)))
 		}
-		// Replace before delete: when an old node starts going, as many
-		// Ready replacements on the new AMI run as old nodes have gone.
+		// Replace before delete, where the twin replaced every node: when
+		// an old node starts going, as many Ready replacements on the new
+		// AMI run as old nodes have gone.
 		for name, n := range nodes {
 			if n.DeletionTimestamp == nil || deleted[name] || n.Annotations[karpenter.ImageIDAnnotation] != ami130 {
 				continue
@@ -172,18 +203,21 @@ func TestKarpenterDriftOnTheLab(t *testing.T) {
 					ready++
 				}
 			}
-			if ready < len(deleted) {
+			if asTwin && ready < len(deleted) {
 				t.Errorf("node %s deleted with %d Ready replacements for %d deleted nodes", name, ready, len(deleted))
 			}
 		}
 	}
 	after := sortedNodes(nodes)
 	t.Logf("after the drift: %s (at most %d disrupting at once)", describe(after), maxDisrupting)
-	if maxDisrupting != 1 {
-		t.Errorf("at most %d nodes disrupting at once, want 1", maxDisrupting)
+	if maxDisrupting != twin.MaxConcurrentDisruptions {
+		t.Errorf("at most %d nodes disrupting at once, the twin %d", maxDisrupting, twin.MaxConcurrentDisruptions)
 	}
 	if len(deleted) != len(before) {
 		t.Errorf("%d of %d old nodes deleted", len(deleted), len(before))
+	}
+	if asTwin && (len(deleted) != twin.Replaced || len(after) != twin.Nodes) {
+		t.Errorf("%d nodes replaced and %d after the drift; the twin: %d and %d", len(deleted), len(after), twin.Replaced, twin.Nodes)
 	}
 	for _, n := range after {
 		if got := n.Status.NodeInfo.KubeletVersion; got != "v1.31.14-eks-ecaa3a6" {

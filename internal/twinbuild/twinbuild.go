@@ -20,6 +20,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
@@ -234,8 +236,13 @@ func (tw *Twin) applyAll(objs []manifest.Object) error {
 }
 
 // Apply sends one manifest to the twin that owns its kind and records it in
-// Objects. The error names the manifest's file and object.
+// Objects. The error names the manifest's file and object. The twin gets a
+// copy: what it does to the object (a scale, a rollout's status) stays in
+// the twin, and the scenario can be rehearsed again as it was loaded.
 func (tw *Twin) Apply(o manifest.Object) error {
+	if ro, ok := o.Object.(runtime.Object); ok {
+		o.Object = ro.DeepCopyObject().(metav1.Object)
+	}
 	var err error
 	switch obj := o.Object.(type) {
 	case *awsv1.EC2NodeClass:
