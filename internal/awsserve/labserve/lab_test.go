@@ -5,6 +5,7 @@ package labserve
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
 	"github.com/ladder-eks/ladder/internal/lab/labtest"
@@ -47,14 +49,41 @@ func waitUpdate(ctx context.Context, t *testing.T, c *eks.Client, in *eks.Descri
 	return u
 }
 
-// The workshop materialized into the lab, its EKS endpoints served over
-// the lab's API server, and an SDK client upgrading it: the control plane
-// 1.30 → 1.31, then managed node group initial in place — new KWOK nodes
-// with a 1.31 kubelet and EKS's labels, the old ones cordoned and deleted,
-// their pods evicted through the real Eviction API and Running again.
-func TestWorkshopUpgradeOnTheLab(t *testing.T) {
+// workshopLab is the workshop materialized into the test binary's lab,
+// its AWS endpoints served over the lab's API server, and an SDK client of
+// them: the tests below act on its control plane, add-ons and groups in
+// turn.
+type workshopLab struct {
+	sc   *scenario.Scenario
+	cs   kubernetes.Interface
+	eks  *eks.Client
+	name *string // the cluster's
+	url  string
+
+	mu       sync.Mutex
+	upgraded []string // the lab control-plane upgrades asked for
+}
+
+var shared struct {
+	once sync.Once
+	w    *workshopLab
+	err  error
+}
+
+// workshop returns the shared workshop lab, materializing and serving it
+// on the first call; it is served until the test binary ends.
+func workshop(t *testing.T) *workshopLab {
+	t.Helper()
 	cfg := labtest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	shared.once.Do(func() { shared.w, shared.err = serveWorkshop(t, cfg) })
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.w
+}
+
+func serveWorkshop(t *testing.T, cfg *rest.Config) (*workshopLab, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	began := time.Now()
 	var out bytes.Buffer
@@ -63,56 +92,83 @@ func TestWorkshopUpgradeOnTheLab(t *testing.T) {
 		err = materialize.Apply(ctx, cfg, sc, &out)
 	}
 	if err != nil {
-		t.Fatalf("materialize the workshop: %v\n%s", err, out.String())
+		return nil, fmt.Errorf("materialize the workshop: %v\n%s", err, out.String())
 	}
 	t.Logf("materialized in %s", time.Since(began).Round(time.Millisecond))
-	cs := kubernetes.NewForConfigOrDie(cfg)
-
-	var mu sync.Mutex
-	var upgraded []string
+	w := &workshopLab{sc: sc, cs: kubernetes.NewForConfigOrDie(cfg), name: aws.String(sc.Spec.Cluster.Name)}
 	l, err := New(sc, cfg, 60, Options{UpgradeControlPlane: func(_ context.Context, v string) error {
-		mu.Lock()
-		defer mu.Unlock()
-		upgraded = append(upgraded, v)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.upgraded = append(w.upgraded, v)
 		return nil
 	}})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	served := make(chan error, 1)
-	go func() { served <- l.Serve(ctx, ln, io.Discard) }()
-	c := eks.NewFromConfig(aws.Config{Region: sc.Spec.Cluster.Region,
+	go func() { _ = l.Serve(context.Background(), ln, io.Discard) }()
+	w.url = "http://" + ln.Addr().String()
+	w.eks = eks.NewFromConfig(w.awsConfig(), func(o *eks.Options) { o.BaseEndpoint = aws.String(w.url) })
+	return w, nil
+}
+
+// awsConfig is an SDK configuration with the lab's dummy credentials.
+func (w *workshopLab) awsConfig() aws.Config {
+	return aws.Config{Region: w.sc.Spec.Cluster.Region,
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{AccessKeyID: twinserve.AccessKeyID, SecretAccessKey: twinserve.SecretAccessKey}, nil
-		})}, func(o *eks.Options) { o.BaseEndpoint = aws.String("http://" + ln.Addr().String()) })
-	name := aws.String(sc.Spec.Cluster.Name)
+		})}
+}
 
-	// The control plane.
-	began = time.Now()
-	up, err := c.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: name, Version: aws.String("1.31")})
+// controlPlane131 updates the control plane 1.30 → 1.31 through the SDK,
+// unless an earlier test did: DescribeUpdate InProgress → Successful,
+// DescribeCluster 1.31, the lab's control plane asked to move once.
+func (w *workshopLab) controlPlane131(ctx context.Context, t *testing.T) {
+	t.Helper()
+	desc, err := w.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: w.name})
+	if err != nil {
+		t.Fatalf("DescribeCluster: %v", err)
+	}
+	if aws.ToString(desc.Cluster.Version) == "1.31" {
+		return
+	}
+	began := time.Now()
+	up, err := w.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: w.name, Version: aws.String("1.31")})
 	if err != nil {
 		t.Fatalf("UpdateClusterVersion: %v", err)
 	}
 	if up.Update.Status != ekstypes.UpdateStatusInProgress {
 		t.Fatalf("UpdateClusterVersion: status %s, want InProgress", up.Update.Status)
 	}
-	if u := waitUpdate(ctx, t, c, &eks.DescribeUpdateInput{Name: name, UpdateId: up.Update.Id}); u.Status != ekstypes.UpdateStatusSuccessful {
+	if u := waitUpdate(ctx, t, w.eks, &eks.DescribeUpdateInput{Name: w.name, UpdateId: up.Update.Id}); u.Status != ekstypes.UpdateStatusSuccessful {
 		t.Fatalf("control-plane update ended %s: %+v", u.Status, u.Errors)
 	}
-	desc, err := c.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: name})
+	desc, err = w.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: w.name})
 	if err != nil || aws.ToString(desc.Cluster.Version) != "1.31" {
 		t.Fatalf("DescribeCluster after the update: version %v, %v", desc, err)
 	}
-	mu.Lock()
-	if strings.Join(upgraded, ",") != "1.31" {
-		t.Errorf("UpgradeControlPlane was called with %v, want [1.31]", upgraded)
+	w.mu.Lock()
+	if strings.Join(w.upgraded, ",") != "1.31" {
+		t.Errorf("UpgradeControlPlane was called with %v, want [1.31]", w.upgraded)
 	}
-	mu.Unlock()
+	w.mu.Unlock()
 	t.Logf("control plane 1.30 → 1.31 in %s", time.Since(began).Round(time.Millisecond))
+}
+
+// The workshop's EKS endpoints over the lab and an SDK client upgrading
+// it: the control plane 1.30 → 1.31, then managed node group initial in
+// place — new KWOK nodes with a 1.31 kubelet and EKS's labels, the old
+// ones cordoned and deleted, their pods evicted through the real Eviction
+// API and Running again.
+func TestWorkshopUpgradeOnTheLab(t *testing.T) {
+	w := workshop(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	w.controlPlane131(ctx, t)
+	c, cs, name := w.eks, w.cs, w.name
 
 	// Managed node group initial, in place.
 	sel := metav1.ListOptions{LabelSelector: mng.LabelNodegroup + "=initial"}
@@ -136,7 +192,7 @@ func TestWorkshopUpgradeOnTheLab(t *testing.T) {
 			}
 		}
 	}
-	began = time.Now()
+	began := time.Now()
 	ng, err := c.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: name, NodegroupName: aws.String("initial")})
 	if err != nil {
 		t.Fatalf("UpdateNodegroupVersion: %v", err)
@@ -194,16 +250,112 @@ func TestWorkshopUpgradeOnTheLab(t *testing.T) {
 			t.Errorf("PDB %s/%s: disruptionsAllowed %d", b.Namespace, b.Name, b.Status.DisruptionsAllowed)
 		}
 	}
-	cancel()
-	if err := <-served; err != nil {
-		t.Errorf("Serve: %v", err)
-	}
 }
 
 func isDaemon(p *corev1.Pod) bool {
 	for _, o := range p.OwnerReferences {
 		if o.Kind == "DaemonSet" {
 			return true
+		}
+	}
+	return false
+}
+
+// UpdateAddon through the SDK rolls the add-on's workload out on the lab:
+// coredns's Deployment and kube-proxy's DaemonSet get the version's image
+// tag at once, the real controllers replace their pods (KWOK runs them),
+// and DescribeUpdate turns Successful only once every pod runs the new
+// image and is Ready; DescribeAddon then reports the new version.
+func TestAddonUpdateOnTheLab(t *testing.T) {
+	w := workshop(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// kube-proxy 1.31 may not be newer than the API server (§D.4).
+	w.controlPlane131(ctx, t)
+	for _, tc := range []struct {
+		addon, version string // "" is the control plane's latest
+		kind, workload string
+		wantVersion    string
+		wantImage      string
+	}{
+		{"coredns", "v1.12.4-eksbuild.18", "Deployment", "coredns", "v1.12.4-eksbuild.18",
+			"602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/coredns:v1.12.4-eksbuild.18"},
+		{"kube-proxy", "", "DaemonSet", "kube-proxy", "v1.31.14-eksbuild.20",
+			"602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/kube-proxy:v1.31.14-minimal-eksbuild.20"},
+	} {
+		began := time.Now()
+		in := &eks.UpdateAddonInput{ClusterName: w.name, AddonName: aws.String(tc.addon), ResolveConflicts: ekstypes.ResolveConflictsOverwrite}
+		if tc.version != "" {
+			in.AddonVersion = aws.String(tc.version)
+		}
+		up, err := w.eks.UpdateAddon(ctx, in)
+		if err != nil {
+			t.Fatalf("UpdateAddon %s: %v", tc.addon, err)
+		}
+		sel, images := podSelector(ctx, t, w.cs, tc.kind, tc.workload)
+		if len(images) != 1 || images[0] != tc.wantImage {
+			t.Errorf("%s %s: images %v right after UpdateAddon, want [%s]", tc.kind, tc.workload, images, tc.wantImage)
+		}
+		u := waitUpdate(ctx, t, w.eks, &eks.DescribeUpdateInput{Name: w.name, AddonName: aws.String(tc.addon), UpdateId: up.Update.Id})
+		if u.Status != ekstypes.UpdateStatusSuccessful {
+			t.Fatalf("add-on %s update ended %s: %+v", tc.addon, u.Status, u.Errors)
+		}
+		// Successful means rolled out: every pod of the workload is
+		// already on the new image and Ready.
+		pods, err := w.cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil || len(pods.Items) == 0 {
+			t.Fatalf("%s's pods: %d, %v", tc.workload, len(pods.Items), err)
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil {
+				t.Errorf("pod %s still terminating after the update succeeded", p.Name)
+				continue
+			}
+			if img := p.Spec.Containers[0].Image; img != tc.wantImage || !podReady(&p) {
+				t.Errorf("pod %s on %s: image %s, Ready %v; want %s and Ready", p.Name, p.Spec.NodeName, img, podReady(&p), tc.wantImage)
+			}
+		}
+		a, err := w.eks.DescribeAddon(ctx, &eks.DescribeAddonInput{ClusterName: w.name, AddonName: aws.String(tc.addon)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := aws.ToString(a.Addon.AddonVersion); got != tc.wantVersion || a.Addon.Status != ekstypes.AddonStatusActive {
+			t.Errorf("DescribeAddon %s: %s %s, want %s ACTIVE", tc.addon, got, a.Addon.Status, tc.wantVersion)
+		}
+		t.Logf("add-on %s → %s rolled out on %d pods in %s", tc.addon, tc.wantVersion, len(pods.Items), time.Since(began).Round(time.Millisecond))
+	}
+}
+
+// podSelector is a workload's pod selector and the images of its template.
+func podSelector(ctx context.Context, t *testing.T, cs kubernetes.Interface, kind, name string) (string, []string) {
+	t.Helper()
+	var sel *metav1.LabelSelector
+	var spec corev1.PodSpec
+	switch kind {
+	case "Deployment":
+		d, err := cs.AppsV1().Deployments("kube-system").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, spec = d.Spec.Selector, d.Spec.Template.Spec
+	case "DaemonSet":
+		ds, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, spec = ds.Spec.Selector, ds.Spec.Template.Spec
+	}
+	var images []string
+	for _, c := range spec.Containers {
+		images = append(images, c.Image)
+	}
+	return metav1.FormatLabelSelector(sel), images
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
 		}
 	}
 	return false

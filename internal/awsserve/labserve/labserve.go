@@ -124,7 +124,7 @@ func (l *Lab) adopt(ctx context.Context) error {
 			fmt.Fprintf(l.opts.Log, "upgrading the lab's control plane to %s: %v\n", target, err)
 		}
 	}
-	l.kube, l.twin = k, twinserve.FromTwin(tw, l.timeScale)
+	l.kube, l.twin = k, twinserve.FromTwin(tw, l.timeScale, k)
 	return nil
 }
 

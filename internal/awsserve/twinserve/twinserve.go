@@ -20,6 +20,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/awsserve"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twin/eks"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
@@ -53,23 +54,29 @@ func New(sc *scenario.Scenario, timeScale float64) (*Twin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FromTwin(tw, timeScale), nil
+	return FromTwin(tw, timeScale, nil), nil
 }
 
 // FromTwin puts twins already built behind the endpoints. timeScale <= 0
-// is DefaultTimeScale.
-func FromTwin(tw *twinbuild.Twin, timeScale float64) *Twin {
+// is DefaultTimeScale. addons is where an accepted UpdateAddon rolls the
+// add-on's workloads out (eks.ApplyAddon); nil: the update succeeds at
+// once.
+func FromTwin(tw *twinbuild.Twin, timeScale float64, addons eks.AddonKube) *Twin {
 	sc := tw.Scenario
 	if timeScale <= 0 {
 		timeScale = DefaultTimeScale
 	}
 	c := sc.Spec.Cluster
-	var addons []twinaws.Addon
+	var installed []twinaws.Addon
 	for _, a := range sc.Spec.Addons {
-		addons = append(addons, twinaws.Addon{Name: a.Name, Version: a.Version})
+		installed = append(installed, twinaws.Addon{Name: a.Name, Version: a.Version})
 	}
-	ports := twinaws.New(twinaws.EKSOptions{Engine: tw.Engine, Cluster: c.Name, Region: c.Region,
-		ControlPlane: tw.ControlPlane, Nodegroups: tw.MNG, Fargate: tw.Fargate, Addons: addons}, tw.ASG, sc.ExtraAMIs())
+	eksOpts := twinaws.EKSOptions{Engine: tw.Engine, Cluster: c.Name, Region: c.Region,
+		ControlPlane: tw.ControlPlane, Nodegroups: tw.MNG, Fargate: tw.Fargate, Addons: installed}
+	if addons != nil {
+		eksOpts.ApplyAddon = func(name, version string) (func() bool, error) { return eks.ApplyAddon(addons, name, version) }
+	}
+	ports := twinaws.New(eksOpts, tw.ASG, sc.ExtraAMIs())
 	t := &Twin{Region: c.Region, Cluster: c.Name, eng: tw.Engine, timeScale: timeScale}
 	handlers := map[string]http.Handler{
 		awsserve.ServiceEKS: awsserve.NewEKS(ports.EKS),
