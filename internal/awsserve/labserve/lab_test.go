@@ -5,9 +5,12 @@ package labserve
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -168,30 +171,14 @@ func TestWorkshopUpgradeOnTheLab(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	w.controlPlane131(ctx, t)
-	c, cs, name := w.eks, w.cs, w.name
+	c, name := w.eks, w.name
 
 	// Managed node group initial, in place.
-	sel := metav1.ListOptions{LabelSelector: mng.LabelNodegroup + "=initial"}
-	before, err := cs.CoreV1().Nodes().List(ctx, sel)
-	if err != nil || len(before.Items) == 0 {
-		t.Fatalf("the lab's nodes of initial: %d, %v", len(before.Items), err)
+	old := w.nodes(ctx, t, mng.LabelNodegroup+"=initial")
+	if len(old) == 0 {
+		t.Fatal("the lab has no nodes of initial")
 	}
-	old := map[string]bool{}
-	for _, n := range before.Items {
-		old[n.Name] = true
-	}
-	evicted := map[string]bool{}
-	for n := range old {
-		pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pods.Items {
-			if !isDaemon(&p) {
-				evicted[string(p.UID)] = true
-			}
-		}
-	}
+	evicted := w.drainedPods(ctx, t, old)
 	began := time.Now()
 	ng, err := c.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: name, NodegroupName: aws.String("initial")})
 	if err != nil {
@@ -202,31 +189,155 @@ func TestWorkshopUpgradeOnTheLab(t *testing.T) {
 	}
 	t.Logf("node group initial updated in %s (%d nodes, %d pods drained)", time.Since(began).Round(time.Millisecond), len(old), len(evicted))
 
-	after, err := cs.CoreV1().Nodes().List(ctx, sel)
+	after := w.nodes(ctx, t, mng.LabelNodegroup+"=initial")
+	if len(after) != len(old) {
+		t.Errorf("initial has %d nodes after the update, %d before", len(after), len(old))
+	}
+	for _, n := range after {
+		if old[n.Name] != nil {
+			t.Errorf("old node %s is still there", n.Name)
+		}
+		checkNewNode(t, n, "v1.31.")
+	}
+	w.waitReplaced(ctx, t, evicted)
+}
+
+// Blue/green on the lab (workshop §6.2): CreateNodegroup green-mng with
+// blue-mng's labels, taint and subnets creates real KWOK nodes at the
+// control plane's 1.31, ACTIVE once they are Ready; DeleteNodegroup
+// blue-mng drains its nodes through the real Eviction API and deletes
+// them, and orders with its database runs again on green.
+func TestBlueGreenOnTheLab(t *testing.T) {
+	w := workshop(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w.controlPlane131(ctx, t)
+	blue, err := w.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: w.name, NodegroupName: aws.String("blue-mng")})
+	if err != nil {
+		t.Fatalf("DescribeNodegroup blue-mng: %v", err)
+	}
+	b := blue.Nodegroup
+	old := w.nodes(ctx, t, mng.LabelNodegroup+"=blue-mng")
+	if len(old) != 2 {
+		t.Fatalf("the lab has %d nodes of blue-mng, want the workshop's 2", len(old))
+	}
+	evicted := w.drainedPods(ctx, t, old)
+
+	began := time.Now()
+	created, err := w.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{ClusterName: w.name, NodegroupName: aws.String("green-mng"),
+		Subnets: b.Subnets, InstanceTypes: b.InstanceTypes, AmiType: b.AmiType, CapacityType: b.CapacityType, NodeRole: b.NodeRole,
+		Labels: b.Labels, Taints: b.Taints, ScalingConfig: b.ScalingConfig, UpdateConfig: b.UpdateConfig})
+	if err != nil {
+		t.Fatalf("CreateNodegroup green-mng: %v", err)
+	}
+	if created.Nodegroup.Status != ekstypes.NodegroupStatusCreating {
+		t.Errorf("CreateNodegroup: status %s, want CREATING", created.Nodegroup.Status)
+	}
+	green := waitNodegroup(ctx, t, w.eks, w.name, "green-mng", func(ng *ekstypes.Nodegroup, _ error) bool { return ng.Status != ekstypes.NodegroupStatusCreating })
+	if green.Status != ekstypes.NodegroupStatusActive || aws.ToString(green.Version) != "1.31" {
+		t.Fatalf("green-mng: %s at %s, want ACTIVE at 1.31 (%+v)", green.Status, aws.ToString(green.Version), green.Health)
+	}
+	// ACTIVE means its nodes are on the API server and Ready.
+	greens := w.nodes(ctx, t, mng.LabelNodegroup+"=green-mng")
+	if len(greens) != 2 {
+		t.Errorf("green-mng ACTIVE with %d nodes on the API server, want 2", len(greens))
+	}
+	for _, n := range greens {
+		checkNewNode(t, n, "v1.31.")
+		if n.Labels["type"] != "OrdersMng" || !slices.ContainsFunc(n.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == "dedicated" && tn.Value == "OrdersApp" }) {
+			t.Errorf("green node %s: labels %v, taints %v; want blue-mng's type=OrdersMng and dedicated=OrdersApp", n.Name, n.Labels, n.Spec.Taints)
+		}
+		if !nodeReady(n) {
+			t.Errorf("green node %s not Ready while green-mng is ACTIVE", n.Name)
+		}
+	}
+	t.Logf("green-mng ACTIVE in %s", time.Since(began).Round(time.Millisecond))
+
+	began = time.Now()
+	if _, err := w.eks.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: w.name, NodegroupName: aws.String("blue-mng")}); err != nil {
+		t.Fatalf("DeleteNodegroup blue-mng: %v", err)
+	}
+	waitNodegroup(ctx, t, w.eks, w.name, "blue-mng", func(_ *ekstypes.Nodegroup, err error) bool {
+		var nf *ekstypes.ResourceNotFoundException
+		return errors.As(err, &nf)
+	})
+	t.Logf("blue-mng deleted in %s (%d nodes, %d pods drained)", time.Since(began).Round(time.Millisecond), len(old), len(evicted))
+	if left := w.nodes(ctx, t, mng.LabelNodegroup+"=blue-mng"); len(left) > 0 {
+		t.Errorf("blue-mng's nodes still on the API server: %v", slices.Collect(maps.Keys(left)))
+	}
+	w.waitReplaced(ctx, t, evicted)
+	// The drained pods of orders came back on green.
+	pods, err := w.cs.CoreV1().Pods("orders").List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("orders' pods: %d, %v", len(pods.Items), err)
+	}
+	for _, p := range pods.Items {
+		if greens[p.Spec.NodeName] == nil {
+			t.Errorf("pod orders/%s runs on %s, not on green-mng", p.Name, p.Spec.NodeName)
+		}
+	}
+}
+
+// waitNodegroup polls DescribeNodegroup until done says so.
+func waitNodegroup(ctx context.Context, t *testing.T, c *eks.Client, cluster *string, name string, done func(*ekstypes.Nodegroup, error) bool) *ekstypes.Nodegroup {
+	t.Helper()
+	var ng *ekstypes.Nodegroup
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 100*time.Second, true, func(ctx context.Context) (bool, error) {
+		out, err := c.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: cluster, NodegroupName: aws.String(name)})
+		ng, last = nil, err
+		if err == nil {
+			ng = out.Nodegroup
+		}
+		return done(ng, err), nil
+	})
+	if err != nil {
+		t.Fatalf("DescribeNodegroup %s: %v (last: %+v, %v)", name, err, ng, last)
+	}
+	return ng
+}
+
+// nodes returns the lab's nodes that match a label selector, by name.
+func (w *workshopLab) nodes(ctx context.Context, t *testing.T, selector string) map[string]*corev1.Node {
+	t.Helper()
+	list, err := w.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(after.Items) != len(old) {
-		t.Errorf("initial has %d nodes after the update, %d before", len(after.Items), len(old))
+	out := map[string]*corev1.Node{}
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
 	}
-	for _, n := range after.Items {
-		if old[n.Name] {
-			t.Errorf("old node %s is still there", n.Name)
+	return out
+}
+
+// drainedPods are the UIDs of the pods a drain of nodes evicts: all but
+// the DaemonSets'.
+func (w *workshopLab) drainedPods(ctx context.Context, t *testing.T, nodes map[string]*corev1.Node) map[string]bool {
+	t.Helper()
+	evicted := map[string]bool{}
+	for n := range nodes {
+		pods, err := w.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if v := n.Status.NodeInfo.KubeletVersion; !strings.HasPrefix(v, "v1.31.") {
-			t.Errorf("new node %s: kubelet %s, want v1.31.x", n.Name, v)
-		}
-		for _, k := range []string{"eks.amazonaws.com/nodegroup-image", "eks.amazonaws.com/capacityType", "topology.kubernetes.io/zone"} {
-			if n.Labels[k] == "" {
-				t.Errorf("new node %s has no label %s", n.Name, k)
+		for _, p := range pods.Items {
+			if !isDaemon(&p) {
+				evicted[string(p.UID)] = true
 			}
 		}
 	}
-	// Every drained pod went (a StatefulSet's comes back under its name,
-	// with a new UID), and its workload's pods run again.
+	return evicted
+}
+
+// waitReplaced waits until every drained pod went (a StatefulSet's comes
+// back under its name, with a new UID) and every pod runs again, then
+// checks no budget was overdrawn.
+func (w *workshopLab) waitReplaced(ctx context.Context, t *testing.T, evicted map[string]bool) {
+	t.Helper()
 	var waiting []string
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := w.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -239,9 +350,9 @@ func TestWorkshopUpgradeOnTheLab(t *testing.T) {
 		return len(waiting) == 0, nil
 	})
 	if err != nil {
-		t.Errorf("pods after the node group update: %v: %v", err, waiting)
+		t.Errorf("pods after the drain: %v: %v", err, waiting)
 	}
-	pdbs, err := cs.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
+	pdbs, err := w.cs.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +361,29 @@ func TestWorkshopUpgradeOnTheLab(t *testing.T) {
 			t.Errorf("PDB %s/%s: disruptionsAllowed %d", b.Namespace, b.Name, b.Status.DisruptionsAllowed)
 		}
 	}
+}
+
+// checkNewNode checks a node a group launched: the kubelet's minor and
+// the labels EKS puts on a managed node.
+func checkNewNode(t *testing.T, n *corev1.Node, kubelet string) {
+	t.Helper()
+	if v := n.Status.NodeInfo.KubeletVersion; !strings.HasPrefix(v, kubelet) {
+		t.Errorf("new node %s: kubelet %s, want %sx", n.Name, v, kubelet)
+	}
+	for _, k := range []string{"eks.amazonaws.com/nodegroup-image", "eks.amazonaws.com/capacityType", "topology.kubernetes.io/zone"} {
+		if n.Labels[k] == "" {
+			t.Errorf("new node %s has no label %s", n.Name, k)
+		}
+	}
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func isDaemon(p *corev1.Pod) bool {
