@@ -17,18 +17,26 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
 	"github.com/ladder-eks/ladder/internal/lab/labtest"
 	"github.com/ladder-eks/ladder/internal/materialize"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/twin/asg"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
@@ -187,7 +195,7 @@ func TestWorkshopUpgradeOnTheLab(t *testing.T) {
 	if u := waitUpdate(ctx, t, c, &eks.DescribeUpdateInput{Name: name, NodegroupName: aws.String("initial"), UpdateId: ng.Update.Id}); u.Status != ekstypes.UpdateStatusSuccessful {
 		t.Fatalf("node group update ended %s: %+v", u.Status, u.Errors)
 	}
-	t.Logf("node group initial updated in %s (%d nodes, %d pods drained)", time.Since(began).Round(time.Millisecond), len(old), len(evicted))
+	t.Logf("node group initial updated in %s (%d nodes, %d pods drained)", time.Since(began).Round(time.Millisecond), len(old), len(evicted.pods))
 
 	after := w.nodes(ctx, t, mng.LabelNodegroup+"=initial")
 	if len(after) != len(old) {
@@ -247,7 +255,7 @@ func TestBlueGreenOnTheLab(t *testing.T) {
 		if n.Labels["type"] != "OrdersMng" || !slices.ContainsFunc(n.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == "dedicated" && tn.Value == "OrdersApp" }) {
 			t.Errorf("green node %s: labels %v, taints %v; want blue-mng's type=OrdersMng and dedicated=OrdersApp", n.Name, n.Labels, n.Spec.Taints)
 		}
-		if !nodeReady(n) {
+		if !kube.IsNodeReady(n) {
 			t.Errorf("green node %s not Ready while green-mng is ACTIVE", n.Name)
 		}
 	}
@@ -261,7 +269,7 @@ func TestBlueGreenOnTheLab(t *testing.T) {
 		var nf *ekstypes.ResourceNotFoundException
 		return errors.As(err, &nf)
 	})
-	t.Logf("blue-mng deleted in %s (%d nodes, %d pods drained)", time.Since(began).Round(time.Millisecond), len(old), len(evicted))
+	t.Logf("blue-mng deleted in %s (%d nodes, %d pods drained)", time.Since(began).Round(time.Millisecond), len(old), len(evicted.pods))
 	if left := w.nodes(ctx, t, mng.LabelNodegroup+"=blue-mng"); len(left) > 0 {
 		t.Errorf("blue-mng's nodes still on the API server: %v", slices.Collect(maps.Keys(left)))
 	}
@@ -311,29 +319,57 @@ func (w *workshopLab) nodes(ctx context.Context, t *testing.T, selector string) 
 	return out
 }
 
-// drainedPods are the UIDs of the pods a drain of nodes evicts: all but
-// the DaemonSets'.
-func (w *workshopLab) drainedPods(ctx context.Context, t *testing.T, nodes map[string]*corev1.Node) map[string]bool {
+// drained are the pods a drain of some nodes is to evict — all but the
+// DaemonSets' — and, from a watch of the lab's pods, the reason of each
+// pod's DisruptionTarget condition: the eviction subresource sets
+// EvictionByEvictionAPI, the pod garbage collector of a deleted node's
+// pods DeletionByPodGC.
+type drained struct {
+	pods    map[string]string // namespace/name by UID
+	mu      sync.Mutex
+	reasons map[string]string // by UID
+}
+
+// drainedPods starts watching the pods of nodes a drain is to evict,
+// until ctx ends.
+func (w *workshopLab) drainedPods(ctx context.Context, t *testing.T, nodes map[string]*corev1.Node) *drained {
 	t.Helper()
-	evicted := map[string]bool{}
-	for n := range nodes {
-		pods, err := w.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pods.Items {
-			if !isDaemon(&p) {
-				evicted[string(p.UID)] = true
-			}
+	d := &drained{pods: map[string]string{}, reasons: map[string]string{}}
+	list, err := w.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		if nodes[p.Spec.NodeName] != nil && !isDaemon(&p) {
+			d.pods[string(p.UID)] = p.Namespace + "/" + p.Name
 		}
 	}
-	return evicted
+	watch, err := w.cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for ev := range watch.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+					d.mu.Lock()
+					d.reasons[string(p.UID)] = c.Reason
+					d.mu.Unlock()
+				}
+			}
+		}
+	}()
+	return d
 }
 
 // waitReplaced waits until every drained pod went (a StatefulSet's comes
 // back under its name, with a new UID) and every pod runs again, then
-// checks no budget was overdrawn.
-func (w *workshopLab) waitReplaced(ctx context.Context, t *testing.T, evicted map[string]bool) {
+// checks each went through the Eviction API and no budget was overdrawn.
+func (w *workshopLab) waitReplaced(ctx context.Context, t *testing.T, d *drained) {
 	t.Helper()
 	var waiting []string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -343,7 +379,7 @@ func (w *workshopLab) waitReplaced(ctx context.Context, t *testing.T, evicted ma
 		}
 		waiting = nil
 		for _, p := range pods.Items {
-			if evicted[string(p.UID)] || (p.Status.Phase != corev1.PodRunning && p.Status.Phase != corev1.PodSucceeded) {
+			if d.pods[string(p.UID)] != "" || (p.Status.Phase != corev1.PodRunning && p.Status.Phase != corev1.PodSucceeded) {
 				waiting = append(waiting, p.Namespace+"/"+p.Name+" "+string(p.Status.Phase)+" on "+p.Spec.NodeName)
 			}
 		}
@@ -352,6 +388,13 @@ func (w *workshopLab) waitReplaced(ctx context.Context, t *testing.T, evicted ma
 	if err != nil {
 		t.Errorf("pods after the drain: %v: %v", err, waiting)
 	}
+	d.mu.Lock()
+	for uid, name := range d.pods {
+		if r := d.reasons[uid]; r != "EvictionByEvictionAPI" {
+			t.Errorf("pod %s left with DisruptionTarget %q, want EvictionByEvictionAPI (a drain through the Eviction API)", name, r)
+		}
+	}
+	d.mu.Unlock()
 	pdbs, err := w.cs.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -375,15 +418,6 @@ func checkNewNode(t *testing.T, n *corev1.Node, kubelet string) {
 			t.Errorf("new node %s has no label %s", n.Name, k)
 		}
 	}
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func isDaemon(p *corev1.Pod) bool {
@@ -445,8 +479,8 @@ func TestAddonUpdateOnTheLab(t *testing.T) {
 				t.Errorf("pod %s still terminating after the update succeeded", p.Name)
 				continue
 			}
-			if img := p.Spec.Containers[0].Image; img != tc.wantImage || !podReady(&p) {
-				t.Errorf("pod %s on %s: image %s, Ready %v; want %s and Ready", p.Name, p.Spec.NodeName, img, podReady(&p), tc.wantImage)
+			if img := p.Spec.Containers[0].Image; img != tc.wantImage || !podutils.IsPodReady(&p) {
+				t.Errorf("pod %s on %s: image %s, Ready %v; want %s and Ready", p.Name, p.Spec.NodeName, img, podutils.IsPodReady(&p), tc.wantImage)
 			}
 		}
 		a, err := w.eks.DescribeAddon(ctx, &eks.DescribeAddonInput{ClusterName: w.name, AddonName: aws.String(tc.addon)})
@@ -486,11 +520,78 @@ func podSelector(ctx context.Context, t *testing.T, cs kubernetes.Interface, kin
 	return metav1.FormatLabelSelector(sel), images
 }
 
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
+// The workshop's self-managed group refreshed on the lab (§6.4), as the
+// AWS CLI does it: SSM's 1.31 AMI into a new launch template version, then
+// StartInstanceRefresh with MinHealthyPercentage 90 and MaxHealthy 110 —
+// a new node first, then the old one's termination lifecycle hook, during
+// which the Node Termination Handler drains it with kubectl's drain
+// through the real Eviction API, then its deletion. Every node is
+// replaced by one with a 1.31 kubelet, and the refresh ends Successful.
+func TestInstanceRefreshOnTheLab(t *testing.T) {
+	w := workshop(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w.controlPlane131(ctx, t)
+	cfg := w.awsConfig()
+	endpoint := aws.String(w.url)
+	ssmc := ssm.NewFromConfig(cfg, func(o *ssm.Options) { o.BaseEndpoint = endpoint })
+	ec2c := ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = endpoint })
+	asc := autoscaling.NewFromConfig(cfg, func(o *autoscaling.Options) { o.BaseEndpoint = endpoint })
+
+	const group = "default-selfmng"
+	sel := asg.LabelNodegroupName + "=" + group
+	old := w.nodes(ctx, t, sel)
+	if len(old) != 2 {
+		t.Fatalf("the lab has %d nodes of %s, want the workshop's 2", len(old), group)
+	}
+	evicted := w.drainedPods(ctx, t, old)
+
+	param, err := ssmc.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String("/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/standard/recommended/image_id")})
+	if err != nil {
+		t.Fatalf("GetParameter: %v", err)
+	}
+	ami := aws.ToString(param.Parameter.Value)
+	if _, err := ec2c.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: aws.String(group), SourceVersion: aws.String("1"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(ami)}}); err != nil {
+		t.Fatalf("CreateLaunchTemplateVersion: %v", err)
+	}
+	began := time.Now()
+	start, err := asc.StartInstanceRefresh(ctx, &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String(group),
+		DesiredConfiguration: &astypes.DesiredConfiguration{LaunchTemplate: &astypes.LaunchTemplateSpecification{LaunchTemplateName: aws.String(group), Version: aws.String("$Latest")}},
+		Preferences:          &astypes.RefreshPreferences{MinHealthyPercentage: aws.Int32(90), MaxHealthyPercentage: aws.Int32(110), InstanceWarmup: aws.Int32(60)}})
+	if err != nil {
+		t.Fatalf("StartInstanceRefresh: %v", err)
+	}
+	var r astypes.InstanceRefresh
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 150*time.Second, true, func(ctx context.Context) (bool, error) {
+		out, err := asc.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: aws.String(group),
+			InstanceRefreshIds: []string{aws.ToString(start.InstanceRefreshId)}})
+		if err != nil || len(out.InstanceRefreshes) != 1 {
+			return false, err
+		}
+		r = out.InstanceRefreshes[0]
+		switch r.Status {
+		case astypes.InstanceRefreshStatusPending, astypes.InstanceRefreshStatusInProgress:
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil || r.Status != astypes.InstanceRefreshStatusSuccessful {
+		t.Fatalf("instance refresh: %v, status %s (%s), %d%% done", err, r.Status, aws.ToString(r.StatusReason), aws.ToInt32(r.PercentageComplete))
+	}
+	t.Logf("instance refresh of %s Successful in %s (%d nodes, %d pods drained)", group, time.Since(began).Round(time.Millisecond), len(old), len(evicted.pods))
+
+	after := w.nodes(ctx, t, sel)
+	if len(after) != len(old) {
+		t.Errorf("%s has %d nodes after the refresh, %d before", group, len(after), len(old))
+	}
+	for _, n := range after {
+		if old[n.Name] != nil {
+			t.Errorf("old node %s is still there", n.Name)
+		}
+		if v := n.Status.NodeInfo.KubeletVersion; !strings.HasPrefix(v, "v1.31.") || n.Labels[asg.LabelLifecycle] != asg.LifecycleSelfManaged {
+			t.Errorf("new node %s: kubelet %s, lifecycle %q; want v1.31.x, self-managed", n.Name, v, n.Labels[asg.LabelLifecycle])
 		}
 	}
-	return false
+	w.waitReplaced(ctx, t, evicted)
 }

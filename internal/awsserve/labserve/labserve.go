@@ -125,6 +125,7 @@ func (l *Lab) adopt(ctx context.Context) error {
 		}
 	}
 	l.kube, l.twin = k, twinserve.FromTwin(tw, l.timeScale, k)
+	k.lock, k.timeScale = l.twin.Locked, l.twin.TimeScale()
 	return nil
 }
 

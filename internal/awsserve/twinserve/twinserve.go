@@ -101,6 +101,9 @@ func (t *Twin) Locked(fn func()) {
 	fn()
 }
 
+// TimeScale is how many virtual seconds pass per wall-clock second.
+func (t *Twin) TimeScale() float64 { return t.timeScale }
+
 // ServeHTTP answers an AWS request.
 func (t *Twin) ServeHTTP(w http.ResponseWriter, r *http.Request) { t.handler.ServeHTTP(w, r) }
 
