@@ -58,25 +58,25 @@ func New(sc *scenario.Scenario, timeScale float64) (*Twin, error) {
 }
 
 // FromTwin puts twins already built behind the endpoints. timeScale <= 0
-// is DefaultTimeScale. addons is where an accepted UpdateAddon rolls the
-// add-on's workloads out (eks.ApplyAddon); nil: the update succeeds at
+// is DefaultTimeScale. workloads is where an accepted UpdateAddon rolls
+// the add-on's workloads out (eks.ApplyAddon); nil: the update succeeds at
 // once.
-func FromTwin(tw *twinbuild.Twin, timeScale float64, addons eks.AddonKube) *Twin {
+func FromTwin(tw *twinbuild.Twin, timeScale float64, workloads eks.AddonKube) *Twin {
 	sc := tw.Scenario
 	if timeScale <= 0 {
 		timeScale = DefaultTimeScale
 	}
+	var applyAddon func(name, version string) (func() bool, error)
+	if workloads != nil {
+		applyAddon = func(name, version string) (func() bool, error) { return eks.ApplyAddon(workloads, name, version) }
+	}
 	c := sc.Spec.Cluster
-	var installed []twinaws.Addon
+	var addons []twinaws.Addon
 	for _, a := range sc.Spec.Addons {
-		installed = append(installed, twinaws.Addon{Name: a.Name, Version: a.Version})
+		addons = append(addons, twinaws.Addon{Name: a.Name, Version: a.Version})
 	}
-	eksOpts := twinaws.EKSOptions{Engine: tw.Engine, Cluster: c.Name, Region: c.Region,
-		ControlPlane: tw.ControlPlane, Nodegroups: tw.MNG, Fargate: tw.Fargate, Addons: installed}
-	if addons != nil {
-		eksOpts.ApplyAddon = func(name, version string) (func() bool, error) { return eks.ApplyAddon(addons, name, version) }
-	}
-	ports := twinaws.New(eksOpts, tw.ASG, sc.ExtraAMIs())
+	ports := twinaws.New(twinaws.EKSOptions{Engine: tw.Engine, Cluster: c.Name, Region: c.Region,
+		ControlPlane: tw.ControlPlane, Nodegroups: tw.MNG, Fargate: tw.Fargate, Addons: addons, ApplyAddon: applyAddon}, tw.ASG, sc.ExtraAMIs())
 	t := &Twin{Region: c.Region, Cluster: c.Name, eng: tw.Engine, timeScale: timeScale}
 	handlers := map[string]http.Handler{
 		awsserve.ServiceEKS: awsserve.NewEKS(ports.EKS),
