@@ -5,10 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ladder-eks/ladder/internal/manifest"
-	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/eks"
 )
 
@@ -32,34 +29,45 @@ func (r *run) addonVersion(name string) string {
 	return ""
 }
 
-// applyAddon is what EKS does on UpdateAddon: the add-on's workloads get
-// the version's images; the update is done once kubectl rollout status
-// says each has rolled out.
+// applyAddon is what EKS does on UpdateAddon (eks.ApplyAddon), on the
+// twin's cluster.
 func (r *run) applyAddon(name, version string) (rolledOut func() bool, err error) {
-	v, err := eks.ParseAddonVersion(version)
-	if err != nil {
-		return nil, err
+	return eks.ApplyAddon(addonKube{r}, name, version)
+}
+
+// addonKube is the rehearsal's eks.AddonKube: a workload's new template is
+// applied as a manifest, so the run follows its rollout, and a rollout is
+// done when kubectl rollout status says so.
+type addonKube struct{ r *run }
+
+func (k addonKube) UpdatePodTemplate(kind, namespace, name string, mutate func(*corev1.PodTemplateSpec) bool) error {
+	o, ok := k.r.objects[objectKey(kind, namespace, name)]
+	if !ok {
+		return fmt.Errorf("%s %s/%s was not applied", kind, namespace, name)
 	}
-	refs := scenario.AddonWorkloads(name)
-	for _, w := range refs {
-		o, ok := r.objects[objectKey(w.Kind, w.Namespace, w.Name)]
-		if !ok {
-			return nil, fmt.Errorf("add-on %s: %s %s/%s was not applied", name, w.Kind, w.Namespace, w.Name)
-		}
-		if updated, changed := withAddonImages(o, name, v); len(changed) > 0 {
-			if err := r.apply(updated); err != nil {
-				return nil, fmt.Errorf("add-on %s: %v", name, err)
-			}
-		}
+	var t *corev1.PodTemplateSpec
+	switch w := o.Object.(type) {
+	case *appsv1.Deployment:
+		c := w.DeepCopy()
+		o.Object, t = c, &c.Spec.Template
+	case *appsv1.DaemonSet:
+		c := w.DeepCopy()
+		o.Object, t = c, &c.Spec.Template
+	case *appsv1.StatefulSet:
+		c := w.DeepCopy()
+		o.Object, t = c, &c.Spec.Template
+	default:
+		return nil
 	}
-	return func() bool {
-		for _, w := range refs {
-			if done, _, err := r.kube.RolloutStatus(w.Kind, w.Namespace, w.Name); err != nil || !done {
-				return false
-			}
-		}
-		return true
-	}, nil
+	if !mutate(t) {
+		return nil
+	}
+	return k.r.apply(o)
+}
+
+func (k addonKube) RolledOut(kind, namespace, name string) bool {
+	done, _, err := k.r.kube.RolloutStatus(kind, namespace, name)
+	return err == nil && done
 }
 
 // AddonVersion implements executor.Observer.
@@ -68,35 +76,4 @@ func (r *run) AddonVersion(name, version, note string) {
 	if note != "" {
 		r.addonNotes[name] = note
 	}
-}
-
-// withAddonImages returns a copy of an add-on's workload manifest with its
-// own containers on the version's images, and the images it changed.
-func withAddonImages(o manifest.Object, addon string, v eks.AddonVersion) (manifest.Object, []string) {
-	var t *corev1.PodTemplateSpec
-	var obj metav1.Object
-	switch w := o.Object.(type) {
-	case *appsv1.Deployment:
-		c := w.DeepCopy()
-		obj, t = c, &c.Spec.Template
-	case *appsv1.DaemonSet:
-		c := w.DeepCopy()
-		obj, t = c, &c.Spec.Template
-	case *appsv1.StatefulSet:
-		c := w.DeepCopy()
-		obj, t = c, &c.Spec.Template
-	default:
-		return o, nil
-	}
-	var changed []string
-	for _, list := range [][]corev1.Container{t.Spec.InitContainers, t.Spec.Containers} {
-		for i := range list {
-			if img, own := eks.AddonImage(addon, list[i].Image, v); own && img != list[i].Image {
-				list[i].Image = img
-				changed = append(changed, img)
-			}
-		}
-	}
-	o.Object = obj
-	return o, changed
 }

@@ -50,19 +50,22 @@ type Options struct {
 	// cluster's construction. The Fargate scheduler's starting pods were
 	// running before; a caller observes Fargate once Build returns.
 	Observe func(*Twin)
-	// Body, when set, is what the managed node groups and their worker pool
-	// do to Kubernetes in place of the twin's cluster: a real API server
-	// that already runs the scenario's starting cluster (a lab the scenario
-	// was materialized into with the same seed). Build then adopts the
-	// managed groups' nodes there by the names the twin gives them and
-	// leaves the starting pods to that cluster: it does not bootstrap them.
+	// Body, when set, is what the managed and self-managed node groups and
+	// their worker pool do to Kubernetes in place of the twin's cluster: a
+	// real API server that already runs the scenario's starting cluster (a
+	// lab the scenario was materialized into with the same seed). Build
+	// then adopts the groups' nodes there by the names the twin gives them
+	// and leaves the starting pods to that cluster: it does not bootstrap
+	// them.
 	Body Body
 }
 
-// Body is a cluster the managed node groups and worker pool act on.
+// Body is a cluster the managed node groups, the self-managed groups and
+// the worker pool act on.
 type Body interface {
 	mng.Kube
 	worker.Kube
+	asg.Kube
 }
 
 // Twin is a scenario's cluster in the twins, all on one engine.
@@ -179,7 +182,7 @@ func wire(sc *scenario.Scenario, opts Options) *Twin {
 	tw.MNG = mng.New(eng, body, tw.Workers, mng.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones,
 		ControlPlaneVersion: func() kubeversion.Minor { return tw.ControlPlane.Version() }})
 	tw.ControlPlane.NodeGroupVersions = tw.MNG.Versions
-	tw.ASG = asg.New(eng, tw.Kube, tw.Workers, asg.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones})
+	tw.ASG = asg.New(eng, body, tw.Workers, asg.Options{InstanceTypes: sc.InstanceTypes(), ExtraAMIs: sc.ExtraAMIs(), Zones: c.Zones})
 	tw.Fargate = fargate.New(eng, tw.Kube, tw.Cloud, fargate.Options{Kubelet: tw.fargateKubelet, Provision: t.FargateProvision.Get(fargate.DefaultProvision)})
 	for _, g := range sc.Spec.NodeGroups {
 		if g.Karpenter != nil {

@@ -78,6 +78,8 @@ type EKS struct {
 	// executor polls an update after every twin event.
 	ngUpdates map[[2]string]builtUpdate // by node group and update ID
 	addons    map[string]*addonState
+	// nodeRoles are the IAM roles node groups were created with, by name.
+	nodeRoles map[string]string
 	// lts is the account's launch templates (launchtemplates.go), those
 	// behind managed node groups among them.
 	lts *launchTemplates
@@ -98,7 +100,7 @@ func NewEKS(opts EKSOptions) *EKS {
 	if opts.Account == "" {
 		opts.Account = "111122223333"
 	}
-	e := &EKS{opts: opts, tokens: map[string]*ekstypes.Update{}, ngUpdates: map[[2]string]builtUpdate{}, addons: map[string]*addonState{}}
+	e := &EKS{opts: opts, tokens: map[string]*ekstypes.Update{}, ngUpdates: map[[2]string]builtUpdate{}, addons: map[string]*addonState{}, nodeRoles: map[string]string{}}
 	e.lts = newLaunchTemplates(e.nodegroupTemplates)
 	if opts.Engine != nil {
 		e.lts.now = opts.Engine.Now
@@ -350,6 +352,7 @@ func (e *EKS) describeNodegroup(st mng.Status) *ekstypes.Nodegroup {
 		ng.AmiType = ekstypes.AMITypes(st.AMIType)
 	}
 	ng.Subnets = e.subnetIDs(st.Zones)
+	ng.NodeRole = ptr(e.nodeRole(st.Name))
 	ng.Labels = st.Labels
 	for _, t := range st.Taints {
 		ng.Taints = append(ng.Taints, ekstypes.Taint{Key: ptr(t.Key), Value: ptr(t.Value), Effect: awsport.EKSTaintEffect(t.Effect)})
@@ -465,8 +468,20 @@ func (e *EKS) CreateNodegroup(_ context.Context, in *eks.CreateNodegroupInput, _
 	if err := e.opts.Nodegroups.Create(spec, nil); err != nil {
 		return nil, eksError(e.opts.Cluster, name, err)
 	}
+	e.nodeRoles[name] = aws.ToString(in.NodeRole)
 	st, _ := e.opts.Nodegroups.Status(name)
 	return &eks.CreateNodegroupOutput{Nodegroup: e.describeNodegroup(st)}, nil
+}
+
+// nodeRole is a node group's IAM role: the one CreateNodegroup was given,
+// else the role eksctl creates for a group of the scenario. DescribeNodegroup
+// always returns one, and CreateNodegroup requires it, so a blue/green
+// client copies blue's into green's.
+func (e *EKS) nodeRole(group string) string {
+	if r := e.nodeRoles[group]; r != "" {
+		return r
+	}
+	return fmt.Sprintf("arn:aws:iam::%s:role/eksctl-%s-nodegroup-%s-NodeInstanceRole", e.opts.Account, e.opts.Cluster, group)
 }
 
 // DeleteNodegroup implements awsport.EKS: the group is DELETING while its

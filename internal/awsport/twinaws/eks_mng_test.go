@@ -103,6 +103,8 @@ func TestLaunchTemplateBehindANodegroup(t *testing.T) {
 // A node group's subnets are its zones': DescribeNodegroup lists them, and
 // CreateNodegroup puts the new group's nodes in the zones of the subnets
 // it names. Subnets are required, and an unknown one is refused.
+// DescribeNodegroup names every group's IAM role, a created one's as given,
+// so blue's can be copied into green's CreateNodegroup, which requires it.
 func TestCreateNodegroupSubnets(t *testing.T) {
 	tc, ctx := clusterAt131(t)
 	blue, err := tc.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String("conformance"), NodegroupName: aws.String("blue")})
@@ -113,7 +115,10 @@ func TestCreateNodegroupSubnets(t *testing.T) {
 	if !slices.Equal(blue.Nodegroup.Subnets, want) {
 		t.Fatalf("blue's subnets: %v, want the cluster's %v", blue.Nodegroup.Subnets, want)
 	}
-	in := &eks.CreateNodegroupInput{ClusterName: aws.String("conformance"), NodegroupName: aws.String("teal"), InstanceTypes: []string{"m5.large"},
+	if r := aws.ToString(blue.Nodegroup.NodeRole); r != "arn:aws:iam::111122223333:role/eksctl-conformance-nodegroup-blue-NodeInstanceRole" {
+		t.Errorf("blue's node role: %q, want eksctl's role of the group", r)
+	}
+	in := &eks.CreateNodegroupInput{ClusterName: aws.String("conformance"), NodegroupName: aws.String("teal"), InstanceTypes: []string{"m5.large"}, NodeRole: aws.String("arn:aws:iam::111122223333:role/teal"),
 		ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(3), MinSize: aws.Int32(1), MaxSize: aws.Int32(3)},
 		Labels:        map[string]string{"team": "teal"}, Taints: []ekstypes.Taint{{Key: aws.String("team"), Value: aws.String("teal"), Effect: ekstypes.TaintEffectNoExecute}}}
 	var ipe *ekstypes.InvalidParameterException
@@ -140,8 +145,8 @@ func TestCreateNodegroupSubnets(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ng.Status != ekstypes.NodegroupStatusActive || !slices.Equal(ng.Subnets, in.Subnets) || ng.Labels["team"] != "teal" ||
-		len(ng.Taints) != 1 || ng.Taints[0].Effect != ekstypes.TaintEffectNoExecute {
-		t.Fatalf("teal: %s, subnets %v, labels %v, taints %+v; want ACTIVE in %v with its label and NO_EXECUTE taint", ng.Status, ng.Subnets, ng.Labels, ng.Taints, in.Subnets)
+		len(ng.Taints) != 1 || ng.Taints[0].Effect != ekstypes.TaintEffectNoExecute || aws.ToString(ng.NodeRole) != *in.NodeRole {
+		t.Fatalf("teal: %s, subnets %v, labels %v, taints %+v, role %s; want ACTIVE in %v with its label, NO_EXECUTE taint and role", ng.Status, ng.Subnets, ng.Labels, ng.Taints, aws.ToString(ng.NodeRole), in.Subnets)
 	}
 	nodes := 0
 	for _, n := range tc.port.Cluster().Nodes() {

@@ -39,6 +39,10 @@ type Kube struct {
 	// podHooks are told the node a pod left; whoever watches the lab's pods
 	// calls PodChanged.
 	podHooks []func(node string)
+	// lock runs a function holding the endpoints' lock, for a drain that
+	// reports back from its own goroutine; timeScale is theirs too.
+	lock      func(func())
+	timeScale float64
 }
 
 var (

@@ -127,7 +127,8 @@ func (l *Lab) adopt(ctx context.Context) error {
 			fmt.Fprintf(l.opts.Log, "upgrading the lab's control plane to %s: %v\n", target, err)
 		}
 	}
-	l.kube, l.twin = k, twinserve.FromTwin(tw, l.timeScale)
+	l.kube, l.twin = k, twinserve.FromTwin(tw, l.timeScale, k)
+	k.lock, k.timeScale = l.twin.Locked, l.twin.TimeScale()
 	if l.opts.Policy != nil {
 		l.twin.SetPolicy(l.opts.Policy)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/awsserve"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/sim"
+	"github.com/ladder-eks/ladder/internal/twin/eks"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
@@ -53,15 +54,21 @@ func New(sc *scenario.Scenario, timeScale float64) (*Twin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FromTwin(tw, timeScale), nil
+	return FromTwin(tw, timeScale, nil), nil
 }
 
 // FromTwin puts twins already built behind the endpoints. timeScale <= 0
-// is DefaultTimeScale.
-func FromTwin(tw *twinbuild.Twin, timeScale float64) *Twin {
+// is DefaultTimeScale. workloads is where an accepted UpdateAddon rolls
+// the add-on's workloads out (eks.ApplyAddon); nil: the update succeeds at
+// once.
+func FromTwin(tw *twinbuild.Twin, timeScale float64, workloads eks.AddonKube) *Twin {
 	sc := tw.Scenario
 	if timeScale <= 0 {
 		timeScale = DefaultTimeScale
+	}
+	var applyAddon func(name, version string) (func() bool, error)
+	if workloads != nil {
+		applyAddon = func(name, version string) (func() bool, error) { return eks.ApplyAddon(workloads, name, version) }
 	}
 	c := sc.Spec.Cluster
 	var addons []twinaws.Addon
@@ -69,7 +76,7 @@ func FromTwin(tw *twinbuild.Twin, timeScale float64) *Twin {
 		addons = append(addons, twinaws.Addon{Name: a.Name, Version: a.Version})
 	}
 	ports := twinaws.New(twinaws.EKSOptions{Engine: tw.Engine, Cluster: c.Name, Region: c.Region,
-		ControlPlane: tw.ControlPlane, Nodegroups: tw.MNG, Fargate: tw.Fargate, Addons: addons}, tw.ASG, sc.ExtraAMIs())
+		ControlPlane: tw.ControlPlane, Nodegroups: tw.MNG, Fargate: tw.Fargate, Addons: addons, ApplyAddon: applyAddon}, tw.ASG, sc.ExtraAMIs())
 	t := &Twin{Region: c.Region, Cluster: c.Name, eng: tw.Engine, timeScale: timeScale}
 	handlers := map[string]http.Handler{
 		awsserve.ServiceEKS: awsserve.NewEKS(ports.EKS),
@@ -98,6 +105,9 @@ func (t *Twin) Locked(fn func()) {
 	defer t.mu.Unlock()
 	fn()
 }
+
+// TimeScale is how many virtual seconds pass per wall-clock second.
+func (t *Twin) TimeScale() float64 { return t.timeScale }
 
 // ServeHTTP answers an AWS request.
 func (t *Twin) ServeHTTP(w http.ResponseWriter, r *http.Request) { t.handler.ServeHTTP(w, r) }

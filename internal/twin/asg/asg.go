@@ -110,10 +110,28 @@ type Spec struct {
 	DefaultInstanceWarmup *time.Duration
 }
 
+// Kube is what the groups do to Kubernetes besides launching and
+// terminating their nodes (the worker pool's): the Node Termination
+// Handler's taint and drain (nth.go), and the pods that died without
+// eviction, for the report. The twin's cluster implements it; so does a
+// real API server through client-go.
+type Kube interface {
+	// Node returns the node, or nil if there is none by that name.
+	Node(name string) *corev1.Node
+	AddTaint(node string, t corev1.Taint) error
+	// Drain is kubectl drain NODE with opts: done runs once, when the
+	// drain has finished or failed; an error means it did not start.
+	Drain(node string, opts kube.DrainOptions, done func(error)) error
+	// Killed lists the pods terminated with their node, never evicted.
+	Killed() []kube.KilledPod
+}
+
+var _ Kube = (*kube.Cluster)(nil)
+
 // ASG is the twin: the account's Auto Scaling groups of self-managed nodes.
 type ASG struct {
 	eng     *sim.Engine
-	kube    *kube.Cluster
+	kube    Kube
 	workers *worker.Pool
 	opts    Options
 
@@ -143,7 +161,7 @@ type group struct {
 }
 
 // New returns the twin.
-func New(eng *sim.Engine, kc *kube.Cluster, workers *worker.Pool, opts Options) *ASG {
+func New(eng *sim.Engine, kc Kube, workers *worker.Pool, opts Options) *ASG {
 	return &ASG{
 		eng: eng, kube: kc, workers: workers, opts: opts,
 		groups:      map[string]*group{},
