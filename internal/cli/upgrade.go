@@ -161,6 +161,9 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 			return fmt.Errorf("--to: %w", err)
 		}
 	}
+	if err := offerAddonVersions(ctx, lc.aws.AWS.EKS, sc, to); err != nil {
+		return err
+	}
 	if f.probeURL != "" {
 		if u, err := url.Parse(f.probeURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--probe-url %q: give an http:// or https:// URL, e.g. http://ui.example.com/", f.probeURL)
