@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -35,6 +36,7 @@ type Cluster struct {
 	cs       kubernetes.Interface
 	identity string
 	now      func() time.Time
+	gone     func(holder string) bool
 	stop     chan struct{}
 	done     chan struct{}
 }
@@ -48,6 +50,9 @@ type ClusterOptions struct {
 	// Renew is how often the Lease is renewed (default LeaseDuration/3;
 	// negative: never, for tests).
 	Renew time.Duration
+	// Gone reports whether a holder identity names a process that no longer
+	// runs (default: one of this host whose pid is gone).
+	Gone func(holder string) bool
 }
 
 // OpenCluster acquires the Lease — refused, naming the holder, while
@@ -61,7 +66,10 @@ func OpenCluster(ctx context.Context, cs kubernetes.Interface, cluster, to strin
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	c := &Cluster{cs: cs, identity: opts.Identity, now: opts.Now}
+	if opts.Gone == nil {
+		opts.Gone = deadOnThisHost
+	}
+	c := &Cluster{cs: cs, identity: opts.Identity, now: opts.Now, gone: opts.Gone}
 	if err := c.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -106,7 +114,9 @@ func (c *Cluster) renewLoop(every time.Duration) {
 }
 
 // acquire takes or renews the Lease: created if absent, taken over if its
-// holder let it expire, renewed if ours.
+// holder let it expire or is a process of this host that no longer runs
+// (an upgrade killed with kill -9, rerun on the same machine, need not
+// wait out the Lease), renewed if ours.
 func (c *Cluster) acquire(ctx context.Context) error {
 	leases := c.cs.CoordinationV1().Leases(Namespace)
 	now := metav1.NewMicroTime(c.now())
@@ -124,7 +134,7 @@ func (c *Cluster) acquire(ctx context.Context) error {
 		return leaseError(err)
 	}
 	holder := ptr.Deref(l.Spec.HolderIdentity, "")
-	if holder != "" && holder != c.identity && !expired(l, c.now()) {
+	if holder != "" && holder != c.identity && !expired(l, c.now()) && !c.gone(holder) {
 		return fmt.Errorf("another ladder upgrade holds lease %s/%s (holder %s, renewed %s): wait for it to finish, or stop it; a stopped upgrade's lease frees itself %s after its last renewal",
 			Namespace, Name, holder, l.Spec.RenewTime.UTC().Format(time.RFC3339), LeaseDuration)
 	}
@@ -137,6 +147,17 @@ func (c *Cluster) acquire(ctx context.Context) error {
 		return fmt.Errorf("lease %s/%s: another ladder upgrade took it just now: wait for it, or stop it", Namespace, Name)
 	}
 	return leaseError(err)
+}
+
+// deadOnThisHost reports whether holder, an identity OpenCluster makes
+// ("host/pid"), names this host and a pid no process has.
+func deadOnThisHost(holder string) bool {
+	host, pid, ok := strings.Cut(holder, "/")
+	if me, _ := os.Hostname(); !ok || host != me {
+		return false
+	}
+	n, err := strconv.Atoi(pid)
+	return err == nil && n > 0 && processGone(n)
 }
 
 func expired(l *coordinationv1.Lease, now time.Time) bool {

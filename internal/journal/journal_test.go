@@ -3,7 +3,10 @@ package journal
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +102,54 @@ func TestClusterJournal(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 	c.Close()
+}
+
+// TestClusterJournalDeadHolder: a holder that no longer runs — killed on
+// this host, where its pid is gone — is taken over at once, without
+// waiting for its Lease to expire; a live one is not.
+func TestClusterJournalDeadHolder(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewSimpleClientset()
+	clock := func() time.Time { return t0 }
+	if _, err := OpenCluster(ctx, cs, "prod", "1.31", ClusterOptions{Identity: "laptop/1", Now: clock, Renew: -1}); err != nil {
+		t.Fatal(err)
+	}
+	alive := func(string) bool { return false }
+	if _, err := OpenCluster(ctx, cs, "prod", "1.31", ClusterOptions{Identity: "laptop/2", Now: clock, Renew: -1, Gone: alive}); err == nil {
+		t.Fatal("took the Lease of a live holder")
+	}
+	dead := func(h string) bool { return h == "laptop/1" }
+	b, err := OpenCluster(ctx, cs, "prod", "1.31", ClusterOptions{Identity: "laptop/2", Now: clock, Renew: -1, Gone: dead})
+	if err != nil {
+		t.Fatalf("a dead holder's Lease: %v", err)
+	}
+	b.Close()
+}
+
+// deadOnThisHost finds this process alive, and a pid of this host that no
+// process has gone; another host's holder is never judged gone.
+func TestDeadOnThisHost(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no signal 0 to look for a process with")
+	}
+	host, _ := os.Hostname()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Skip(err)
+	}
+	for _, c := range []struct {
+		holder string
+		want   bool
+	}{
+		{host + "/" + strconv.Itoa(os.Getpid()), false},
+		{host + "/" + strconv.Itoa(gone.Process.Pid), true},
+		{"another-host/" + strconv.Itoa(gone.Process.Pid), false},
+		{"laptop", false},
+	} {
+		if got := deadOnThisHost(c.holder); got != c.want {
+			t.Errorf("%s: gone %v, want %v", c.holder, got, c.want)
+		}
+	}
 }
 
 // TestRecordText: status lists the entries in the order they were
