@@ -188,9 +188,17 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 		return err
 	}
 	defer closeJournal()
-	p, err := plan.Make(planInventory(sc), to, upgradeOrder(sc))
-	if err != nil {
-		return err
+	// A resumed upgrade carries out the plan it began with: the control
+	// plane may be at the target already, an add-on updated whose step
+	// is not recorded done.
+	p, resumed := j.Plan()
+	if !resumed {
+		if p, err = plan.Make(planInventory(sc), to, upgradeOrder(sc)); err != nil {
+			return err
+		}
+		if err := j.Begin(p); err != nil {
+			return err
+		}
 	}
 	// The executor's waits poll; the port's drain prints what kubectl
 	// drain prints.
@@ -245,9 +253,17 @@ func captureScenario(ctx context.Context, lc *liveCluster) (*scenario.Scenario, 
 	return scenario.LoadFile(dir + "/" + capture.ScenarioFile)
 }
 
+// upgradeJournal is the executor's journal, which keeps the plan the
+// upgrade began with.
+type upgradeJournal interface {
+	executor.Journal
+	Plan() (plan.Plan, bool)
+	Begin(plan.Plan) error
+}
+
 // openJournal opens the local journal file, or the ConfigMap journal under
 // its Lease.
-func openJournal(ctx context.Context, lc *liveCluster, file, to string) (executor.Journal, func(), error) {
+func openJournal(ctx context.Context, lc *liveCluster, file, to string) (upgradeJournal, func(), error) {
 	if file != "" {
 		j, err := journal.OpenFile(file, lc.name, to)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/ladder-eks/ladder/internal/executor"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/plan"
 )
 
 var t0 = time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
@@ -149,6 +152,39 @@ func TestDeadOnThisHost(t *testing.T) {
 		if got := deadOnThisHost(c.holder); got != c.want {
 			t.Errorf("%s: gone %v, want %v", c.holder, got, c.want)
 		}
+	}
+}
+
+// TestJournalBegin: the first run records its plan; a resumed run gets it
+// back, and its own Begin changes nothing.
+func TestJournalBegin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.json")
+	j, err := OpenFile(path, "prod", "1.31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := j.Plan(); ok {
+		t.Fatal("a new journal holds a plan")
+	}
+	v130, v131 := kubeversion.MustParse("1.30"), kubeversion.MustParse("1.31")
+	first := plan.Plan{Hops: []plan.Hop{{From: v130, To: v131, Steps: []plan.Step{
+		{Kind: plan.ControlPlane, From: "1.30", To: "1.31"},
+		{Kind: plan.AddonUpdate, Name: "kube-proxy", From: "v1.30.14-eksbuild.28", To: "v1.31.14-eksbuild.20"},
+	}}}}
+	if err := j.Begin(first); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	again, err := OpenFile(path, "prod", "1.31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if err := again.Begin(plan.Plan{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := again.Plan(); !ok || !reflect.DeepEqual(got, first) {
+		t.Errorf("the resumed run's plan: %+v %v, want the first run's %+v", got, ok, first)
 	}
 }
 
