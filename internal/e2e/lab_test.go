@@ -11,7 +11,11 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -34,7 +38,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/ladder-eks/ladder/internal/awsserve/faulty"
 	"github.com/ladder-eks/ladder/internal/lab/labtest"
 )
 
@@ -87,10 +90,10 @@ type lab struct {
 	env []string
 	cs  kubernetes.Interface
 	eks *eks.Client
-	// calls is what the AWS clients of ladder commands run with env asked
-	// the lab's EKS: env's AWS_ENDPOINT_URL_EKS points at this recording
-	// proxy in front of it.
-	calls *faulty.Proxy
+	// eksLog is what ladder commands run with env asked the lab's EKS:
+	// env's AWS_ENDPOINT_URL_EKS points at this recording proxy in front
+	// of it.
+	eksLog *eksRecorder
 }
 
 // startLab runs `ladder lab up --scenario scenario` in a new directory and
@@ -132,12 +135,8 @@ func startLab(t *testing.T, scenario string) *lab {
 	if err != nil || endpoint.Host == "" {
 		t.Fatalf("ladder lab env exports no EKS endpoint: %q", vars["AWS_ENDPOINT_URL_EKS"])
 	}
-	// The proxy keeps the client's Host header, which its SigV4 signature
-	// covers.
-	l.calls = faulty.New(httputil.NewSingleHostReverseProxy(endpoint), func(int, string) faulty.Fault { return faulty.None })
-	srv := httptest.NewServer(l.calls)
-	t.Cleanup(srv.Close)
-	vars["AWS_ENDPOINT_URL_EKS"] = srv.URL
+	l.eksLog = recordEKS(t, endpoint)
+	vars["AWS_ENDPOINT_URL_EKS"] = l.eksLog.url
 	for k, v := range vars {
 		l.env = append(l.env, k+"="+v)
 	}
@@ -160,15 +159,64 @@ func startLab(t *testing.T, scenario string) *lab {
 	return l
 }
 
-// eksCalls counts the requests the lab's EKS received from ladder
-// commands, by operation as faulty.Entry names them ("POST
-// /clusters/small/updates").
-func (l *lab) eksCalls() map[string]int {
-	n := map[string]int{}
-	for _, e := range l.calls.Log() {
-		n[e.Operation]++
+// eksRecorder is a reverse proxy in front of the lab's EKS that counts
+// the requests by operation as faulty.Entry names them ("POST
+// /clusters/small/updates") and keeps the update ids EKS answered them
+// with: two calls that EKS answers with one update (a retry with the same
+// client request token) made one update.
+type eksRecorder struct {
+	url     string
+	mu      sync.Mutex
+	calls   map[string]int
+	updates map[string]map[string]bool
+}
+
+func recordEKS(t *testing.T, endpoint *url.URL) *eksRecorder {
+	r := &eksRecorder{calls: map[string]int{}, updates: map[string]map[string]bool{}}
+	// The proxy keeps the client's Host header, which its SigV4
+	// signature covers.
+	proxy := httputil.NewSingleHostReverseProxy(endpoint)
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		op := resp.Request.Method + " " + resp.Request.URL.Path
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		var answer struct {
+			Update struct {
+				ID string `json:"id"`
+			} `json:"update"`
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.calls[op]++
+		// A POST that answers an update made it (DescribeUpdate's GET
+		// answers one too).
+		if resp.Request.Method == http.MethodPost && json.Unmarshal(body, &answer) == nil && answer.Update.ID != "" {
+			if r.updates[op] == nil {
+				r.updates[op] = map[string]bool{}
+			}
+			r.updates[op][answer.Update.ID] = true
+		}
+		return nil
 	}
-	return n
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	r.url = srv.URL
+	return r
+}
+
+// counts are the calls and the distinct updates made, by operation.
+func (r *eksRecorder) counts() (calls, updates map[string]int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	updates = map[string]int{}
+	for op, ids := range r.updates {
+		updates[op] = len(ids)
+	}
+	return maps.Clone(r.calls), updates
 }
 
 // nodes are the lab's nodes by name.
