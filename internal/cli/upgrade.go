@@ -261,15 +261,21 @@ type upgradeJournal interface {
 	Begin(plan.Plan) error
 }
 
-// openJournal opens the local journal file, or the ConfigMap journal under
-// its Lease.
+// openJournal takes the cluster's Lease and opens the local journal file
+// or the ConfigMap journal.
 func openJournal(ctx context.Context, lc *liveCluster, file, to string) (upgradeJournal, func(), error) {
 	if file != "" {
-		j, err := journal.OpenFile(file, lc.name, to)
+		// The Lease guards the cluster wherever its journal is.
+		l, err := journal.HoldLease(ctx, lc.cs, journal.ClusterOptions{})
 		if err != nil {
 			return nil, nil, err
 		}
-		return j, func() { j.Close() }, nil
+		j, err := journal.OpenFile(file, lc.name, to)
+		if err != nil {
+			l.Close()
+			return nil, nil, err
+		}
+		return j, func() { j.Close(); l.Close() }, nil
 	}
 	j, err := journal.OpenCluster(ctx, lc.cs, lc.name, to, journal.ClusterOptions{})
 	if err != nil {

@@ -33,6 +33,13 @@ const (
 // ladder-upgrade, and the Lease of that name held while the upgrade runs.
 type Cluster struct {
 	*journal
+	*Lease
+}
+
+// Lease is the coordination.k8s.io/v1 Lease kube-system/ladder-upgrade,
+// held and renewed while an upgrade runs, wherever its journal is: two
+// upgrades of one cluster never run at once.
+type Lease struct {
 	cs       kubernetes.Interface
 	identity string
 	now      func() time.Time
@@ -41,7 +48,8 @@ type Cluster struct {
 	done     chan struct{}
 }
 
-// ClusterOptions tune OpenCluster; the zero value is production's.
+// ClusterOptions tune OpenCluster and HoldLease; the zero value is
+// production's.
 type ClusterOptions struct {
 	// Identity is the Lease holder (default: host name and process id).
 	Identity string
@@ -59,6 +67,21 @@ type ClusterOptions struct {
 // another upgrade holds it — and opens (or starts) the journal for
 // cluster's upgrade to `to`. Close releases the Lease.
 func OpenCluster(ctx context.Context, cs kubernetes.Interface, cluster, to string, opts ClusterOptions) (*Cluster, error) {
+	l, err := HoldLease(ctx, cs, opts)
+	if err != nil {
+		return nil, err
+	}
+	j, err := open(configMapStore{cs: cs}, cluster, to)
+	if err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	return &Cluster{journal: j, Lease: l}, nil
+}
+
+// HoldLease acquires the Lease — refused, naming the holder, while another
+// upgrade holds it — and renews it until Close.
+func HoldLease(ctx context.Context, cs kubernetes.Interface, opts ClusterOptions) (*Lease, error) {
 	if opts.Identity == "" {
 		host, _ := os.Hostname()
 		opts.Identity = host + "/" + strconv.Itoa(os.Getpid())
@@ -69,16 +92,10 @@ func OpenCluster(ctx context.Context, cs kubernetes.Interface, cluster, to strin
 	if opts.Gone == nil {
 		opts.Gone = deadOnThisHost
 	}
-	c := &Cluster{cs: cs, identity: opts.Identity, now: opts.Now, gone: opts.Gone}
+	c := &Lease{cs: cs, identity: opts.Identity, now: opts.Now, gone: opts.Gone}
 	if err := c.acquire(ctx); err != nil {
 		return nil, err
 	}
-	j, err := open(configMapStore{cs: cs}, cluster, to)
-	if err != nil {
-		_ = c.release(context.Background())
-		return nil, err
-	}
-	c.journal = j
 	renew := opts.Renew
 	if renew == 0 {
 		renew = LeaseDuration / 3
@@ -89,13 +106,13 @@ func OpenCluster(ctx context.Context, cs kubernetes.Interface, cluster, to strin
 }
 
 // Close stops renewing and releases the Lease.
-func (c *Cluster) Close() error {
+func (c *Lease) Close() error {
 	close(c.stop)
 	<-c.done
 	return c.release(context.Background())
 }
 
-func (c *Cluster) renewLoop(every time.Duration) {
+func (c *Lease) renewLoop(every time.Duration) {
 	defer close(c.done)
 	if every < 0 {
 		<-c.stop
@@ -117,7 +134,7 @@ func (c *Cluster) renewLoop(every time.Duration) {
 // holder let it expire or is a process of this host that no longer runs
 // (an upgrade killed with kill -9, rerun on the same machine, need not
 // wait out the Lease), renewed if ours.
-func (c *Cluster) acquire(ctx context.Context) error {
+func (c *Lease) acquire(ctx context.Context) error {
 	leases := c.cs.CoordinationV1().Leases(Namespace)
 	now := metav1.NewMicroTime(c.now())
 	spec := coordinationv1.LeaseSpec{HolderIdentity: ptr.To(c.identity), LeaseDurationSeconds: ptr.To(int32(LeaseDuration / time.Second)),
@@ -168,7 +185,7 @@ func expired(l *coordinationv1.Lease, now time.Time) bool {
 }
 
 // release gives the Lease up: it stays, without a holder.
-func (c *Cluster) release(ctx context.Context) error {
+func (c *Lease) release(ctx context.Context) error {
 	leases := c.cs.CoordinationV1().Leases(Namespace)
 	l, err := leases.Get(ctx, Name, metav1.GetOptions{})
 	if err != nil || ptr.Deref(l.Spec.HolderIdentity, "") != c.identity {

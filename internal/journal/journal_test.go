@@ -107,6 +107,31 @@ func TestClusterJournal(t *testing.T) {
 	c.Close()
 }
 
+// TestLeaseWithAFileJournal: an upgrade that keeps its journal in a file
+// holds the Lease all the same, so an upgrade with the in-cluster journal
+// is refused while it runs, naming it.
+func TestLeaseWithAFileJournal(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewSimpleClientset()
+	clock := func() time.Time { return t0 }
+	l, err := HoldLease(ctx, cs, ClusterOptions{Identity: "laptop/1", Now: clock, Renew: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenCluster(ctx, cs, "prod", "1.31", ClusterOptions{Identity: "ci/7", Now: clock, Renew: -1})
+	if err == nil || !strings.Contains(err.Error(), "(holder laptop/1") {
+		t.Fatalf("an upgrade while a file-journal upgrade runs: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenCluster(ctx, cs, "prod", "1.31", ClusterOptions{Identity: "ci/7", Now: clock, Renew: -1})
+	if err != nil {
+		t.Fatalf("after the file-journal upgrade ended: %v", err)
+	}
+	c.Close()
+}
+
 // TestClusterJournalDeadHolder: a holder that no longer runs — killed on
 // this host, where its pid is gone — is taken over at once, without
 // waiting for its Lease to expire; a live one is not.
