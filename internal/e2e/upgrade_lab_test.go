@@ -3,7 +3,11 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"maps"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/journal"
@@ -51,7 +58,7 @@ func updateAddon(cluster, addon string) string {
 // each add-on its 1.31 version, every node runs a v1.31 kubelet, each
 // original node was deleted once and none is left, one update was asked
 // per target, every pod is Ready, and no PDB was ever exceeded while it
-// ran.
+// ran. While it runs, a second `ladder upgrade` is refused, naming it.
 func TestUpgradeOnTheLab(t *testing.T) {
 	l := startLab(t, smallScenario)
 	settle(t, l)
@@ -60,10 +67,31 @@ func TestUpgradeOnTheLab(t *testing.T) {
 
 	journalFile := filepath.Join(t.TempDir(), "journal.json")
 	began := time.Now()
-	code, out, errs := ladder(t, l.env, "upgrade", "--to", "1.31", "--approve", "--journal", journalFile)
-	t.Logf("ladder upgrade --to 1.31 --approve: exit %d in %s", code, time.Since(began).Round(time.Millisecond))
-	if code != 0 {
-		t.Fatalf("ladder upgrade: exit %d\n%s\n%s", code, out, errs)
+	cmd := exec.Command(ladderBin, "upgrade", "--to", "1.31", "--approve", "--journal", journalFile)
+	cmd.Env = l.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// While it runs — it holds the Lease, though its journal is a file —
+	// a second upgrade of the cluster is refused, naming it.
+	holder := fmt.Sprintf("/%d", cmd.Process.Pid)
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		lease, err := l.cs.CoordinationV1().Leases(journal.Namespace).Get(ctx, journal.Name, metav1.GetOptions{})
+		return err == nil && strings.HasSuffix(ptr.Deref(lease.Spec.HolderIdentity, ""), holder), nil
+	})
+	if err != nil {
+		t.Errorf("the upgrade never held the Lease %s/%s: %v", journal.Namespace, journal.Name, err)
+	} else if code, out, errs := ladder(t, l.env, "upgrade", "--to", "1.31", "--approve"); code == 0 ||
+		!strings.Contains(errs, "another ladder upgrade holds lease kube-system/ladder-upgrade (holder ") || !strings.Contains(errs, holder+",") {
+		t.Errorf("a second upgrade while the first runs: exit %d\n%s\n%s", code, out, errs)
+	}
+	err = cmd.Wait()
+	out, errs := stdout.String(), stderr.String()
+	t.Logf("ladder upgrade --to 1.31 --approve: %v in %s", err, time.Since(began).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("ladder upgrade: %v\n%s\n%s", err, out, errs)
 	}
 	if !strings.Contains(out, "upgrade of "+l.cluster+" to 1.31 done") {
 		t.Errorf("ladder upgrade does not say it is done:\n%s", out)
