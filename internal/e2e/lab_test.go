@@ -104,7 +104,14 @@ func startLab(t *testing.T, scenario string) *lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GOCACHE=" + os.Getenv("GOCACHE")}
+	// The test's environment without any AWS or Kubernetes configuration
+	// of its own: lab env's exports are the whole of it.
+	var base []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "KUBECONFIG=") {
+			base = append(base, kv)
+		}
+	}
 	t.Cleanup(func() {
 		ladder(t, base, "lab", "down", "--dir", dir)
 		os.RemoveAll(dir)
