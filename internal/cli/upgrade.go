@@ -161,6 +161,9 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 			return fmt.Errorf("--to: %w", err)
 		}
 	}
+	if err := offerAddonVersions(ctx, lc.aws.AWS.EKS, sc, to); err != nil {
+		return err
+	}
 	if f.probeURL != "" {
 		if u, err := url.Parse(f.probeURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--probe-url %q: give an http:// or https:// URL, e.g. http://ui.example.com/", f.probeURL)
@@ -185,9 +188,17 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 		return err
 	}
 	defer closeJournal()
-	p, err := plan.Make(planInventory(sc), to, upgradeOrder(sc))
-	if err != nil {
-		return err
+	// A resumed upgrade carries out the plan it began with: the control
+	// plane may be at the target already, an add-on updated whose step
+	// is not recorded done.
+	p, resumed := j.Plan()
+	if !resumed {
+		if p, err = plan.Make(planInventory(sc), to, upgradeOrder(sc)); err != nil {
+			return err
+		}
+		if err := j.Begin(p); err != nil {
+			return err
+		}
 	}
 	// The executor's waits poll; the port's drain prints what kubectl
 	// drain prints.
@@ -242,15 +253,29 @@ func captureScenario(ctx context.Context, lc *liveCluster) (*scenario.Scenario, 
 	return scenario.LoadFile(dir + "/" + capture.ScenarioFile)
 }
 
-// openJournal opens the local journal file, or the ConfigMap journal under
-// its Lease.
-func openJournal(ctx context.Context, lc *liveCluster, file, to string) (executor.Journal, func(), error) {
+// upgradeJournal is the executor's journal, which keeps the plan the
+// upgrade began with.
+type upgradeJournal interface {
+	executor.Journal
+	Plan() (plan.Plan, bool)
+	Begin(plan.Plan) error
+}
+
+// openJournal takes the cluster's Lease and opens the local journal file
+// or the ConfigMap journal.
+func openJournal(ctx context.Context, lc *liveCluster, file, to string) (upgradeJournal, func(), error) {
 	if file != "" {
-		j, err := journal.OpenFile(file, lc.name, to)
+		// The Lease guards the cluster wherever its journal is.
+		l, err := journal.HoldLease(ctx, lc.cs, journal.ClusterOptions{})
 		if err != nil {
 			return nil, nil, err
 		}
-		return j, func() { j.Close() }, nil
+		j, err := journal.OpenFile(file, lc.name, to)
+		if err != nil {
+			l.Close()
+			return nil, nil, err
+		}
+		return j, func() { j.Close(); l.Close() }, nil
 	}
 	j, err := journal.OpenCluster(ctx, lc.cs, lc.name, to, journal.ClusterOptions{})
 	if err != nil {

@@ -64,7 +64,7 @@ func (e *Executor) UpdateAddon(ctx context.Context, st plan.Step) error {
 	}
 	// Which images change is read before the update: a resumed run, whose
 	// workloads may run the new images already, does not read it again.
-	if _, _, err := e.once("UpdateAddon", func() (string, error) {
+	if _, _, err := e.once("UpdateAddon", func(token *string) (string, error) {
 		var images []string
 		for _, ref := range refs {
 			t, err := kubeport.PodTemplate(ctx, e.Ports.Kube, ref)
@@ -85,7 +85,7 @@ func (e *Executor) UpdateAddon(ctx context.Context, st plan.Step) error {
 		if len(images) == 0 {
 			return "", fmt.Errorf("add-on %s: none of its workloads (%s) runs an image of the add-on to update", name, describeWorkloads(refs))
 		}
-		up, err := e.Ports.EKS.UpdateAddon(ctx, &eks.UpdateAddonInput{ClusterName: aws.String(e.Cluster), AddonName: aws.String(name), AddonVersion: aws.String(to)})
+		up, err := e.Ports.EKS.UpdateAddon(ctx, &eks.UpdateAddonInput{ClusterName: aws.String(e.Cluster), AddonName: aws.String(name), AddonVersion: aws.String(to), ClientRequestToken: token})
 		if err != nil {
 			return "", apiError(err)
 		}

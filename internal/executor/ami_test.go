@@ -59,7 +59,7 @@ func TestHopAMIFromSSM(t *testing.T) {
 	tw.ex.Ports.Parameters, tw.ex.Ports.Images = acct, acct
 	ctx := context.Background()
 	lt := &ekstypes.LaunchTemplateSpecification{Name: aws.String("custom"), Version: aws.String("1")}
-	spec, err := tw.ex.customAMIVersion(ctx, "custom", lt, ami130, v131)
+	spec, err := tw.ex.customAMIVersion(ctx, "custom", lt, ami130, v131, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestHopAMIFromSSM(t *testing.T) {
 	if ev := strings.Join(tw.events(), "\n"); !strings.Contains(ev, "with image "+newer+" (amazon-eks-node-al2023-x86_64-standard-1.31-v20270101)") {
 		t.Errorf("events: %s", ev)
 	}
-	if _, err := tw.ex.customAMIVersion(ctx, "custom", lt, "ami-0golden1", v131); err == nil || !strings.Contains(err.Error(), "ami-0golden1 (acme-golden-2026) is not an EKS-optimized AMI: give the group's launch template the hop's AMI yourself") {
+	if _, err := tw.ex.customAMIVersion(ctx, "custom", lt, "ami-0golden1", v131, nil); err == nil || !strings.Contains(err.Error(), "ami-0golden1 (acme-golden-2026) is not an EKS-optimized AMI: give the group's launch template the hop's AMI yourself") {
 		t.Errorf("a golden image: %v", err)
 	}
 }

@@ -32,8 +32,8 @@ func (e *Executor) UpgradeControlPlane(ctx context.Context, to kubeversion.Minor
 	if err != nil {
 		return err
 	}
-	id, resumed, err := e.once("UpdateClusterVersion", func() (string, error) {
-		up, err := e.Ports.EKS.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(e.Cluster), Version: aws.String(to.String())})
+	id, resumed, err := e.once("UpdateClusterVersion", func(token *string) (string, error) {
+		up, err := e.Ports.EKS.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(e.Cluster), Version: aws.String(to.String()), ClientRequestToken: token})
 		if err != nil {
 			return "", apiError(err)
 		}

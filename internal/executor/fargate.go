@@ -80,7 +80,7 @@ func (e *Executor) RestartFargate(ctx context.Context, profile string, to kubeve
 	watcher, _ := e.Observer.(RestartObserver)
 	for _, w := range restart {
 		// A restart is a disruption: a resumed run does not make it twice.
-		if _, _, err := e.once("RolloutRestart/"+key(w), func() (string, error) {
+		if _, _, err := e.once("RolloutRestart/"+key(w), func(*string) (string, error) {
 			if err := kubeport.RolloutRestart(ctx, k, w); err != nil {
 				return "", fmt.Errorf("node group %s (Fargate profile): %v", profile, err)
 			}

@@ -2,8 +2,12 @@ package executor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/ladder-eks/ladder/internal/plan"
 )
@@ -31,6 +35,11 @@ type Entry struct {
 	// ID is what the operation returned to wait on: an EKS update id, an
 	// instance refresh id, the name of what it created.
 	ID string `json:"id,omitempty"`
+	// Token is the client request token an operation recorded Calling is
+	// made with: a run that dies between the call and its record makes the
+	// call again with the same token, and EKS answers with what it made the
+	// first time instead of refusing a second update.
+	Token string `json:"token,omitempty"`
 	// Message is a failed step's error.
 	Message string    `json:"message,omitempty"`
 	At      time.Time `json:"at"`
@@ -80,24 +89,41 @@ func (e *Executor) done(key string) bool {
 // runs: when the journal holds it as called, its id is returned without
 // calling again (resumed is true); otherwise the journal records the call
 // before making it and its id after. An operation the journal holds as
-// calling — the run died between the two records — is made again: AWS
-// refuses a second update while the first runs (ResourceInUseException),
-// and the error says so.
-func (e *Executor) once(op string, call func() (id string, err error)) (id string, resumed bool, err error) {
+// calling — the run died between the two records — is made again with the
+// client request token recorded with it: EKS answers a request whose token
+// it has seen with the update it made then, so the run re-attaches to it.
+// call receives that token (nil without a journal: the SDK makes one per
+// call, and retries of that call carry it).
+func (e *Executor) once(op string, call func(token *string) (id string, err error)) (id string, resumed bool, err error) {
 	key := e.stepKey + "/" + op
+	var token *string
 	if e.Journal != nil {
-		if en, ok := e.Journal.Get(key); ok && en.State == Called {
+		en, ok := e.Journal.Get(key)
+		if ok && en.State == Called {
 			e.Observer.Event("Normal", "Resumed", fmt.Sprintf("%s: %s already made (journal, %s)%s", e.stepKey, op, en.At.Format(time.RFC3339), idNote(en.ID)))
 			return en.ID, true, nil
 		}
+		if ok && en.State == Calling && en.Token != "" {
+			token = &en.Token
+		} else {
+			token = aws.String(requestToken(e.Cluster, key, e.Ports.Kube.Now()))
+		}
 	}
-	if err := e.record(key, Entry{State: Calling}); err != nil {
+	if err := e.record(key, Entry{State: Calling, Token: aws.ToString(token)}); err != nil {
 		return "", false, err
 	}
-	if id, err = call(); err != nil {
+	if id, err = call(token); err != nil {
 		return "", false, err
 	}
 	return id, false, e.record(key, Entry{State: Called, ID: id})
+}
+
+// requestToken is a client request token for an operation first recorded
+// at `at`: unique to the cluster, the operation and the attempt, and the
+// same for the same inputs (a rehearsal's journal replays identically).
+func requestToken(cluster, key string, at time.Time) string {
+	sum := sha256.Sum256([]byte(cluster + "\x00" + key + "\x00" + at.UTC().Format(time.RFC3339Nano)))
+	return "ladder-" + hex.EncodeToString(sum[:16])
 }
 
 // journaled returns the id of an operation of the current step the

@@ -45,16 +45,22 @@ func (j *memJournal) Put(key string, e Entry) error {
 	return nil
 }
 
-// countingEKS counts the calls that change node groups.
+// countingEKS counts the calls that change node groups, and keeps the
+// update ids UpdateNodegroupVersion returned.
 type countingEKS struct {
 	EKS
 	LaunchTemplateAPI
-	calls map[string]int
+	calls   map[string]int
+	updates []string
 }
 
 func (c *countingEKS) UpdateNodegroupVersion(ctx context.Context, in *eks.UpdateNodegroupVersionInput, o ...func(*eks.Options)) (*eks.UpdateNodegroupVersionOutput, error) {
 	c.calls["UpdateNodegroupVersion"]++
-	return c.EKS.UpdateNodegroupVersion(ctx, in, o...)
+	out, err := c.EKS.UpdateNodegroupVersion(ctx, in, o...)
+	if err == nil {
+		c.updates = append(c.updates, aws.ToString(out.Update.Id))
+	}
+	return out, err
 }
 
 func (c *countingEKS) CreateNodegroup(ctx context.Context, in *eks.CreateNodegroupInput, o ...func(*eks.Options)) (*eks.CreateNodegroupOutput, error) {
@@ -141,5 +147,65 @@ func TestJournalResume(t *testing.T) {
 			}
 		})
 	}
-	_ = aws.String
+}
+
+// TestJournalResumeAfterALostRecord: a run killed after EKS accepted the
+// custom-AMI group's update but before the journal recorded it (the entry
+// stays calling) makes the call again on resume, with the client request
+// token recorded before the first: EKS answers with the update it made
+// then, EC2 with the launch template version it made then, and the hop
+// ends with one update and one new version.
+func TestJournalResumeAfterALostRecord(t *testing.T) {
+	tw := newManagedTwin(t)
+	api := &countingEKS{EKS: tw.ex.Ports.EKS, LaunchTemplateAPI: tw.ex.Ports.LaunchTemplates, calls: map[string]int{}}
+	tw.ex.Ports.EKS, tw.ex.Ports.LaunchTemplates = api, api
+	p := plan.Plan{Hops: []plan.Hop{{From: kubeversion.MustParse("1.30"), To: v131, Steps: []plan.Step{
+		{Kind: plan.NodeGroup, Name: "custom", From: "1.30", To: "1.31", Strategy: "in-place"},
+	}}}}
+	j := &lossyJournal{lose: "1.31/node-group/custom/UpdateNodegroupVersion"}
+	tw.ex.Journal = j
+	ctx, kill := context.WithCancel(context.Background())
+	j.kill = kill
+	if err := tw.ex.Run(ctx, p); err == nil {
+		t.Fatal("the killed run finished")
+	}
+	calling, _ := j.Get(j.lose)
+	if calling.State != Calling || !strings.HasPrefix(calling.Token, "ladder-") {
+		t.Fatalf("the killed run left %+v, want calling with a token", calling)
+	}
+	j.lose = ""
+	if err := tw.ex.Run(context.Background(), p); err != nil {
+		t.Fatalf("the resumed run: %v", err)
+	}
+	if len(api.updates) != 2 || api.updates[0] != api.updates[1] {
+		t.Errorf("UpdateNodegroupVersion returned %v, want the same update twice", api.updates)
+	}
+	versions, err := api.LaunchTemplateAPI.(interface {
+		DescribeLaunchTemplateVersions(context.Context, *ec2.DescribeLaunchTemplateVersionsInput, ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error)
+	}).DescribeLaunchTemplateVersions(context.Background(), &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String("custom")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(versions.LaunchTemplateVersions); n != 2 {
+		t.Errorf("launch template custom has %d versions, want 2 (the first and the hop's)", n)
+	}
+	if done, _ := j.Get("1.31/node-group/custom"); done.State != StepDone {
+		t.Errorf("the step is %s after the resumed run", done.State)
+	}
+}
+
+// lossyJournal is a memJournal that loses the record of the operation
+// lose as called — the run is killed between the call and its record.
+type lossyJournal struct {
+	memJournal
+	lose string
+	kill func()
+}
+
+func (j *lossyJournal) Put(key string, e Entry) error {
+	if key == j.lose && e.State == Called {
+		j.kill()
+		return context.Canceled
+	}
+	return j.memJournal.Put(key, e)
 }

@@ -36,19 +36,19 @@ const nodegroupLabel = "eks.amazonaws.com/nodegroup"
 func (e *Executor) UpdateNodegroup(ctx context.Context, name string, force bool, to kubeversion.Minor) error {
 	// The launch template version a custom AMI needs is part of the
 	// operation: a resumed run makes neither again.
-	id, _, err := e.once("UpdateNodegroupVersion", func() (string, error) {
+	id, _, err := e.once("UpdateNodegroupVersion", func(token *string) (string, error) {
 		ng, err := e.describeNodegroup(ctx, name)
 		if err != nil {
 			return "", err
 		}
-		in := &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(name), Force: force}
+		in := &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(name), Force: force, ClientRequestToken: token}
 		lt, image, err := e.nodegroupImage(ctx, ng)
 		if err != nil {
 			return "", err
 		}
 		if image == "" {
 			in.Version = aws.String(to.String())
-		} else if in.LaunchTemplate, err = e.customAMIVersion(ctx, name, lt, image, to); err != nil {
+		} else if in.LaunchTemplate, err = e.customAMIVersion(ctx, name, lt, image, to, token); err != nil {
 			return "", err
 		}
 		up, err := e.Ports.EKS.UpdateNodegroupVersion(ctx, in)

@@ -44,7 +44,7 @@ type Green struct {
 // tolerations (workshop §6.2). The step ends when every node of the green
 // group runs the hop's kubelet.
 func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeversion.Minor) error {
-	if _, _, err := e.once("CreateNodegroup", func() (string, error) {
+	if _, _, err := e.once("CreateNodegroup", func(token *string) (string, error) {
 		blue, err := e.describeNodegroup(ctx, bg.Blue)
 		if err != nil {
 			return "", err
@@ -55,10 +55,11 @@ func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeve
 			return "", err
 		}
 		if image != "" {
-			if in.LaunchTemplate, err = e.customAMIVersion(ctx, bg.Blue, lt, image, to); err != nil {
+			if in.LaunchTemplate, err = e.customAMIVersion(ctx, bg.Blue, lt, image, to, token); err != nil {
 				return "", err
 			}
 		}
+		in.ClientRequestToken = token
 		e.Observer.Event("Normal", "BlueGreenStarted", fmt.Sprintf("node group %s: creating green group %s at %s", bg.Blue, bg.Green.Name, to))
 		if _, err := e.Ports.EKS.CreateNodegroup(ctx, in); err != nil {
 			return "", cliError("CreateNodegroup", err)
@@ -80,7 +81,7 @@ func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeve
 	if green.Status != ekstypes.NodegroupStatusActive {
 		return fmt.Errorf("green node group %s: %s", bg.Green.Name, healthIssues(green))
 	}
-	if _, _, err := e.once("DeleteNodegroup", func() (string, error) {
+	if _, _, err := e.once("DeleteNodegroup", func(*string) (string, error) {
 		e.Observer.Event("Normal", "BlueGreenDrain", fmt.Sprintf("node group %s: deleting blue group %s; its pods move to %s", bg.Group, bg.Blue, bg.Green.Name))
 		if _, err := e.Ports.EKS.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(bg.Blue)}); err != nil {
 			return "", cliError("DeleteNodegroup", err)

@@ -46,8 +46,10 @@ func (e *Executor) nodegroupImage(ctx context.Context, ng *ekstypes.Nodegroup) (
 // version with the hop's AMI — the newest of the current image's family
 // and architecture for the hop's Kubernetes version, as the workshop bumps
 // custom-Y's ami_id by hand (§6.1) — and returns the launch template
-// UpdateNodegroupVersion or CreateNodegroup names.
-func (e *Executor) customAMIVersion(ctx context.Context, group string, lt *ekstypes.LaunchTemplateSpecification, image string, to kubeversion.Minor) (*ekstypes.LaunchTemplateSpecification, error) {
+// UpdateNodegroupVersion or CreateNodegroup names. token, when set, is
+// EC2's client token: the operation made again after a lost record gets
+// the version it made then.
+func (e *Executor) customAMIVersion(ctx context.Context, group string, lt *ekstypes.LaunchTemplateSpecification, image string, to kubeversion.Minor, token *string) (*ekstypes.LaunchTemplateSpecification, error) {
 	cur, err := e.identify(ctx, image)
 	if err != nil {
 		return nil, fmt.Errorf("node group %s: launch template %v", group, err)
@@ -57,7 +59,7 @@ func (e *Executor) customAMIVersion(ctx context.Context, group string, lt *eksty
 		return nil, fmt.Errorf("node group %s: %v", group, err)
 	}
 	out, err := e.Ports.LaunchTemplates.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
-		LaunchTemplateId: lt.Id, LaunchTemplateName: lt.Name, SourceVersion: lt.Version,
+		LaunchTemplateId: lt.Id, LaunchTemplateName: lt.Name, SourceVersion: lt.Version, ClientToken: token,
 		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.id)}})
 	if err != nil {
 		return nil, fmt.Errorf("node group %s: %v", group, cliError("CreateLaunchTemplateVersion", err))

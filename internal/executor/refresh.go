@@ -35,7 +35,7 @@ const selfManagedLabel = "alpha.eksctl.io/nodegroup-name"
 // of the group runs the hop's kubelet. A group already on that AMI is
 // refreshed as it is.
 func (e *Executor) RefreshGroup(ctx context.Context, group string, prefs *asgtypes.RefreshPreferences, to kubeversion.Minor) error {
-	id, _, err := e.once("StartInstanceRefresh", func() (string, error) { return e.startRefresh(ctx, group, prefs, to) })
+	id, _, err := e.once("StartInstanceRefresh", func(token *string) (string, error) { return e.startRefresh(ctx, group, prefs, to, token) })
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (e *Executor) RefreshGroup(ctx context.Context, group string, prefs *asgtyp
 // startRefresh writes the hop's AMI into a new version of the group's
 // launch template (when it changes) and starts the instance refresh; it
 // returns the refresh's id.
-func (e *Executor) startRefresh(ctx context.Context, group string, prefs *asgtypes.RefreshPreferences, to kubeversion.Minor) (string, error) {
+func (e *Executor) startRefresh(ctx context.Context, group string, prefs *asgtypes.RefreshPreferences, to kubeversion.Minor, token *string) (string, error) {
 	groups, err := e.Ports.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
 	if err != nil {
 		return "", fmt.Errorf("node group %s: %v", group, apiError(err))
@@ -93,7 +93,7 @@ func (e *Executor) startRefresh(ctx context.Context, group string, prefs *asgtyp
 	if next.id != cur.id {
 		e.Observer.Event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s: launch template %s gets image %s (%s)", group, aws.ToString(lt.LaunchTemplateName), next.id, next.name))
 		if _, err := e.Ports.LaunchTemplates.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
-			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, SourceVersion: lt.Version,
+			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, SourceVersion: lt.Version, ClientToken: token,
 			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.id)}}); err != nil {
 			return "", fmt.Errorf("node group %s: %v", group, apiError(err))
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -32,14 +33,23 @@ const (
 // ladder-upgrade, and the Lease of that name held while the upgrade runs.
 type Cluster struct {
 	*journal
+	*Lease
+}
+
+// Lease is the coordination.k8s.io/v1 Lease kube-system/ladder-upgrade,
+// held and renewed while an upgrade runs, wherever its journal is: two
+// upgrades of one cluster never run at once.
+type Lease struct {
 	cs       kubernetes.Interface
 	identity string
 	now      func() time.Time
+	gone     func(holder string) bool
 	stop     chan struct{}
 	done     chan struct{}
 }
 
-// ClusterOptions tune OpenCluster; the zero value is production's.
+// ClusterOptions tune OpenCluster and HoldLease; the zero value is
+// production's.
 type ClusterOptions struct {
 	// Identity is the Lease holder (default: host name and process id).
 	Identity string
@@ -48,12 +58,30 @@ type ClusterOptions struct {
 	// Renew is how often the Lease is renewed (default LeaseDuration/3;
 	// negative: never, for tests).
 	Renew time.Duration
+	// Gone reports whether a holder identity names a process that no longer
+	// runs (default: one of this host whose pid is gone).
+	Gone func(holder string) bool
 }
 
 // OpenCluster acquires the Lease — refused, naming the holder, while
 // another upgrade holds it — and opens (or starts) the journal for
 // cluster's upgrade to `to`. Close releases the Lease.
 func OpenCluster(ctx context.Context, cs kubernetes.Interface, cluster, to string, opts ClusterOptions) (*Cluster, error) {
+	l, err := HoldLease(ctx, cs, opts)
+	if err != nil {
+		return nil, err
+	}
+	j, err := open(configMapStore{cs: cs}, cluster, to)
+	if err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	return &Cluster{journal: j, Lease: l}, nil
+}
+
+// HoldLease acquires the Lease — refused, naming the holder, while another
+// upgrade holds it — and renews it until Close.
+func HoldLease(ctx context.Context, cs kubernetes.Interface, opts ClusterOptions) (*Lease, error) {
 	if opts.Identity == "" {
 		host, _ := os.Hostname()
 		opts.Identity = host + "/" + strconv.Itoa(os.Getpid())
@@ -61,16 +89,13 @@ func OpenCluster(ctx context.Context, cs kubernetes.Interface, cluster, to strin
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	c := &Cluster{cs: cs, identity: opts.Identity, now: opts.Now}
+	if opts.Gone == nil {
+		opts.Gone = deadOnThisHost
+	}
+	c := &Lease{cs: cs, identity: opts.Identity, now: opts.Now, gone: opts.Gone}
 	if err := c.acquire(ctx); err != nil {
 		return nil, err
 	}
-	j, err := open(configMapStore{cs: cs}, cluster, to)
-	if err != nil {
-		_ = c.release(context.Background())
-		return nil, err
-	}
-	c.journal = j
 	renew := opts.Renew
 	if renew == 0 {
 		renew = LeaseDuration / 3
@@ -81,13 +106,13 @@ func OpenCluster(ctx context.Context, cs kubernetes.Interface, cluster, to strin
 }
 
 // Close stops renewing and releases the Lease.
-func (c *Cluster) Close() error {
+func (c *Lease) Close() error {
 	close(c.stop)
 	<-c.done
 	return c.release(context.Background())
 }
 
-func (c *Cluster) renewLoop(every time.Duration) {
+func (c *Lease) renewLoop(every time.Duration) {
 	defer close(c.done)
 	if every < 0 {
 		<-c.stop
@@ -106,8 +131,10 @@ func (c *Cluster) renewLoop(every time.Duration) {
 }
 
 // acquire takes or renews the Lease: created if absent, taken over if its
-// holder let it expire, renewed if ours.
-func (c *Cluster) acquire(ctx context.Context) error {
+// holder let it expire or is a process of this host that no longer runs
+// (an upgrade killed with kill -9, rerun on the same machine, need not
+// wait out the Lease), renewed if ours.
+func (c *Lease) acquire(ctx context.Context) error {
 	leases := c.cs.CoordinationV1().Leases(Namespace)
 	now := metav1.NewMicroTime(c.now())
 	spec := coordinationv1.LeaseSpec{HolderIdentity: ptr.To(c.identity), LeaseDurationSeconds: ptr.To(int32(LeaseDuration / time.Second)),
@@ -124,7 +151,7 @@ func (c *Cluster) acquire(ctx context.Context) error {
 		return leaseError(err)
 	}
 	holder := ptr.Deref(l.Spec.HolderIdentity, "")
-	if holder != "" && holder != c.identity && !expired(l, c.now()) {
+	if holder != "" && holder != c.identity && !expired(l, c.now()) && !c.gone(holder) {
 		return fmt.Errorf("another ladder upgrade holds lease %s/%s (holder %s, renewed %s): wait for it to finish, or stop it; a stopped upgrade's lease frees itself %s after its last renewal",
 			Namespace, Name, holder, l.Spec.RenewTime.UTC().Format(time.RFC3339), LeaseDuration)
 	}
@@ -139,6 +166,17 @@ func (c *Cluster) acquire(ctx context.Context) error {
 	return leaseError(err)
 }
 
+// deadOnThisHost reports whether holder, an identity OpenCluster makes
+// ("host/pid"), names this host and a pid no process has.
+func deadOnThisHost(holder string) bool {
+	host, pid, ok := strings.Cut(holder, "/")
+	if me, _ := os.Hostname(); !ok || host != me {
+		return false
+	}
+	n, err := strconv.Atoi(pid)
+	return err == nil && n > 0 && processGone(n)
+}
+
 func expired(l *coordinationv1.Lease, now time.Time) bool {
 	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
 		return true
@@ -147,7 +185,7 @@ func expired(l *coordinationv1.Lease, now time.Time) bool {
 }
 
 // release gives the Lease up: it stays, without a holder.
-func (c *Cluster) release(ctx context.Context) error {
+func (c *Lease) release(ctx context.Context) error {
 	leases := c.cs.CoordinationV1().Leases(Namespace)
 	l, err := leases.Get(ctx, Name, metav1.GetOptions{})
 	if err != nil || ptr.Deref(l.Spec.HolderIdentity, "") != c.identity {

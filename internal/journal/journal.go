@@ -23,13 +23,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ladder-eks/ladder/internal/executor"
+	"github.com/ladder-eks/ladder/internal/plan"
 )
 
 // Record is a journal's content: the cluster it belongs to and its
 // entries by key (executor.StepKey, and the operations inside a step).
 type Record struct {
-	Cluster string                    `json:"cluster"`
-	To      string                    `json:"to"`
+	Cluster string `json:"cluster"`
+	To      string `json:"to"`
+	// Plan is the plan the upgrade began with: a resumed run carries it
+	// out rather than planning again from what it finds — the control
+	// plane may be at the target already, an add-on updated but its step
+	// not recorded done, and neither would be in a new plan.
+	Plan    *plan.Plan                `json:"plan,omitempty"`
 	Entries map[string]executor.Entry `json:"entries"`
 }
 
@@ -95,11 +101,37 @@ func (j *journal) Put(key string, e executor.Entry) error {
 	return nil
 }
 
+// Plan is the plan the journal's upgrade began with, if it holds one.
+func (j *journal) Plan() (plan.Plan, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.rec.Plan == nil {
+		return plan.Plan{}, false
+	}
+	return *j.rec.Plan, true
+}
+
+// Begin records p as the plan of the journal's upgrade, unless it holds
+// one already.
+func (j *journal) Begin(p plan.Plan) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.rec.Plan != nil {
+		return nil
+	}
+	j.rec.Plan = &p
+	if err := j.st.save(j.rec); err != nil {
+		j.rec.Plan = nil
+		return err
+	}
+	return nil
+}
+
 // Record is a copy of the journal's content.
 func (j *journal) Record() *Record {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return &Record{Cluster: j.rec.Cluster, To: j.rec.To, Entries: maps.Clone(j.rec.Entries)}
+	return &Record{Cluster: j.rec.Cluster, To: j.rec.To, Plan: j.rec.Plan, Entries: maps.Clone(j.rec.Entries)}
 }
 
 func decode(data []byte, where string) (*Record, error) {

@@ -3,7 +3,11 @@ package journal
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/ladder-eks/ladder/internal/executor"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/plan"
 )
 
 var t0 = time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
@@ -99,6 +105,112 @@ func TestClusterJournal(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 	c.Close()
+}
+
+// TestLeaseWithAFileJournal: an upgrade that keeps its journal in a file
+// holds the Lease all the same, so an upgrade with the in-cluster journal
+// is refused while it runs, naming it.
+func TestLeaseWithAFileJournal(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewSimpleClientset()
+	clock := func() time.Time { return t0 }
+	l, err := HoldLease(ctx, cs, ClusterOptions{Identity: "laptop/1", Now: clock, Renew: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenCluster(ctx, cs, "prod", "1.31", ClusterOptions{Identity: "ci/7", Now: clock, Renew: -1})
+	if err == nil || !strings.Contains(err.Error(), "(holder laptop/1") {
+		t.Fatalf("an upgrade while a file-journal upgrade runs: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenCluster(ctx, cs, "prod", "1.31", ClusterOptions{Identity: "ci/7", Now: clock, Renew: -1})
+	if err != nil {
+		t.Fatalf("after the file-journal upgrade ended: %v", err)
+	}
+	c.Close()
+}
+
+// TestClusterJournalDeadHolder: a holder that no longer runs — killed on
+// this host, where its pid is gone — is taken over at once, without
+// waiting for its Lease to expire; a live one is not.
+func TestClusterJournalDeadHolder(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewSimpleClientset()
+	clock := func() time.Time { return t0 }
+	if _, err := OpenCluster(ctx, cs, "prod", "1.31", ClusterOptions{Identity: "laptop/1", Now: clock, Renew: -1}); err != nil {
+		t.Fatal(err)
+	}
+	alive := func(string) bool { return false }
+	if _, err := OpenCluster(ctx, cs, "prod", "1.31", ClusterOptions{Identity: "laptop/2", Now: clock, Renew: -1, Gone: alive}); err == nil {
+		t.Fatal("took the Lease of a live holder")
+	}
+	dead := func(h string) bool { return h == "laptop/1" }
+	b, err := OpenCluster(ctx, cs, "prod", "1.31", ClusterOptions{Identity: "laptop/2", Now: clock, Renew: -1, Gone: dead})
+	if err != nil {
+		t.Fatalf("a dead holder's Lease: %v", err)
+	}
+	b.Close()
+}
+
+// deadOnThisHost finds this process alive, and a pid of this host that no
+// process has gone; another host's holder is never judged gone.
+func TestDeadOnThisHost(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no signal 0 to look for a process with")
+	}
+	host, _ := os.Hostname()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Skip(err)
+	}
+	for _, c := range []struct {
+		holder string
+		want   bool
+	}{
+		{host + "/" + strconv.Itoa(os.Getpid()), false},
+		{host + "/" + strconv.Itoa(gone.Process.Pid), true},
+		{"another-host/" + strconv.Itoa(gone.Process.Pid), false},
+		{"laptop", false},
+	} {
+		if got := deadOnThisHost(c.holder); got != c.want {
+			t.Errorf("%s: gone %v, want %v", c.holder, got, c.want)
+		}
+	}
+}
+
+// TestJournalBegin: the first run records its plan; a resumed run gets it
+// back, and its own Begin changes nothing.
+func TestJournalBegin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.json")
+	j, err := OpenFile(path, "prod", "1.31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := j.Plan(); ok {
+		t.Fatal("a new journal holds a plan")
+	}
+	v130, v131 := kubeversion.MustParse("1.30"), kubeversion.MustParse("1.31")
+	first := plan.Plan{Hops: []plan.Hop{{From: v130, To: v131, Steps: []plan.Step{
+		{Kind: plan.ControlPlane, From: "1.30", To: "1.31"},
+		{Kind: plan.AddonUpdate, Name: "kube-proxy", From: "v1.30.14-eksbuild.28", To: "v1.31.14-eksbuild.20"},
+	}}}}
+	if err := j.Begin(first); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	again, err := OpenFile(path, "prod", "1.31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if err := again.Begin(plan.Plan{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := again.Plan(); !ok || !reflect.DeepEqual(got, first) {
+		t.Errorf("the resumed run's plan: %+v %v, want the first run's %+v", got, ok, first)
+	}
 }
 
 // TestRecordText: status lists the entries in the order they were

@@ -3,6 +3,8 @@ package twinaws
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -62,26 +64,39 @@ func (e *EKS) DescribeAddon(_ context.Context, in *eks.DescribeAddonInput, _ ...
 func (e *EKS) DescribeAddonVersions(_ context.Context, in *eks.DescribeAddonVersionsInput, _ ...func(*eks.Options)) (*eks.DescribeAddonVersionsOutput, error) {
 	byAddon := map[string]*ekstypes.AddonInfo{}
 	var order []string
-	for _, row := range catalog.AddonVersions() {
-		if row.Version == "" || row.KubernetesMinor == "*" {
-			continue
+	offer := func(addon, minor, version string) {
+		if in.AddonName != nil && *in.AddonName != addon {
+			return
 		}
-		if in.AddonName != nil && *in.AddonName != row.Addon {
-			continue
+		if in.KubernetesVersion != nil && *in.KubernetesVersion != minor {
+			return
 		}
-		if in.KubernetesVersion != nil && *in.KubernetesVersion != row.KubernetesMinor {
-			continue
-		}
-		info, ok := byAddon[row.Addon]
+		info, ok := byAddon[addon]
 		if !ok {
-			info = &ekstypes.AddonInfo{AddonName: ptr(row.Addon), Type: ptr(addonType(row.Addon)), Owner: ptr("aws"), Publisher: ptr("eks")}
-			byAddon[row.Addon] = info
-			order = append(order, row.Addon)
+			info = &ekstypes.AddonInfo{AddonName: ptr(addon), Type: ptr(addonType(addon)), Owner: ptr("aws"), Publisher: ptr("eks")}
+			byAddon[addon] = info
+			order = append(order, addon)
 		}
 		info.AddonVersions = append(info.AddonVersions, ekstypes.AddonVersionInfo{
-			AddonVersion:    ptr(row.Version),
-			Compatibilities: []ekstypes.Compatibility{{ClusterVersion: ptr(row.KubernetesMinor), DefaultVersion: true}},
+			AddonVersion:    ptr(version),
+			Compatibilities: []ekstypes.Compatibility{{ClusterVersion: ptr(minor), DefaultVersion: true}},
 		})
+	}
+	// An installed add-on's own versions (a scenario's pins) come first
+	// and stand for the table's row of their minor.
+	pinned := map[[2]string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(e.addons)) {
+		a := e.addons[name]
+		for _, minor := range slices.Sorted(maps.Keys(a.versions)) {
+			offer(name, minor, a.versions[minor])
+			pinned[[2]string{name, minor}] = true
+		}
+	}
+	for _, row := range catalog.AddonVersions() {
+		if row.Version == "" || row.KubernetesMinor == "*" || pinned[[2]string{row.Addon, row.KubernetesMinor}] {
+			continue
+		}
+		offer(row.Addon, row.KubernetesMinor, row.Version)
 	}
 	sort.Strings(order)
 	out := make([]ekstypes.AddonInfo, 0, len(order))

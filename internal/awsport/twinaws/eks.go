@@ -41,6 +41,10 @@ const eksMaxResults = 100
 type Addon struct {
 	Name    string
 	Version string
+	// Versions are the versions EKS offers this add-on at, by Kubernetes
+	// minor, beyond the embedded table (the scenario's spec.addons[].versions):
+	// DescribeAddonVersions lists each as its minor's default.
+	Versions map[string]string
 }
 
 // EKSOptions wire the EKS port to a rehearsal's twins.
@@ -87,6 +91,7 @@ type EKS struct {
 
 type addonState struct {
 	version   string
+	versions  map[string]string // offered beyond the table, by minor
 	updates   []*ekstypes.Update
 	to        string
 	rolledOut func() bool
@@ -106,7 +111,7 @@ func NewEKS(opts EKSOptions) *EKS {
 		e.lts.now = opts.Engine.Now
 	}
 	for _, a := range opts.Addons {
-		e.addons[a.Name] = &addonState{version: a.Version}
+		e.addons[a.Name] = &addonState{version: a.Version, versions: a.Versions}
 	}
 	return e
 }

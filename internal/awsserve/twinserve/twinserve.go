@@ -73,7 +73,7 @@ func FromTwin(tw *twinbuild.Twin, timeScale float64, workloads eks.AddonKube) *T
 	c := sc.Spec.Cluster
 	var addons []twinaws.Addon
 	for _, a := range sc.Spec.Addons {
-		addons = append(addons, twinaws.Addon{Name: a.Name, Version: a.Version})
+		addons = append(addons, twinaws.Addon{Name: a.Name, Version: a.Version, Versions: a.Versions})
 	}
 	ports := twinaws.New(twinaws.EKSOptions{Engine: tw.Engine, Cluster: c.Name, Region: c.Region,
 		ControlPlane: tw.ControlPlane, Nodegroups: tw.MNG, Fargate: tw.Fargate, Addons: addons, ApplyAddon: applyAddon}, tw.ASG, sc.ExtraAMIs())
