@@ -110,7 +110,7 @@ func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeve
 func greenInput(cluster string, blue *ekstypes.Nodegroup, green Green) *eks.CreateNodegroupInput {
 	in := &eks.CreateNodegroupInput{
 		ClusterName: aws.String(cluster), NodegroupName: aws.String(green.Name),
-		Subnets: blue.Subnets, InstanceTypes: blue.InstanceTypes, CapacityType: blue.CapacityType, AmiType: blue.AmiType,
+		NodeRole: blue.NodeRole, Subnets: blue.Subnets, InstanceTypes: blue.InstanceTypes, CapacityType: blue.CapacityType, AmiType: blue.AmiType,
 		Labels: blue.Labels, Taints: blue.Taints, UpdateConfig: blue.UpdateConfig, LaunchTemplate: blue.LaunchTemplate,
 	}
 	if sc := blue.ScalingConfig; sc != nil {

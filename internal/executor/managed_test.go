@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
@@ -169,5 +171,32 @@ func TestUpgradeBlueGreenRefused(t *testing.T) {
 	}
 	if st, _ := tw.groups.Status("blue"); st.Status != mng.StatusActive || len(tw.nodes("blue")) != 2 {
 		t.Fatalf("blue after the refusal: %s with %d nodes", st.Status, len(tw.nodes("blue")))
+	}
+}
+
+// The green group runs with the blue group's node role: CreateNodegroup
+// requires one (aws-sdk-go-v2 refuses the input without it, before any
+// request), and the role is what lets green's nodes join as blue's did.
+func TestGreenInputCopiesTheBlueGroup(t *testing.T) {
+	blue := &ekstypes.Nodegroup{
+		NodegroupName: aws.String("blue-mng"), NodeRole: aws.String("arn:aws:iam::111122223333:role/eksctl-nodegroup-NodeInstanceRole"),
+		Subnets: []string{"subnet-a", "subnet-b"}, InstanceTypes: []string{"m5.large"}, CapacityType: ekstypes.CapacityTypesOnDemand,
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), DesiredSize: aws.Int32(2), MaxSize: aws.Int32(3)},
+		Labels:        map[string]string{"type": "OrdersMNG"},
+	}
+	in := greenInput("eksworkshop-eksctl", blue, Green{Name: "green-mng"})
+	if aws.ToString(in.NodeRole) != aws.ToString(blue.NodeRole) {
+		t.Errorf("green's NodeRole = %q, want blue's %q", aws.ToString(in.NodeRole), aws.ToString(blue.NodeRole))
+	}
+	if aws.ToString(in.NodegroupName) != "green-mng" || aws.ToString(in.ClusterName) != "eksworkshop-eksctl" || in.Labels["type"] != "OrdersMNG" ||
+		aws.ToInt32(in.ScalingConfig.DesiredSize) != 2 {
+		t.Errorf("green's input: %+v", in)
+	}
+	// Validated as the SDK validates it before sending.
+	if _, err := eks.NewFromConfig(aws.Config{Region: "us-west-2"}).CreateNodegroup(context.Background(), in, func(o *eks.Options) {
+		o.BaseEndpoint = aws.String("http://127.0.0.1:1")
+		o.Retryer = aws.NopRetryer{}
+	}); err == nil || strings.Contains(err.Error(), "missing required field") {
+		t.Errorf("CreateNodegroup with green's input: %v, want it past the SDK's validation (a connection error)", err)
 	}
 }
