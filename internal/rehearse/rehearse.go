@@ -12,6 +12,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/report"
@@ -37,6 +38,10 @@ type Options struct {
 	// To is the playbook's target minor (ladder rehearse --to), over
 	// spec.upgrade.to and the upgrade actions' own.
 	To string
+	// Journal, when set, is the executor's journal: the rehearsal writes
+	// what `ladder upgrade` would write (in virtual time), which is how
+	// `ladder upgrade status` is tested.
+	Journal executor.Journal
 }
 
 // run is one rehearsal in progress.
@@ -74,6 +79,7 @@ type run struct {
 	objects       map[string]manifest.Object // applied manifests by kind/namespace/name
 	groups        map[string]string          // NodePool → node group name
 	to            string                     // Options.To
+	journal       executor.Journal           // Options.Journal
 	events        []report.Event
 	notes         []string
 	failure       string
@@ -123,6 +129,7 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 	r := &run{
 		sc:                  sc,
 		to:                  opts.To,
+		journal:             opts.Journal,
 		liveGroup:           map[string]string{},
 		deletedNodes:        map[string]int{},
 		fargateMaxDisrupted: map[string]int{},
