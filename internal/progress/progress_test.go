@@ -45,6 +45,14 @@ func session(r *Reporter, c *clock) {
 }
 
 func TestRenderings(t *testing.T) {
+	// Without a terminal, and with --progress plain on one.
+	plain := "21:00:00  building etcd started\n" +
+		"21:00:42  building etcd: go build 42s\n" +
+		"21:00:42  building etcd done in 42s\n" +
+		"21:00:42  node group initial started\n" +
+		"21:00:43  waiting on update 5f1c\n" +
+		"21:01:13  node group initial: 3/4 draining ip-10-0-1-7 31s\n" +
+		"21:01:13  node group initial failed after 31s: PodEvictionFailure\n"
 	start := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name     string
@@ -55,24 +63,12 @@ func TestRenderings(t *testing.T) {
 	}{{
 		name: "plain without a terminal",
 		mode: Auto,
-		want: "21:00:00  building etcd started\n" +
-			"21:00:42  building etcd: go build 42s\n" +
-			"21:00:42  building etcd done in 42s\n" +
-			"21:00:42  node group initial started\n" +
-			"21:00:43  waiting on update 5f1c\n" +
-			"21:01:13  node group initial: 3/4 draining ip-10-0-1-7 31s\n" +
-			"21:01:13  node group initial failed after 31s: PodEvictionFailure\n",
+		want: plain,
 	}, {
 		name:     "plain on a terminal when asked",
 		mode:     Plain,
 		terminal: true,
-		want: "21:00:00  building etcd started\n" +
-			"21:00:42  building etcd: go build 42s\n" +
-			"21:00:42  building etcd done in 42s\n" +
-			"21:00:42  node group initial started\n" +
-			"21:00:43  waiting on update 5f1c\n" +
-			"21:01:13  node group initial: 3/4 draining ip-10-0-1-7 31s\n" +
-			"21:01:13  node group initial failed after 31s: PodEvictionFailure\n",
+		want:     plain,
 	}, {
 		name:     "live with colours",
 		mode:     Auto,
