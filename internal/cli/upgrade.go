@@ -192,7 +192,9 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 	}
 	defer closeJournal()
 	if err := keepRehearsal(j, sc, to.String()); err != nil {
-		return err
+		// The time left is a courtesy of "ladder upgrade status": not a
+		// reason to hold the upgrade.
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; ladder upgrade status will show no time left\n", err)
 	}
 	p, err := plan.Make(planInventory(sc), to, upgradeOrder(sc))
 	if err != nil {
