@@ -66,10 +66,14 @@ before tests, or to pay the first build's 15 minutes ahead of time.`,
 			if err != nil {
 				return err
 			}
+			rep, err := progressOf(cmd)
+			if err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
-			out := cmd.OutOrStdout()
-			b, err := lab.Build(ctx, lab.BuildOptions{Release: release, CacheDir: cacheDir, Out: out})
+			out := rep.Writer(cmd.OutOrStdout())
+			b, err := lab.Build(ctx, lab.BuildOptions{Release: release, CacheDir: cacheDir, Out: out, Progress: rep})
 			if err != nil {
 				return err
 			}
@@ -129,11 +133,15 @@ stopped and the error names it with its log's end.`,
 					return err
 				}
 			}
+			rep, err := progressOf(cmd)
+			if err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
-			out := cmd.OutOrStdout()
+			out := rep.Writer(cmd.OutOrStdout())
 			lb, err := lab.Up(ctx, lab.Options{
-				Dir: dir, Release: release, CacheDir: cacheDir, APIServerPort: port, Out: out, ReadyTimeout: timeout, AWS: aws,
+				Dir: dir, Release: release, CacheDir: cacheDir, APIServerPort: port, Out: out, Progress: rep, ReadyTimeout: timeout, AWS: aws,
 			})
 			if err != nil {
 				return err

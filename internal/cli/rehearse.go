@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ladder-eks/ladder/internal/progress"
 	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -44,6 +45,11 @@ disruption — a node group deleted with the pod still on it, a forced
 update, an instance refresh without a lifecycle hook — is "violated", not
 "succeeded": the report names each pod, its PDB, how and in which step.
 
+A rehearsal of 1,000 nodes or more shows its progress on standard error
+(--progress): the nodes at the hop's version, the virtual time against the
+limit and the step under way — a live line on a terminal, a timestamped
+line every 30 s elsewhere. Standard output is the same either way.
+
 Exit status: 0 succeeded, 2 violated, failed or stuck, 1 the scenario could not run.
 
 Built-in scenarios: ` + builtinList() + `
@@ -78,11 +84,21 @@ Built-in scenarios: ` + builtinList() + `
 			for _, w := range warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
+			pr, err := progressOf(cmd)
+			if err != nil {
+				return err
+			}
 			opts := rehearse.Options{TimeLimit: timeLimit, To: to}
 			if cmd.Flags().Changed("seed") {
 				opts.Seed = &seed
 			}
+			var show *rehearsalProgress
+			if pr != nil {
+				show = &rehearsalProgress{rep: pr, name: sc.Metadata.Name, now: time.Now}
+				opts.Progress = show.update
+			}
 			rep, err := rehearse.Run(sc, opts)
+			show.end(rep, err)
 			if err != nil {
 				return err
 			}
@@ -107,6 +123,58 @@ Built-in scenarios: ` + builtinList() + `
 	cmd.Flags().StringVar(&to, "to", "", "upgrade to this Kubernetes minor, hop by hop (default: the scenario's spec.upgrade.to, else the next minor)")
 	cmd.Flags().DurationVar(&timeLimit, "time-limit", 0, "virtual-time limit, positive and at most 720h (default: the scenario's spec.timeLimit, else 6h)")
 	return cmd
+}
+
+// bigRehearsal is the node count from which a rehearsal shows its
+// progress: smaller ones take a few seconds.
+const bigRehearsal = 1000
+
+// rehearsalProgress shows a big rehearsal's progress: the nodes at the
+// hop's version, the virtual time against the limit and the step.
+type rehearsalProgress struct {
+	rep     *progress.Reporter
+	name    string
+	now     func() time.Time
+	started bool
+	last    time.Time
+}
+
+// countEvery is the least wall time between two counts of the nodes at
+// the hop's version (a pass over every node).
+const countEvery = 250 * time.Millisecond
+
+func (p *rehearsalProgress) update(r rehearse.Progress) {
+	if r.Nodes < bigRehearsal {
+		return
+	}
+	if !p.started {
+		p.started = true
+		p.rep.Start("rehearsing " + p.name)
+	}
+	if now := p.now(); now.Sub(p.last) >= countEvery {
+		p.last = now
+		// Before the first hop there is no version to count nodes at: a
+		// spinner, not an empty bar.
+		at, total, detail := 0, 0, fmt.Sprintf("virtual %s of %s", r.Elapsed.Truncate(time.Minute), r.Limit)
+		if r.AtHop != nil {
+			at, total = r.AtHop(), r.Nodes
+			detail = "nodes at " + r.Hop + ", " + detail
+		}
+		if r.Step != "" {
+			detail += ", " + r.Step
+		}
+		p.rep.Update(at, total, detail)
+	}
+}
+
+func (p *rehearsalProgress) end(rep *report.Report, err error) {
+	if p == nil || !p.started {
+		return
+	}
+	if err == nil && rep.Status != report.Succeeded {
+		err = fmt.Errorf("rehearsal %s", rep.Status)
+	}
+	p.rep.End("", err)
 }
 
 func builtinList() string {

@@ -61,6 +61,7 @@ seconds and reports what the real one would do.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	finish := addProfileFlags(root)
+	addProgressFlag(root)
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.AddCommand(
 		newRehearseCommand(),

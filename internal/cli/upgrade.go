@@ -26,6 +26,8 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
 	"github.com/ladder-eks/ladder/internal/probe"
+	"github.com/ladder-eks/ladder/internal/progress"
+	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/rules/controlplane"
 	"github.com/ladder-eks/ladder/internal/rules/window"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -175,7 +177,11 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 			return fmt.Errorf("--window: %w", err)
 		}
 	}
-	out := cmd.OutOrStdout()
+	rep, err := progressOf(cmd)
+	if err != nil {
+		return err
+	}
+	out := rep.Writer(cmd.OutOrStdout())
 	if !f.approve {
 		if err := writeRunbook(out, sc, "live cluster "+lc.name, to.String(), time.Now().UTC(), "markdown"); err != nil {
 			return err
@@ -188,6 +194,11 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 		return err
 	}
 	defer closeJournal()
+	if err := keepRehearsal(j, sc, to.String()); err != nil {
+		// The time left is a courtesy of "ladder upgrade status": not a
+		// reason to hold the upgrade.
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; ladder upgrade status will show no time left\n", err)
+	}
 	// A resumed upgrade carries out the plan it began with: the control
 	// plane may be at the target already, an add-on updated whose step
 	// is not recorded done.
@@ -202,17 +213,26 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 	}
 	// The executor's waits poll; the port's drain prints what kubectl
 	// drain prints.
-	port := live.New(lc.cs, live.Options{Dynamic: lc.dyn, PollInterval: 5 * time.Second, Out: out, ErrOut: cmd.ErrOrStderr()})
+	port := live.New(lc.cs, live.Options{Dynamic: lc.dyn, PollInterval: 5 * time.Second, Out: out, ErrOut: rep.Writer(cmd.ErrOrStderr())})
+	log := &upgradeLog{out: out, rep: rep}
 	ex := &executor.Executor{
 		Cluster: lc.name,
 		Ports: executor.Ports{Kube: port, EKS: lc.aws.AWS.EKS, AutoScaling: lc.aws.AWS.AutoScaling,
 			LaunchTemplates: lc.aws.AWS.LaunchTemplates, Parameters: lc.aws.AWS.Parameters, Images: lc.aws.AWS.Images},
-		Observer:     &progress{out: out},
+		Observer:     log,
 		Groups:       executor.ScenarioGroups(sc, nil),
 		AMIs:         scenarioAMIs{sc},
 		Precondition: controlplane.Strict,
 		Deadline:     time.Now().Add(f.timeout),
-		Journal:      j,
+		Journal:      reportingJournal{Journal: j, rep: rep},
+	}
+	log.nodes = func(ctx context.Context, h plan.Hop, st plan.Step) (int, int, error) {
+		all, err := port.ListNodes(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		nodes := ex.GroupNodes(all, st)
+		return executor.AtMinor(nodes, h.To), len(nodes), nil
 	}
 	if win != nil {
 		ex.Window = win
@@ -284,6 +304,26 @@ func openJournal(ctx context.Context, lc *liveCluster, file, to string) (upgrade
 	return j, func() { j.Close() }, nil
 }
 
+// keepRehearsal rehearses the captured cluster's upgrade into the journal
+// when the journal has no rehearsal yet (the first run): each step's
+// rehearsed time is what "ladder upgrade status" counts the time left
+// from.
+func keepRehearsal(j executor.Journal, sc *scenario.Scenario, to string) error {
+	k, ok := j.(interface {
+		Record() *journal.Record
+		SetRehearsal([]journal.RehearsedStep) error
+	})
+	if !ok || len(k.Record().Rehearsal) > 0 {
+		return nil
+	}
+	playbookOnly(sc)
+	rep, err := rehearse.Run(sc, rehearse.Options{To: to})
+	if err != nil {
+		return fmt.Errorf("rehearsing the upgrade for the journal: %w", err)
+	}
+	return k.SetRehearsal(journal.RehearsedSteps(rep))
+}
+
 // planInventory is what the planner needs from a scenario: its control
 // plane's version, its add-ons and its node groups.
 func planInventory(sc *scenario.Scenario) plan.Inventory {
@@ -316,21 +356,62 @@ func (a scenarioAMIs) LookupAMI(id string) (catalog.AMI, bool) {
 	return catalog.LookupAMI(id)
 }
 
-// progress prints the executor's steps and timeline as timestamped lines,
-// the way a CI log reads them.
-type progress struct{ out io.Writer }
+// upgradeLog prints the executor's steps and timeline as timestamped
+// lines, the way a CI log reads them, and shows them on the progress
+// reporter: each step live, a node group's nodes at the hop's version.
+type upgradeLog struct {
+	out io.Writer
+	rep *progress.Reporter
+	// nodes, while a node-group step runs, counts its group's nodes at
+	// the hop's version; stop ends it.
+	nodes func(ctx context.Context, h plan.Hop, st plan.Step) (at, total int, err error)
+	stop  context.CancelFunc
+	done  chan struct{}
+}
 
 func stamp() string { return time.Now().UTC().Format("15:04:05") }
 
-func (p *progress) HopStarted(h plan.Hop) {
+func (p *upgradeLog) HopStarted(h plan.Hop) {
 	fmt.Fprintf(p.out, "%s  hop %s → %s\n", stamp(), h.From, h.To)
 }
 
-func (p *progress) StepStarted(h plan.Hop, st plan.Step) {
+func (p *upgradeLog) StepStarted(h plan.Hop, st plan.Step) {
 	fmt.Fprintf(p.out, "%s  %-14s %s started\n", stamp(), st.Kind, executor.StepKey(h, st))
+	p.rep.Start(executor.StepKey(h, st))
+	if st.Kind == plan.NodeGroup && p.nodes != nil && p.rep != nil {
+		ctx, stop := context.WithCancel(context.Background())
+		p.stop, p.done = stop, make(chan struct{})
+		go p.countNodes(ctx, h, st)
+	}
 }
 
-func (p *progress) StepEnded(st plan.Step, err error) {
+// nodeCountEvery is how often a node group's nodes are counted while its
+// step runs: a list of the nodes, as kubectl get nodes makes.
+const nodeCountEvery = 10 * time.Second
+
+func (p *upgradeLog) countNodes(ctx context.Context, h plan.Hop, st plan.Step) {
+	defer close(p.done)
+	tick := time.NewTicker(nodeCountEvery)
+	defer tick.Stop()
+	for {
+		if at, total, err := p.nodes(ctx, h, st); err == nil {
+			p.rep.Update(at, total, "nodes at "+h.To.String())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *upgradeLog) StepEnded(st plan.Step, err error) {
+	if p.stop != nil {
+		p.stop()
+		<-p.done
+		p.stop = nil
+	}
+	p.rep.End("", err)
 	switch {
 	case err == nil:
 		fmt.Fprintf(p.out, "%s  %-14s %s done\n", stamp(), st.Kind, st.Name)
@@ -341,24 +422,60 @@ func (p *progress) StepEnded(st plan.Step, err error) {
 	}
 }
 
-func (p *progress) AddonVersion(name, version, note string) {}
+func (p *upgradeLog) AddonVersion(name, version, note string) {}
 
-func (p *progress) Event(eventType, reason, message string) {
+func (p *upgradeLog) Event(eventType, reason, message string) {
 	fmt.Fprintf(p.out, "%s  %-14s %s\n", stamp(), reason, message)
+}
+
+// reportingJournal shows on the progress line the AWS update or instance
+// refresh a step waits on, as the journal records it.
+type reportingJournal struct {
+	executor.Journal
+	rep *progress.Reporter
+}
+
+func (j reportingJournal) Put(key string, e executor.Entry) error {
+	if err := j.Journal.Put(key, e); err != nil {
+		return err
+	}
+	if e.State == executor.Called && e.ID != "" {
+		j.rep.Update(0, 0, "waiting on "+e.ID)
+	}
+	return nil
 }
 
 func newUpgradeStatusCommand() *cobra.Command {
 	var f upgradeFlags
+	var output string
+	var entries bool
 	cmd := &cobra.Command{
-		Use:   "status [--journal FILE] [--kubeconfig K] [--context C]",
-		Short: "Show the upgrade's journal: each step and operation, its state and when",
+		Use:   "status [--journal FILE] [--kubeconfig K] [--context C] [-o text|json] [--entries]",
+		Short: "Show where the upgrade stands: per hop and step, nodes replaced, what blocks it, time taken and left",
 		Long: `Status reads the journal of "ladder upgrade" — the ConfigMap
 kube-system/ladder-upgrade of the kubeconfig's cluster, or --journal FILE — and
-lists every step and AWS operation recorded: started, calling, called (with the
-update or refresh id a resumed run waits on), done or failed (with why), and
-when. It changes nothing and takes no lock.`,
+shows, per hop, each step in the order the upgrade takes them: pending,
+started, done or failed; for a node group, its nodes at the hop's version out
+of its nodes when the step ended; for a step that paused on a drain, the pod,
+its PodDisruptionBudget and the node (a pod on a node still to replace whose
+PDB allows no disruption); how long each step took; and the time left as the
+rehearsal of the cluster, made when the first run started, measured it.
+A step under way names the AWS update or instance refresh it waits on.
+
+--entries lists the journal's records themselves instead: every step and AWS
+operation — started, calling, called (with the id a resumed run waits on),
+done or failed (with why) — and when. Status changes nothing and takes no
+lock.`,
+		Example: `  # Where the upgrade of the kubeconfig's cluster stands
+  ladder upgrade status
+
+  # From a local journal, as JSON
+  ladder upgrade status --journal upgrade.json -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("-o %q: use text or json", output)
+			}
 			var rec *journal.Record
 			var where string
 			var err error
@@ -385,10 +502,19 @@ when. It changes nothing and takes no lock.`,
 				fmt.Fprintf(out, "No upgrade journal (%s): no ladder upgrade --approve has run here.\n", where)
 				return nil
 			}
-			return rec.WriteText(out, where)
+			if entries {
+				return rec.WriteText(out, where)
+			}
+			st := rec.Status(where, time.Now())
+			if output == "json" {
+				return st.WriteJSON(out)
+			}
+			return st.WriteText(out)
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVarP(&output, "output", "o", "text", "output format: text or json")
+	fl.BoolVar(&entries, "entries", false, "list the journal's records (every step and AWS operation, in the order written) instead")
 	fl.StringVar(&f.journal, "journal", "", "the local journal file (default: the ConfigMap kube-system/ladder-upgrade)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context (default: the current one)")

@@ -41,8 +41,21 @@ type Entry struct {
 	// first time instead of refusing a second update.
 	Token string `json:"token,omitempty"`
 	// Message is a failed step's error.
-	Message string    `json:"message,omitempty"`
-	At      time.Time `json:"at"`
+	Message string `json:"message,omitempty"`
+	// Nodes and NodesAtVersion are a node-group step's group when the
+	// step ended: its nodes, and those at the hop's minor (groupnodes.go).
+	Nodes          int `json:"nodes,omitempty"`
+	NodesAtVersion int `json:"nodesAtVersion,omitempty"`
+	// BlockedPod, BlockedPDB and BlockedNode are, for a node-group step
+	// that failed, a pod on a node still to replace whose
+	// PodDisruptionBudget allows no disruption.
+	BlockedPod  string `json:"blockedPod,omitempty"`
+	BlockedPDB  string `json:"blockedPDB,omitempty"`
+	BlockedNode string `json:"blockedNode,omitempty"`
+	// Started is when a step that ended (done or failed) started, in the
+	// run that ended it.
+	Started *time.Time `json:"started,omitempty"`
+	At      time.Time  `json:"at"`
 }
 
 // Journal states.
@@ -154,12 +167,19 @@ func (e *Executor) runStep(ctx context.Context, h plan.Hop, st plan.Step) (skipp
 	if err := e.record(key, Entry{State: StepStarted}); err != nil {
 		return false, err
 	}
+	started := e.Ports.Kube.Now().UTC()
 	err = e.step(ctx, h, st)
+	end := Entry{State: StepDone, Started: &started}
 	if err != nil {
-		if rerr := e.record(key, Entry{State: StepFailed, Message: err.Error()}); rerr != nil {
-			return false, rerr
-		}
-		return false, err
+		end = Entry{State: StepFailed, Message: err.Error(), Started: &started}
 	}
-	return false, e.record(key, Entry{State: StepDone})
+	if e.Journal != nil && st.Kind == plan.NodeGroup {
+		// A run stopped by Ctrl-C still counts: the context is done, the
+		// cluster is not.
+		e.groupProgress(context.WithoutCancel(ctx), &end, st, h.To, err != nil)
+	}
+	if rerr := e.record(key, end); rerr != nil {
+		return false, rerr
+	}
+	return false, err
 }

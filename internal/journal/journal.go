@@ -37,6 +37,17 @@ type Record struct {
 	// not recorded done, and neither would be in a new plan.
 	Plan    *plan.Plan                `json:"plan,omitempty"`
 	Entries map[string]executor.Entry `json:"entries"`
+	// Rehearsal is the upgrade's steps in order, as the rehearsal of the
+	// cluster captured when the first run started measured them: what
+	// `ladder upgrade status` counts the remaining time from.
+	Rehearsal []RehearsedStep `json:"rehearsal,omitempty"`
+}
+
+// RehearsedStep is one step of the rehearsal: its journal key
+// (executor.StepKey) and its duration in virtual seconds.
+type RehearsedStep struct {
+	Key     string  `json:"key"`
+	Seconds float64 `json:"seconds"`
 }
 
 // Keys are the record's keys, sorted.
@@ -127,11 +138,28 @@ func (j *journal) Begin(p plan.Plan) error {
 	return nil
 }
 
+// SetRehearsal keeps the rehearsal's steps in the journal unless it holds
+// them already: a resumed run rehearses the cluster half upgraded, the
+// first run's rehearsal is the whole upgrade's.
+func (j *journal) SetRehearsal(steps []RehearsedStep) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.rec.Rehearsal) > 0 {
+		return nil
+	}
+	j.rec.Rehearsal = steps
+	if err := j.st.save(j.rec); err != nil {
+		j.rec.Rehearsal = nil
+		return err
+	}
+	return nil
+}
+
 // Record is a copy of the journal's content.
 func (j *journal) Record() *Record {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return &Record{Cluster: j.rec.Cluster, To: j.rec.To, Plan: j.rec.Plan, Entries: maps.Clone(j.rec.Entries)}
+	return &Record{Cluster: j.rec.Cluster, To: j.rec.To, Plan: j.rec.Plan, Entries: maps.Clone(j.rec.Entries), Rehearsal: slices.Clone(j.rec.Rehearsal)}
 }
 
 func decode(data []byte, where string) (*Record, error) {

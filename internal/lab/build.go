@@ -13,6 +13,8 @@ import (
 	"sync"
 	"text/template"
 	"time"
+
+	"github.com/ladder-eks/ladder/internal/progress"
 )
 
 // Building the binaries. Neither etcd nor Kubernetes can be built with
@@ -160,6 +162,10 @@ type BuildOptions struct {
 	// Heartbeat is how often a long build says it is still running; a
 	// minute if zero.
 	Heartbeat time.Duration
+	// Progress shows each module resolution and binary build as a step,
+	// with its go command's time so far, on standard error; nil shows
+	// nothing.
+	Progress *progress.Reporter
 }
 
 // Built returns the binaries of a release if every one of them is in the
@@ -250,7 +256,7 @@ func Build(ctx context.Context, opts BuildOptions) (*Binaries, error) {
 		return nil, fmt.Errorf("building the lab needs the go command (Go 1.26 or later) on $PATH: %w", err)
 	}
 	bl := &builder{
-		ctx: ctx, out: out, goCmd: goCmd, root: root, release: opts.Release, heartbeat: opts.Heartbeat,
+		ctx: ctx, out: out, progress: opts.Progress, goCmd: goCmd, root: root, release: opts.Release, heartbeat: opts.Heartbeat,
 		// Static binaries, as upstream builds them: no C toolchain needed, and
 		// the cache can move between machines. GOWORK=off keeps a go.work of
 		// the user's from joining the wrapper modules.
@@ -274,6 +280,7 @@ func Build(ctx context.Context, opts BuildOptions) (*Binaries, error) {
 type builder struct {
 	ctx       context.Context
 	out       io.Writer
+	progress  *progress.Reporter
 	goCmd     string
 	env       []string
 	root      string
@@ -312,7 +319,9 @@ func (bl *builder) buildAll(b *Binaries) error {
 		began := time.Now()
 		built := filepath.Join(tmp, string(t.component))
 		args := []string{"build", "-ldflags", bl.ldflags(t), "-o", built, t.pkg}
+		bl.progress.Start(fmt.Sprintf("[%d/%d] go build %s %s", i+1, len(ts), t.component, t.version))
 		if err := bl.run(string(t.component), filepath.Join(bl.root, "src", t.wrapper), args...); err != nil {
+			bl.progress.End("", err)
 			return err
 		}
 		if err := os.Rename(built, b.Path(t.component)); err != nil {
@@ -322,6 +331,7 @@ func (bl *builder) buildAll(b *Binaries) error {
 		if fi, err := os.Stat(b.Path(t.component)); err == nil {
 			size = fmt.Sprintf(" (%.1f MB)", float64(fi.Size())/1e6)
 		}
+		bl.progress.End(strings.TrimSpace(size), nil)
 		fmt.Fprintf(bl.out, "  [%d/%d] built %s in %s%s\n", i+1, len(ts), t.component, roundDuration(time.Since(began)), size)
 	}
 	if !isFile(b.Stages()) {
@@ -434,9 +444,12 @@ func (bl *builder) prepare(name string) error {
 	}
 	fmt.Fprintf(bl.out, "  resolving the modules of %s@%s…\n", w.Path, w.Version)
 	began := time.Now()
+	bl.progress.Start("go mod tidy " + w.Path + "@" + w.Version)
 	if err := bl.run("the modules of "+w.Path+"@"+w.Version, dir, "mod", "tidy"); err != nil {
+		bl.progress.End("", err)
 		return err
 	}
+	bl.progress.End("", nil)
 	fmt.Fprintf(bl.out, "  resolved %s@%s in %s\n", w.Path, w.Version, roundDuration(time.Since(began)))
 	bl.prepared[name] = true
 	return nil
@@ -552,10 +565,16 @@ func (bl *builder) run(step, dir string, args ...string) error {
 	heartbeat.Go(func() {
 		tick := time.NewTicker(bl.heartbeat)
 		defer tick.Stop()
+		// The progress line turns every second: a compile is silent for
+		// minutes.
+		turn := time.NewTicker(time.Second)
+		defer turn.Stop()
 		for {
 			select {
 			case <-done:
 				return
+			case <-turn.C:
+				bl.progress.Update(0, 0, "")
 			case <-tick.C:
 				fmt.Fprintf(bl.out, "        still building %s: %s so far\n", step, roundDuration(time.Since(began)))
 			}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ladder-eks/ladder/internal/progress"
 )
 
 // fakeGo is a go command for Build's tests: it answers `go list -m` from
@@ -337,5 +339,41 @@ func TestBuildSharesEtcdAndKwok(t *testing.T) {
 	// The 1.37 release's directory is where it was: its binaries are found.
 	if _, missing, _ := Built(r37, cache); strings.Join(missing, " ") != "kube-controller-manager kube-scheduler" {
 		t.Errorf("the 1.37 release misses %v, want only the two it never had", missing)
+	}
+}
+
+// TestBuildProgress: each module resolution and binary build is a step
+// of the progress reporter, started and ended (failed with the build's
+// error), in build order.
+func TestBuildProgress(t *testing.T) {
+	env := newFakeGo(t)
+	r := Releases[0]
+	t.Setenv("FAKE_GO_FAIL", "k8s.io/kubernetes/cmd/kube-controller-manager")
+	var lines bytes.Buffer
+	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	rep := progress.New(progress.Options{Mode: progress.Plain, Out: &lines, Now: func() time.Time { return at }})
+	if _, err := Build(context.Background(), BuildOptions{Release: r, CacheDir: env.cache, Go: env.goCmd, Progress: rep}); err == nil {
+		t.Fatal("the build did not fail")
+	}
+	want := []string{
+		"10:00:00  go mod tidy go.etcd.io/etcd/server/v3@" + r.Etcd + " started",
+		"10:00:00  go mod tidy go.etcd.io/etcd/server/v3@" + r.Etcd + " done in 0s",
+		"10:00:00  [1/5] go build etcd " + r.Etcd + " started",
+		"10:00:00  [1/5] go build etcd " + r.Etcd + " done (0.0 MB) in 0s",
+		"10:00:00  go mod tidy k8s.io/kubernetes@" + r.Kubernetes + " started",
+		"10:00:00  go mod tidy k8s.io/kubernetes@" + r.Kubernetes + " done in 0s",
+		"10:00:00  [2/5] go build kube-apiserver " + r.Kubernetes + " started",
+		"10:00:00  [2/5] go build kube-apiserver " + r.Kubernetes + " done (0.0 MB) in 0s",
+		"10:00:00  [3/5] go build kube-controller-manager " + r.Kubernetes + " started",
+		"10:00:00  [3/5] go build kube-controller-manager " + r.Kubernetes + " failed after 0s: building kube-controller-manager failed (exit status 1); full log: ",
+	}
+	got := strings.Split(lines.String(), "\n")
+	if len(got) < len(want) {
+		t.Fatalf("progress:\n%s", lines.String())
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("line %d: %q, want %q…", i+1, got[i], w)
+		}
 	}
 }

@@ -25,6 +25,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ladder-eks/ladder/internal/progress"
 )
 
 // DefaultDir is where a lab runs when no directory is given: the user
@@ -53,6 +55,8 @@ type Options struct {
 	APIServerPort int
 	// Out receives progress lines; nil discards them.
 	Out io.Writer
+	// Progress shows the build's steps live (BuildOptions.Progress).
+	Progress *progress.Reporter
 	// ReadyTimeout bounds each start step (etcd; the apiserver; the
 	// controllers, scheduler and kwok; the first ServiceAccount); 2 minutes
 	// if zero.

@@ -75,7 +75,7 @@ func Up(ctx context.Context, opts Options) (*Lab, error) {
 	}
 	bins := opts.Binaries
 	if bins == nil {
-		if bins, err = Build(ctx, BuildOptions{Release: opts.Release, CacheDir: opts.CacheDir, Go: opts.Go, Out: out}); err != nil {
+		if bins, err = Build(ctx, BuildOptions{Release: opts.Release, CacheDir: opts.CacheDir, Go: opts.Go, Out: out, Progress: opts.Progress}); err != nil {
 			return nil, err
 		}
 	} else if missing := bins.missing(); len(missing) > 0 {

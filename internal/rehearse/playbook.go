@@ -64,6 +64,7 @@ func (r *run) executor() *executor.Executor {
 		Groups:   executor.ScenarioGroups(r.sc, func(zone string) string { return twinaws.SubnetID(r.sc.Spec.Cluster.Name, zone) }),
 		Observer: r,
 		Deadline: r.limit,
+		Journal:  r.journal,
 
 		// spec.upgrade.precondition, as the twin's control plane holds it.
 		Precondition: r.cp.Precondition,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/report"
@@ -37,6 +38,36 @@ type Options struct {
 	// To is the playbook's target minor (ladder rehearse --to), over
 	// spec.upgrade.to and the upgrade actions' own.
 	To string
+	// Journal, when set, is the executor's journal: the rehearsal writes
+	// what `ladder upgrade` would write (in virtual time), which is how
+	// `ladder upgrade status` is tested.
+	Journal executor.Journal
+	// Progress, when set, hears how far the rehearsal is every
+	// ProgressEvery events of the twin (or every ProgressSteps, when
+	// set). It only reads: the report is the same with it or without it.
+	Progress      func(Progress)
+	ProgressSteps uint64
+}
+
+// ProgressEvery is how many events of the twin run between two calls of
+// Options.Progress: often enough for a line redrawn a few times a second
+// on a 5,000-node run, rare enough to cost nothing measurable.
+const ProgressEvery = 1 << 14
+
+// Progress is how far a rehearsal is: for a progress line, never part of
+// its report.
+type Progress struct {
+	// Elapsed is the virtual time so far, Limit the run's virtual-time
+	// limit.
+	Elapsed, Limit time.Duration
+	// Step is the upgrade's step under way (executor.StepKey), "" between
+	// steps; Hop its hop's target minor.
+	Step, Hop string
+	// Nodes is the cluster's node count now.
+	Nodes int
+	// AtHop counts the nodes that run the hop's minor: a pass over every
+	// node, to call only when it is shown.
+	AtHop func() int
 }
 
 // run is one rehearsal in progress.
@@ -74,6 +105,7 @@ type run struct {
 	objects       map[string]manifest.Object // applied manifests by kind/namespace/name
 	groups        map[string]string          // NodePool → node group name
 	to            string                     // Options.To
+	journal       executor.Journal           // Options.Journal
 	events        []report.Event
 	notes         []string
 	failure       string
@@ -123,6 +155,7 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 	r := &run{
 		sc:                  sc,
 		to:                  opts.To,
+		journal:             opts.Journal,
 		liveGroup:           map[string]string{},
 		deletedNodes:        map[string]int{},
 		fargateMaxDisrupted: map[string]int{},
@@ -164,10 +197,36 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 	}
 	sort.Strings(r.notes)
 	tw.Fargate.OnEvent(r.fargateEvent)
+	if opts.Progress != nil {
+		every := uint64(ProgressEvery)
+		if opts.ProgressSteps > 0 {
+			every = opts.ProgressSteps
+		}
+		r.eng.OnSteps(every, func() { opts.Progress(r.progress(limit)) })
+	}
 	if sc.Spec.Probe != nil {
 		r.probe = r.startProbe(sc.Spec.Probe)
 	}
 	return r, nil
+}
+
+// progress is how far the run is.
+func (r *run) progress(limit time.Duration) Progress {
+	p := Progress{Elapsed: r.eng.Elapsed(), Limit: limit, Nodes: len(r.kube.Nodes())}
+	if len(r.hops) == 0 {
+		return p
+	}
+	p.Hop = r.hops[len(r.hops)-1].To
+	if r.inPhase {
+		ph := r.phases[r.currentPhase]
+		p.Step = p.Hop + "/" + ph.Kind
+		if ph.Name != "" {
+			p.Step += "/" + ph.Name
+		}
+	}
+	hop := kubeversion.MustParse(p.Hop)
+	p.AtHop = func() int { return executor.AtMinor(r.kube.Nodes(), hop) }
+	return p
 }
 
 // checkTarget validates --to against the scenario.

@@ -20,6 +20,9 @@ type Engine struct {
 	seq   uint64
 	rng   *rand.Rand
 	steps uint64
+	// watch, when set, is called every watchEvery events (OnSteps).
+	watch      func()
+	watchEvery uint64
 }
 
 // New returns an engine whose clock starts at start and whose randomness is
@@ -50,6 +53,17 @@ func (e *Engine) Rand() *rand.Rand { return e.rng }
 
 // Steps is the number of events run so far.
 func (e *Engine) Steps() uint64 { return e.steps }
+
+// OnSteps calls fn after every `every` events Run executes: a look at a
+// long run from outside it (a progress line). fn is not an event — it
+// takes no place in the queue and reads no virtual time of its own — so
+// the run is the same with it or without it, provided fn only reads.
+func (e *Engine) OnSteps(every uint64, fn func()) {
+	if every == 0 {
+		every = 1
+	}
+	e.watch, e.watchEvery = fn, every
+}
 
 // Event is a scheduled callback; Cancel stops it from running.
 type Event struct {
@@ -135,6 +149,9 @@ func (e *Engine) Run(limit time.Time, done func() bool) Stop {
 		}
 		e.steps++
 		ev.fn()
+		if e.watch != nil && e.steps%e.watchEvery == 0 {
+			e.watch()
+		}
 	}
 }
 

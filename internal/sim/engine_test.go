@@ -96,3 +96,29 @@ func join(s []string) string {
 	}
 	return out
 }
+
+// TestOnStepsWatchesWithoutChangingTheRun: the watch runs after every
+// third event, at the virtual time of the event it follows, and the events
+// run in the same order and end at the same time as without it.
+func TestOnStepsWatchesWithoutChangingTheRun(t *testing.T) {
+	run := func(watch bool) (order string, seen []time.Duration) {
+		e := New(t0, 1)
+		var got []string
+		for i, name := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+			e.After(time.Duration(i)*time.Second, func() { got = append(got, name) })
+		}
+		if watch {
+			e.OnSteps(3, func() { seen = append(seen, e.Elapsed()) })
+		}
+		e.Run(t0.Add(time.Hour), nil)
+		return join(got), seen
+	}
+	plain, _ := run(false)
+	watched, seen := run(true)
+	if watched != plain {
+		t.Errorf("order %q with the watch, %q without", watched, plain)
+	}
+	if want := []time.Duration{2 * time.Second, 5 * time.Second}; len(seen) != 2 || seen[0] != want[0] || seen[1] != want[1] {
+		t.Errorf("watched at %v, want %v", seen, want)
+	}
+}
