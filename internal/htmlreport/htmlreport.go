@@ -124,6 +124,27 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	},
 	"maxNodeRows": func() int { return MaxNodeRows },
 	"workloadOf":  workloadOf,
+	"stepsHeight": func(r *report.Report) int {
+		rows := len(r.Phases)
+		if r.Probe != nil {
+			rows++
+		}
+		return RangeHeight(rows)
+	},
+	// groupHeight is the height of a group's node lives, 0 when the
+	// timeline counts its nodes instead.
+	"groupHeight": func(tl *timeline.Timeline, group string) int {
+		rows := 0
+		for _, n := range tl.Nodes {
+			if n.Group == group {
+				rows++
+			}
+		}
+		if rows == 0 {
+			return 0
+		}
+		return RangeHeight(rows)
+	},
 }).Parse(pageTemplate))
 
 // view is what the template renders.
@@ -162,6 +183,10 @@ func warnings(events []report.Event) (out struct {
 	}
 	return out
 }
+
+// RangeHeight is the height in pixels of a range chart of rows rows (the
+// steps, a group's node lives): its place is sized before it is drawn.
+func RangeHeight(rows int) int { return rows*24 + 80 }
 
 // workloadOf is the report's line of a plotted workload.
 func workloadOf(r *report.Report, w timeline.Workload) *report.Workload {

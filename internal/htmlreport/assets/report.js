@@ -8,6 +8,9 @@
 (function () {
   'use strict';
 
+  // When the page's script began, the library and the data parsed (in
+  // milliseconds since the navigation began, as data-ready-ms below).
+  document.body.setAttribute('data-script-ms', String(Math.round(performance.now())));
   var data = JSON.parse(document.getElementById('ladder-data').textContent);
   var rep = data.report;
   var tl = data.timeline;
@@ -91,6 +94,12 @@
 
   function init(el, option) {
     var chart = echarts.init(el, null, { renderer: 'canvas' });
+    // The grid's margins hold the axis labels (ECharts 6's outer bounds),
+    // unless the chart sets its own.
+    if (!option.grid.outerBoundsMode) {
+      option.grid.outerBoundsMode = 'same';
+      option.grid.outerBoundsContain = 'axisLabel';
+    }
     option.animation = false;
     option.aria = { enabled: true };
     option.textStyle = { fontFamily: 'system-ui, sans-serif' };
@@ -151,13 +160,16 @@
     return { type: 'group', children: children };
   }
 
+  // A range chart's place is as tall as its rows (RangeHeight in Go). Every
+  // range chart keeps the same margin for its row names, so that the time
+  // axes of the steps and of each group line up.
+  var rowNames = 230;
   function rangeChart(el, rows, items, tooltip) {
-    el.style.height = (rows.length * 24 + 80) + 'px';
     return init(el, {
-      grid: { left: 16, right: 24, top: 10, bottom: 40, containLabel: true },
+      grid: { left: rowNames, right: 24, top: 10, bottom: 40, outerBoundsMode: 'none' },
       tooltip: { trigger: 'item', confine: true, formatter: tooltip },
       xAxis: timeAxis(),
-      yAxis: { type: 'category', data: rows, inverse: true, axisLabel: { fontSize: 11 } },
+      yAxis: { type: 'category', data: rows, inverse: true, axisLabel: { fontSize: 11, width: rowNames - 12, overflow: 'truncate' } },
       series: [{ type: 'custom', renderItem: renderRange, encode: { x: [1, 2], y: 0 }, data: items, clip: true }]
     });
   }
@@ -247,11 +259,11 @@
     }
     var g = tl.groups.filter(function (x) { return x.name === name; })[0];
     init(el, {
-      grid: { left: 8, right: 20, top: 40, bottom: 40, containLabel: true },
+      grid: { left: 8, right: 20, top: 40, bottom: 40 },
       legend: { type: 'scroll', top: 0 },
       tooltip: { trigger: 'axis', valueFormatter: function (v) { return v + ' nodes'; } },
       xAxis: timeAxis(),
-      yAxis: { type: 'value', name: 'nodes', minInterval: 1 },
+      yAxis: { type: 'value', name: 'nodes', nameTextStyle: { align: 'left' }, minInterval: 1 },
       series: g.series.map(function (s) {
         var color = versionColor(s.version);
         return {
@@ -308,13 +320,12 @@
   // Step lines over virtual time, with a legend naming each line.
   function lineChart(el, yName, series, grid) {
     grid = grid || { left: 8, right: 20, top: 36, bottom: 40 };
-    grid.containLabel = true;
     init(el, {
       grid: grid,
       legend: { top: 0, itemWidth: 22 },
       tooltip: { trigger: 'axis' },
       xAxis: timeAxis(),
-      yAxis: { type: 'value', name: yName, minInterval: 1, min: 0 },
+      yAxis: { type: 'value', name: yName, nameTextStyle: { align: 'left' }, minInterval: 1, min: 0 },
       series: series
     });
   }
@@ -356,14 +367,54 @@
   }
 
   var draw = { steps: drawSteps, group: drawGroup, workload: drawWorkload, availability: drawAvailability, nodepool: drawNodePool };
-  var started = Date.now();
+  var places = Array.prototype.slice.call(document.querySelectorAll('[data-chart]'));
+  function drawOne(el) {
+    if (!el.hasAttribute('data-drawn')) {
+      el.setAttribute('data-drawn', '');
+      draw[el.getAttribute('data-chart')](el);
+    }
+  }
+  // Every chart, for printing and for tests; it returns how many there are.
+  function drawAll() {
+    places.forEach(drawOne);
+    return charts.length;
+  }
+
+  // The charts within a screen of the window are drawn at once, the others
+  // as they come near it: a report of a hundred charts opens as fast as one
+  // of ten. Their places are sized already (the template sets the height
+  // of each range chart), so nothing moves while they draw.
   legend();
-  Array.prototype.forEach.call(document.querySelectorAll('[data-chart]'), function (el) {
-    draw[el.getAttribute('data-chart')](el);
+  var margin = window.innerHeight;
+  places.forEach(function (el) {
+    var r = el.getBoundingClientRect();
+    if (r.top < window.innerHeight + margin && r.bottom > -margin) {
+      drawOne(el);
+    }
   });
-  document.body.setAttribute('data-charts', String(charts.length));
-  document.body.setAttribute('data-draw-ms', String(Date.now() - started));
+  if ('IntersectionObserver' in window) {
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        if (e.isIntersecting) {
+          observer.unobserve(e.target);
+          drawOne(e.target);
+        }
+      });
+    }, { rootMargin: margin + 'px 0px' });
+    places.forEach(function (el) {
+      if (!el.hasAttribute('data-drawn')) {
+        observer.observe(el);
+      }
+    });
+  } else {
+    drawAll();
+  }
+  window.addEventListener('beforeprint', drawAll);
   window.addEventListener('resize', function () {
     charts.forEach(function (c) { c.resize(); });
   });
+  window.ladderReport = { drawAll: drawAll };
+  // When the page was ready to read, in milliseconds since the navigation
+  // began.
+  document.body.setAttribute('data-ready-ms', String(Math.round(performance.now())));
 })();
