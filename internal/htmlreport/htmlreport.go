@@ -51,24 +51,38 @@ const (
 	MaxEventRows = 200
 )
 
-// Data is what the page's script reads: the report's summary and the
-// timeline. The summary leaves out the report's events and nodes (the
-// tables carry what a reader needs of them) and the control plane's
-// endpoint and OIDC issuer (the page says they did not change): the page
-// holds no address of anything.
+// Data is what the page's script reads: of the report, what the steps
+// chart draws, and the timeline without its blocked drains (the page's
+// table lists them). The rest of the report is in the page's tables: the
+// data holds nothing twice, and no address of anything.
 type Data struct {
-	Report   *report.Report     `json:"report"`
+	Report   Steps              `json:"report"`
 	Timeline *timeline.Timeline `json:"timeline"`
 }
+
+// Steps is the report's part the steps chart draws.
+type Steps struct {
+	Scenario string         `json:"scenario"`
+	Seed     uint64         `json:"seed"`
+	Status   string         `json:"status"`
+	Hops     []report.Hop   `json:"hops"`
+	Phases   []report.Phase `json:"phases"`
+	Probe    *report.Probe  `json:"probe"`
+}
+
+// MaxTableRows bounds the workload and blocked tables of a large run; the
+// text and JSON reports list every row.
+const MaxTableRows = 1000
 
 // Write renders the rehearsal as one HTML page. The same report and
 // timeline always give the same bytes.
 func Write(w io.Writer, rep *report.Report, tl *timeline.Timeline) error {
-	summary := *rep
-	summary.Events = []report.Event{}
-	summary.Nodes = []report.Node{}
-	summary.ControlPlane.Endpoint, summary.ControlPlane.OIDCIssuer = "", ""
-	data, err := json.Marshal(Data{Report: &summary, Timeline: tl})
+	lean := *tl
+	lean.Blocked = nil
+	data, err := json.Marshal(Data{
+		Report:   Steps{Scenario: rep.Scenario, Seed: rep.Seed, Status: rep.Status, Hops: rep.Hops, Phases: rep.Phases, Probe: rep.Probe},
+		Timeline: &lean,
+	})
 	if err != nil {
 		return err
 	}
@@ -124,6 +138,13 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	},
 	"maxNodeRows": func() int { return MaxNodeRows },
 	"workloadOf":  workloadOf,
+	// rows is at most MaxTableRows of a table's rows, and how many more.
+	"rows": func(n int) (out struct{ Shown, More int }) {
+		out.Shown = min(n, MaxTableRows)
+		out.More = n - out.Shown
+		return out
+	},
+	"less": func(i, n int) bool { return i < n },
 	"stepsHeight": func(r *report.Report) int {
 		rows := len(r.Phases)
 		if r.Probe != nil {

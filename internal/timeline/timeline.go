@@ -63,7 +63,7 @@ type Timeline struct {
 	NodePools []NodePool `json:"nodePools"`
 	// Blocked are the pods that held up a drain or a disruption, in the
 	// order of the report's blocked[].
-	Blocked []Blocked `json:"blocked"`
+	Blocked []Blocked `json:"blocked,omitempty"`
 }
 
 // NodeLife is one node from launch to gone. A time is absent when the node
