@@ -48,3 +48,24 @@ func TestRehearseReportHTMLUnwritable(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want 1 and an error naming --report %s", code, stderr, path)
 	}
 }
+
+// plan --report writes the plan's rehearsal as the same page; the runbook
+// does not change.
+func TestPlanReportHTML(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan.html")
+	_, plain, _ := runLadder("plan", "--scenario", "karpenter-drift", "--now", "2026-03-30T10:00:00Z")
+	code, stdout, stderr := runLadder("plan", "--scenario", "karpenter-drift", "--now", "2026-03-30T10:00:00Z", "--report", path)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr: %s", code, stderr)
+	}
+	if stdout != plain {
+		t.Errorf("the runbook changed with --report")
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte(`Rehearsal of <span id="scenario">karpenter-drift</span>`)) || !bytes.Contains(page, []byte(`id="chart-steps"`)) {
+		t.Errorf("not the rehearsal's page: %.300s", page)
+	}
+}
