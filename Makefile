@@ -5,7 +5,7 @@ GO ?= go
 # LAB=0 leaves out the lab tests (a real control plane; see docs/lab.md).
 LAB ?= 1
 
-.PHONY: test build bench vet fmt-check fuzz lab-build lab-test
+.PHONY: test build bench vet fmt-check fuzz lab-build lab-test browser-test browser-screenshots
 
 build:
 	$(GO) build -o bin/ladder ./cmd/ladder
@@ -16,7 +16,22 @@ test: fmt-check vet
 	$(GO) test ./...
 	$(GO) test -run '^$$' -bench 'AllowedByReason|Changes|RehearseDrift200Nodes|RehearseMix200Nodes|Scan100kObjects$$' -benchtime 1x ./...
 	@$(MAKE) --no-print-directory fuzz
+	@$(MAKE) --no-print-directory browser-test
 	@if [ "$(LAB)" != 0 ]; then $(MAKE) --no-print-directory lab-test; fi
+
+# The tests behind the `browser` build tag: headless Chromium (Debian's
+# chromium package, which scripts/ensure-chromium.sh installs when it is
+# missing) loads the HTML report (ladder rehearse --report) from 127.0.0.1
+# and checks what it shows (docs/report-html.md). They skip, saying why,
+# only when Chromium cannot be installed.
+browser-test:
+	@sh scripts/ensure-chromium.sh
+	$(GO) test -tags browser -run '^TestBrowser' -count=1 -timeout 20m ./internal/htmlreport/
+
+# The README's screenshots of the workshop's HTML report, into docs/img.
+browser-screenshots:
+	@sh scripts/ensure-chromium.sh
+	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowserWorkshopReport$$' -count=1 ./internal/htmlreport/
 
 # The lab's binaries (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kwok) in the user cache: about 15 minutes on 2 cores the
@@ -77,6 +92,7 @@ fuzz:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags lab ./...
+	$(GO) vet -tags browser ./internal/htmlreport/
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -16,7 +16,7 @@ import (
 )
 
 func newPlanCommand() *cobra.Command {
-	var kubeconfig, kubeContext, cluster, region, scenarioArg, to, output, now string
+	var kubeconfig, kubeContext, cluster, region, scenarioArg, to, output, now, htmlFile string
 	cmd := &cobra.Command{
 		Use:   "plan [--to V] [--scenario NAME|FILE | --kubeconfig K --context C --cluster NAME] [-o markdown|json]",
 		Short: "Write the upgrade's runbook: every step rehearsed, with its manual command and rollback",
@@ -87,7 +87,7 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 			// default playbook (spec.upgrade: {}), and a script that does not
 			// run it (a write-up's own steps) is left out.
 			notes := playbookOnly(sc)
-			return writeRunbook(cmd.OutOrStdout(), sc, source, to, at, output, notes...)
+			return writeRunbookReport(cmd.OutOrStdout(), sc, source, to, at, output, htmlFile, notes...)
 		},
 	}
 	f := cmd.Flags()
@@ -96,13 +96,20 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 	addLiveFlags(f, &kubeconfig, &kubeContext, &cluster, &region)
 	f.StringVarP(&output, "output", "o", "markdown", "markdown or json")
 	f.StringVar(&now, "now", "", "judge support status at this instant (RFC 3339; default: now)")
+	f.StringVar(&htmlFile, "report", "", "also write the plan's rehearsal as a self-contained HTML file with charts (docs/report-html.md)")
 	return cmd
 }
 
 // writeRunbook rehearses sc's upgrade to `to`, runs the checks, and
 // writes the runbook as markdown or json.
 func writeRunbook(w io.Writer, sc *scenario.Scenario, source, to string, at time.Time, output string, notes ...string) error {
-	rep, err := rehearse.Run(sc, rehearse.Options{To: to})
+	return writeRunbookReport(w, sc, source, to, at, output, "", notes...)
+}
+
+// writeRunbookReport is writeRunbook that, with htmlFile named, also writes
+// the rehearsal as the HTML report (plan --report).
+func writeRunbookReport(w io.Writer, sc *scenario.Scenario, source, to string, at time.Time, output, htmlFile string, notes ...string) error {
+	rep, err := rehearseWithReport(sc, rehearse.Options{To: to}, htmlFile)
 	if err != nil {
 		return err
 	}

@@ -1,15 +1,20 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ladder-eks/ladder/internal/htmlreport"
 	"github.com/ladder-eks/ladder/internal/progress"
 	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/timeline"
 )
 
 func newRehearseCommand() *cobra.Command {
@@ -19,9 +24,10 @@ func newRehearseCommand() *cobra.Command {
 		output    string
 		timeLimit time.Duration
 		to        string
+		htmlFile  string
 	)
 	cmd := &cobra.Command{
-		Use:   "rehearse [--scenario NAME|FILE] [--to VERSION] [--seed S] [-o text|json]",
+		Use:   "rehearse [--scenario NAME|FILE] [--to VERSION] [--seed S] [-o text|json] [--report FILE.html]",
 		Short: "Rehearse an upgrade in the digital twin, in virtual time",
 		Long: `Rehearse runs a scenario — a cluster, its workloads as real Kubernetes and
 Karpenter manifests, and a script of actions — in Ladder's twin of
@@ -36,6 +42,12 @@ then every node group with its own mechanism (managed node group update or
 blue/green, Karpenter drift, instance refresh, Fargate restart), each
 caught up before the next hop. --to sets the target; each hop is reported
 with its phases, the add-on versions and the availability probe.
+
+--report FILE.html also writes the rehearsal as one HTML file that opens
+offline: a timeline of the steps, each node's life coloured by kubelet
+version, each workload's Ready replicas against desired and its PDB floor,
+each NodePool's disruptions against its budget, the blocked drains, and the
+report's tables (docs/report-html.md).
 
 The same scenario and seed give byte-identical output. A rehearsal stops at
 its virtual-time limit; then its status is "stuck" and the report says what
@@ -64,7 +76,10 @@ Built-in scenarios: ` + builtinList() + `
   ladder rehearse --seed 7
 
   # Three hops, 1.30 → 1.33, every node caught up before the next hop
-  ladder rehearse --scenario ./my-cluster.yaml --to 1.33`,
+  ladder rehearse --scenario ./my-cluster.yaml --to 1.33
+
+  # The workshop's upgrade as one HTML file with charts, to open offline
+  ladder rehearse --scenario workshop --report workshop.html`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
@@ -97,7 +112,7 @@ Built-in scenarios: ` + builtinList() + `
 				show = &rehearsalProgress{rep: pr, name: sc.Metadata.Name, now: time.Now}
 				opts.Progress = show.update
 			}
-			rep, err := rehearse.Run(sc, opts)
+			rep, err := rehearseWithReport(sc, opts, htmlFile)
 			show.end(rep, err)
 			if err != nil {
 				return err
@@ -121,6 +136,7 @@ Built-in scenarios: ` + builtinList() + `
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "random seed (default: the scenario's)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&to, "to", "", "upgrade to this Kubernetes minor, hop by hop (default: the scenario's spec.upgrade.to, else the next minor)")
+	cmd.Flags().StringVar(&htmlFile, "report", "", "also write the rehearsal as a self-contained HTML file with charts (e.g. --report rehearsal.html)")
 	cmd.Flags().DurationVar(&timeLimit, "time-limit", 0, "virtual-time limit, positive and at most 720h (default: the scenario's spec.timeLimit, else 6h)")
 	return cmd
 }
@@ -186,4 +202,45 @@ func builtinList() string {
 		s += n
 	}
 	return s
+}
+
+// rehearseWithReport runs the rehearsal; with an HTML file named, it
+// records the timeline too and writes the page (the report is the same).
+func rehearseWithReport(sc *scenario.Scenario, opts rehearse.Options, htmlFile string) (*report.Report, error) {
+	if htmlFile == "" {
+		return rehearse.Run(sc, opts)
+	}
+	rep, tl, err := rehearse.RunTimeline(sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	return rep, writeHTMLReport(htmlFile, rep, tl)
+}
+
+// writeHTMLReport writes the page whole or not at all: a reader never
+// opens half a file.
+func writeHTMLReport(path string, rep *report.Report, tl *timeline.Timeline) error {
+	var buf bytes.Buffer
+	if err := htmlreport.Write(&buf, rep, tl); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("--report %s: %v", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--report %s: %v", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--report %s: %v", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("--report %s: %v", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("--report %s: %v", path, err)
+	}
+	return nil
 }

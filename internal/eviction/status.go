@@ -186,6 +186,14 @@ func syncStatus(pdb *policyv1.PodDisruptionBudget, selected, healthy int32, scal
 	return SyncResult{Status: status, Changed: changed, RecheckAt: d.recheck}
 }
 
+// DesiredHealthy is the status.desiredHealthy a sync gives a PDB over
+// selected pods whose controllers want scale replicas in all: its floor of
+// healthy pods (expectedPodCount).
+func DesiredHealthy(pdb *policyv1.PodDisruptionBudget, selected, scale int32) (int32, error) {
+	_, desired, err := expectedPodCount(pdb, selected, func() (int32, error) { return scale, nil })
+	return desired, err
+}
+
 // expectedPodCount is upstream getExpectedPodCount (semantics.md §D.2):
 //   - maxUnavailable (int or %): expectedCount = Σ scale, maxUnavailable
 //     scaled with round-up, desiredHealthy = max(0, expectedCount − maxUnavailable);

@@ -388,3 +388,28 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// semantics.md §D.2: the floor a PDB keeps, as expectedPodCount computes it.
+func TestDesiredHealthy(t *testing.T) {
+	cases := []struct {
+		name            string
+		pdb             *policyv1.PodDisruptionBudget
+		selected, scale int32
+		want            int32
+	}{
+		{"minAvailable int is the floor whatever the scale", newPDB("p", minAvailable(intstr.FromInt32(2))), 5, 10, 2},
+		{"minAvailable 50% of 3 rounds up", newPDB("p", minAvailable(intstr.FromString("50%"))), 3, 3, 2},
+		{"minAvailable % scales the controllers' replicas, not the pods selected", newPDB("p", minAvailable(intstr.FromString("50%"))), 1, 4, 2},
+		{"maxUnavailable 1 of 3", newPDB("p", maxUnavailable(intstr.FromInt32(1))), 3, 3, 2},
+		{"maxUnavailable 25% of 10 rounds maxUnavailable up", newPDB("p", maxUnavailable(intstr.FromString("25%"))), 10, 10, 7},
+		{"maxUnavailable above the scale floors at 0", newPDB("p", maxUnavailable(intstr.FromInt32(5))), 2, 2, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := DesiredHealthy(tc.pdb, tc.selected, tc.scale)
+			if err != nil || got != tc.want {
+				t.Fatalf("DesiredHealthy = %d, %v; want %d", got, err, tc.want)
+			}
+		})
+	}
+}

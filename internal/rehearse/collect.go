@@ -118,20 +118,8 @@ func (r *run) report(status string) *report.Report {
 		r.managedReport(&grp)
 		rep.Groups = append(rep.Groups, grp)
 	}
-	rep.Blocked = append(rep.Blocked, r.managedBlocked(now)...)
-	for _, b := range r.karp.BlockedPods() {
-		until := b.Until
-		if until.IsZero() {
-			until = now
-		}
-		rep.Blocked = append(rep.Blocked, report.Blocked{Node: b.Node, Pod: b.Pod, PDB: b.PDB, Seconds: seconds(until.Sub(b.Since)), Outcome: b.Outcome, Message: b.Message})
-	}
-	for _, b := range r.kube.DrainBlocks() {
-		until := b.Until
-		if until.IsZero() {
-			until = now
-		}
-		rep.Blocked = append(rep.Blocked, report.Blocked{Node: b.Node, Pod: b.Pod, PDB: b.PDB, Seconds: seconds(until.Sub(b.Since)), Outcome: b.Outcome, Message: b.Message})
+	for _, b := range r.blocked() {
+		rep.Blocked = append(rep.Blocked, report.Blocked{Node: b.node, Pod: b.pod, PDB: b.pdb, Seconds: seconds(b.end(now).Sub(b.since)), Outcome: b.outcome, Message: b.message})
 	}
 	rep.Violations = append(rep.Violations, r.violations...)
 	rep.Notes = append(rep.Notes, r.notes...)

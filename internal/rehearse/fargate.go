@@ -19,7 +19,7 @@ import (
 // Fargate Pods"; the rehearsal follows it as a RestartObserver.
 
 func (r *run) fargateEvent(e fargate.Event) {
-	r.events = append(r.events, report.Event{
+	r.log(report.Event{
 		T: r.eng.Elapsed().Seconds(), Type: e.Type, Message: e.Message, Node: e.Node, Group: e.Profile,
 		Source: "fargate-scheduler", Code: e.Reason,
 	})

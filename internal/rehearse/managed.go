@@ -1,8 +1,6 @@
 package rehearse
 
 import (
-	"time"
-
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -53,15 +51,11 @@ func (r *run) managedReport(grp *report.Group) {
 // managedBlocked lists the pods whose eviction a managed node group's
 // update or deletion (DeleteNodegroup drains every node for up to 5
 // minutes, then terminates it: aws-apis.md §2.8) saw refused.
-func (r *run) managedBlocked(now time.Time) []report.Blocked {
-	var out []report.Blocked
+func (r *run) managedBlocked() []blockedSpan {
+	var out []blockedSpan
 	add := func(bs []mng.Blocked) {
 		for _, b := range bs {
-			until := b.Until
-			if until.IsZero() {
-				until = now
-			}
-			out = append(out, report.Blocked{Node: b.Node, Pod: b.Pod, PDB: b.PDB, Seconds: seconds(until.Sub(b.Since)), Outcome: b.Outcome, Message: b.Message})
+			out = append(out, blockedSpan{b.Node, b.Pod, b.PDB, b.Since, b.Until, b.Outcome, b.Message})
 		}
 	}
 	for _, st := range r.mng.Statuses() {
@@ -75,7 +69,7 @@ func (r *run) managedBlocked(now time.Time) []report.Blocked {
 
 // mngEvent turns a managed node group event into a timeline event.
 func (r *run) mngEvent(e mng.Event) {
-	r.events = append(r.events, report.Event{
+	r.log(report.Event{
 		T: seconds(r.eng.Elapsed()), Type: e.Type, Message: e.Message, Node: e.Node, Group: e.Nodegroup,
 		Source: "eks", Code: e.Reason,
 	})

@@ -126,6 +126,9 @@ type run struct {
 	// violations are the PDB breaches so far (violations.go).
 	inPhase    bool
 	violations []report.Violation
+	// recorder records the rehearsal over time for the HTML report; nil
+	// unless RunTimeline asked for it.
+	recorder *recorder
 }
 
 // imageAnnotation is where every twin records the AMI a node booted.
@@ -325,7 +328,7 @@ func (r *run) karpenterEvent(e karpenter.Event) {
 	if e.NodeClaim != "" {
 		fields = append(fields, "NodeClaim="+e.NodeClaim)
 	}
-	r.events = append(r.events, report.Event{
+	r.log(report.Event{
 		T: r.eng.Elapsed().Seconds(), Type: e.Type, Message: e.Message, Node: e.Node, Group: group,
 		Reason: e.Reason, Source: "karpenter", Code: e.Code, Fields: append(fields, e.Fields...),
 	})
@@ -336,12 +339,21 @@ func (r *run) kubeEvent(e kube.Event) {
 	if n := r.kube.Node(e.Node); n != nil {
 		group, _ = r.nodeGroup(n)
 	}
-	r.events = append(r.events, report.Event{
+	r.log(report.Event{
 		T: r.eng.Elapsed().Seconds(), Type: e.Type, Message: e.Message, Node: e.Node, Group: group,
 		Source: "kubernetes", Code: e.Reason,
 	})
 }
 
 func (r *run) event(eventType, code, message string) {
-	r.events = append(r.events, report.Event{T: r.eng.Elapsed().Seconds(), Type: eventType, Message: message, Source: "scenario", Code: code})
+	r.log(report.Event{T: r.eng.Elapsed().Seconds(), Type: eventType, Message: message, Source: "scenario", Code: code})
+}
+
+// log adds a line to the report's timeline, and tells the recorder of the
+// HTML report's, when the rehearsal has one.
+func (r *run) log(e report.Event) {
+	r.events = append(r.events, e)
+	if r.recorder != nil {
+		r.recorder.event(e)
+	}
 }

@@ -49,7 +49,7 @@ func (r *run) asgEvent(e asg.Event) {
 	if e.Instance != "" && !strings.Contains(e.Message, e.Instance) {
 		fields = append(fields, "instance="+e.Instance)
 	}
-	r.events = append(r.events, report.Event{
+	r.log(report.Event{
 		T: seconds(r.eng.Elapsed()), Type: e.Type, Message: e.Message, Node: e.Node, Group: e.Group,
 		Source: e.Source, Code: e.Code, Fields: fields,
 	})

@@ -55,7 +55,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		if e.Type == "Warning" {
 			level = "WARN "
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s%s\n", clock(e.T), e.Source, level, line)
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\n", Clock(e.T), e.Source, level, line)
 	}
 	tw.Flush()
 
@@ -80,7 +80,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "NAMESPACE\tKIND\tNAME\tDESIRED\tREADY\tMIN-READY\tZERO-READY\tUNSCHEDULABLE\tPDB-VIOLATIONS")
 	for _, wl := range r.Workloads {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\n", wl.Namespace, wl.Kind, wl.Name, wl.Desired, wl.Ready, wl.MinReady,
-			seconds(wl.ZeroReadySeconds), seconds(wl.UnschedulableSeconds), wl.PDBViolations)
+			Duration(wl.ZeroReadySeconds), Duration(wl.UnschedulableSeconds), wl.PDBViolations)
 	}
 	tw.Flush()
 
@@ -97,7 +97,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 		fmt.Fprintln(tw, "NODE\tPOD\tPDB\tFOR\tOUTCOME\tMESSAGE")
 		for _, b := range r.Blocked {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Node, b.Pod, dash(b.PDB), seconds(b.Seconds), b.Outcome, b.Message)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Node, b.Pod, dash(b.PDB), Duration(b.Seconds), b.Outcome, b.Message)
 		}
 		tw.Flush()
 	}
@@ -119,9 +119,9 @@ func (r *Report) writeUpgrade(p *printer, w io.Writer) {
 		if r.Probe.Seconds > 0 {
 			pct = 100 * (r.Probe.Seconds - r.Probe.FailedSeconds) / r.Probe.Seconds
 		}
-		p.printf("  probe %s: %s of %s failed (%.2f%% of requests succeeded)\n", r.Probe.Name, seconds(r.Probe.FailedSeconds), seconds(r.Probe.Seconds), pct)
+		p.printf("  probe %s: %s of %s failed (%.2f%% of requests succeeded)\n", r.Probe.Name, Duration(r.Probe.FailedSeconds), Duration(r.Probe.Seconds), pct)
 		for _, o := range r.Probe.Outages {
-			p.printf("    %s-%s  no Ready pod in %s\n", clock(o.Start), clock(o.End), strings.Join(o.Missing, ", "))
+			p.printf("    %s-%s  no Ready pod in %s\n", Clock(o.Start), Clock(o.End), strings.Join(o.Missing, ", "))
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
@@ -132,7 +132,7 @@ func (r *Report) writeUpgrade(p *printer, w io.Writer) {
 			hop = r.Hops[ph.Hop].To
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", hop, ph.Kind, dash(ph.Name), dash(ph.Strategy), dash(ph.From), dash(ph.To),
-			clock(ph.Start), clock(ph.End), ph.Status, seconds(ph.ProbeFailedSeconds))
+			Clock(ph.Start), Clock(ph.End), ph.Status, Duration(ph.ProbeFailedSeconds))
 	}
 	tw.Flush()
 	for _, ph := range r.Phases {
@@ -161,7 +161,7 @@ func (v Violation) Summary() string {
 	if v.Mechanism == "node-removed" {
 		how = "its node " + v.Node + " went away with it"
 	}
-	line := fmt.Sprintf("%s pod %s taken down while PodDisruptionBudget %s allowed no disruption: %s (%s)", clock(v.T), v.Pod, v.PDB, how, v.By)
+	line := fmt.Sprintf("%s pod %s taken down while PodDisruptionBudget %s allowed no disruption: %s (%s)", Clock(v.T), v.Pod, v.PDB, how, v.By)
 	if v.Step != "" {
 		line += "; step " + strings.Join(nonEmpty(v.Hop, v.Step, v.Name), " ")
 	}
@@ -196,12 +196,15 @@ func (p *printer) printf(format string, args ...any) {
 	}
 }
 
-// clock prints seconds since the start as HH:MM:SS.
-func clock(t float64) string {
+// Clock prints virtual seconds since the start as HH:MM:SS, as the text
+// report's timeline does.
+func Clock(t float64) string {
 	d := time.Duration(t * float64(time.Second)).Round(time.Second)
 	return fmt.Sprintf("%02d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
 }
 
-func seconds(s float64) string {
+// Duration prints seconds as a duration rounded to the second (1m30s), as
+// the text report's tables do.
+func Duration(s float64) string {
 	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
 }

@@ -133,14 +133,16 @@ type Karpenter struct {
 
 	batch batcher
 	// methods are the disruption controller's, in the order it tries them.
-	methods       []method
-	queue         []*command
-	disrupting    *sim.Trigger
-	emit          func(Event)
-	stats         map[string]*PoolStats
-	blocked       map[string]*Blocked
-	blockOrder    []string
-	blockedByNode map[string][]*Blocked
+	methods    []method
+	queue      []*command
+	disrupting *sim.Trigger
+	emit       func(Event)
+	// disruptingHooks hear each change of a pool's disrupting count.
+	disruptingHooks []func(pool string, disrupting int)
+	stats           map[string]*PoolStats
+	blocked         map[string]*Blocked
+	blockOrder      []string
+	blockedByNode   map[string][]*Blocked
 	// unschedulable is the provisioner's last reason per pending pod.
 	unschedulable map[string]string
 	// budgetBlocks holds, per NodePool/reason, why budgets stop disruption.
@@ -419,6 +421,16 @@ func (k *Karpenter) noteDisrupting(c *NodeClaim, on bool) {
 	} else {
 		delete(s.disruptingNow, c.Name)
 	}
+	for _, h := range k.disruptingHooks {
+		h(c.NodePool, len(s.disruptingNow))
+	}
+}
+
+// OnDisrupting registers fn to hear a NodePool's count of nodes consuming
+// its disruption budget (PoolStats.MaxConcurrentDisruptions counts the
+// same) each time a node starts or stops counting.
+func (k *Karpenter) OnDisrupting(fn func(pool string, disrupting int)) {
+	k.disruptingHooks = append(k.disruptingHooks, fn)
 }
 
 func (k *Karpenter) addBlocked(key string, b *Blocked) {

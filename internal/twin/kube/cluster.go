@@ -111,6 +111,7 @@ type Cluster struct {
 	unschedHook  []func()
 	podHook      []func(node string)
 	nodeHook     []func(node string)
+	readyHook    []func(WorkloadReady)
 	log          func(Event)
 
 	// admission.go: mutating admission and pod lifecycle hooks.
@@ -227,6 +228,13 @@ func (c *Cluster) OnPodChange(fn func(node string)) { c.podHook = append(c.podHo
 
 // OnNodeChange registers fn to run when a node is added, removed, or changes.
 func (c *Cluster) OnNodeChange(fn func(node string)) { c.nodeHook = append(c.nodeHook, fn) }
+
+// OnWorkloadReady registers fn to run whenever a workload's Ready or
+// desired count is observed, changed or not — what a watch on its status
+// would see, for a recorder of availability over time.
+func (c *Cluster) OnWorkloadReady(fn func(WorkloadReady)) {
+	c.readyHook = append(c.readyHook, fn)
+}
 
 func (c *Cluster) now() metav1.Time { return metav1.NewTime(c.eng.Now()) }
 

@@ -79,7 +79,7 @@ func (c *Cluster) reconcileDaemonSets() {
 		w.replicas = desired
 		w.observed = w.generation
 		w.avail.setDesired(desired)
-		w.avail.observe(c.eng.Now(), w.readyCount())
+		c.observeReady(w)
 	}
 }
 

@@ -282,7 +282,7 @@ func (c *Cluster) setPodReady(ps *podState, ready bool, since time.Time) {
 func (c *Cluster) podReadinessChanged(ps *podState) {
 	c.markPDBsDirty(ps)
 	if ps.owner != nil {
-		ps.owner.avail.observe(c.eng.Now(), ps.owner.readyCount())
+		c.observeReady(ps.owner)
 		ps.owner.kick()
 	}
 }
@@ -396,7 +396,7 @@ func (c *Cluster) removePod(ps *podState) {
 		}
 		ps.owner.pods.remove(ps)
 		if wasReady {
-			ps.owner.avail.observe(c.eng.Now(), ps.owner.readyCount())
+			c.observeReady(ps.owner)
 		}
 		ps.owner.kick()
 	}

@@ -129,7 +129,7 @@ func (c *Cluster) reconcileWorkload(w *workload) {
 		c.daemonSets.Fire() // pods lost on a node mark it dirty (podGone)
 	}
 	w.avail.setDesired(w.replicas)
-	w.avail.observe(c.eng.Now(), w.readyCount())
+	c.observeReady(w)
 }
 
 // selectorOf is a validated workload's selector (ValidateWorkloadSelector
@@ -476,6 +476,22 @@ func (a *availability) zeroUntil(now time.Time) time.Duration {
 		return a.zeroTotal + now.Sub(a.zeroSince)
 	}
 	return a.zeroTotal
+}
+
+// observeReady records a workload's Ready count in its availability and
+// tells the OnWorkloadReady hooks.
+func (c *Cluster) observeReady(w *workload) {
+	w.avail.observe(c.eng.Now(), w.readyCount())
+	for _, h := range c.readyHook {
+		h(WorkloadReady{Kind: w.kind, Namespace: w.namespace, Name: w.name, Desired: w.replicas, Ready: w.readyCount()})
+	}
+}
+
+// WorkloadReady is a workload's Ready and desired counts at one instant.
+type WorkloadReady struct {
+	Kind, Namespace, Name string
+	Desired               int32
+	Ready                 int
 }
 
 // WorkloadStatus is a workload's availability over a rehearsal.
