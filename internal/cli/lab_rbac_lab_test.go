@@ -41,19 +41,8 @@ func TestLabLeastPrivilege(t *testing.T) {
 	ctx := context.Background()
 	applyRBAC(t, ctx, cs, "ladder-upgrade-rbac.yaml")
 
-	// A kubeconfig that impersonates user ladder in group ladder-upgrade,
-	// the group the bindings name.
-	raw, err := clientcmd.LoadFromFile(os.Getenv("KUBECONFIG"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range raw.AuthInfos {
-		u.Impersonate, u.ImpersonateGroups = "ladder", []string{"ladder-upgrade"}
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "ladder-upgrade.kubeconfig")
-	if err := clientcmd.WriteToFile(*raw, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	// The bindings name the group ladder-upgrade.
+	kubeconfig := impersonating(t, "ladder-upgrade")
 	cluster := st.Lab.AWS.Cluster
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
@@ -92,6 +81,25 @@ func TestLabLeastPrivilege(t *testing.T) {
 		!strings.Contains(errs, `cannot list resource "persistentvolumes"`) || !strings.Contains(errs, `User "ladder"`) {
 		t.Errorf("capture without list on persistentvolumes: exit %d, stderr %q", code, errs)
 	}
+}
+
+// impersonating is the lab's admin kubeconfig ($KUBECONFIG) made to
+// impersonate user ladder in group: an identity with only the rights the
+// group's bindings give.
+func impersonating(t *testing.T, group string) string {
+	t.Helper()
+	raw, err := clientcmd.LoadFromFile(os.Getenv("KUBECONFIG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range raw.AuthInfos {
+		u.Impersonate, u.ImpersonateGroups = "ladder", []string{group}
+	}
+	path := filepath.Join(t.TempDir(), group+".kubeconfig")
+	if err := clientcmd.WriteToFile(*raw, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // applyRBAC creates the roles and bindings of deploy/FILE, decoded with the
@@ -159,21 +167,6 @@ func TestLabLeastPrivilegePerCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// as is a kubeconfig impersonating user ladder in group.
-	as := func(group string) string {
-		raw, err := clientcmd.LoadFromFile(os.Getenv("KUBECONFIG"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, u := range raw.AuthInfos {
-			u.Impersonate, u.ImpersonateGroups = "ladder", []string{group}
-		}
-		path := filepath.Join(t.TempDir(), group+".kubeconfig")
-		if err := clientcmd.WriteToFile(*raw, path); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
 	// iam points the AWS endpoints at the workshop's twins evaluating
 	// deploy/FILE without the actions in drop.
 	iam := func(file string, drop ...string) []string {
@@ -227,7 +220,7 @@ func TestLabLeastPrivilegePerCommand(t *testing.T) {
 		return code, out.String(), errb.String()
 	}
 
-	checkAs := as("ladder-check")
+	checkAs := impersonating(t, "ladder-check")
 	iam("ladder-check-iam-policy.json")
 	code, out, errs := run("check", "--kubeconfig", checkAs, "--cluster", cluster, "-o", "json")
 	if code == 1 || strings.Contains(out+errs, "forbidden") || !strings.Contains(out, `"`+cluster+`"`) {
@@ -238,7 +231,7 @@ func TestLabLeastPrivilegePerCommand(t *testing.T) {
 		t.Errorf("check without eks:DescribeCluster: exit %d, stderr %q", code, errs)
 	}
 
-	captureAs := as("ladder-capture")
+	captureAs := impersonating(t, "ladder-capture")
 	actions := iam("ladder-capture-iam-policy.json")
 	// Without --cluster: the cluster is the only one ListClusters returns.
 	if code, out, errs := run("capture", "--kubeconfig", captureAs, "--to", filepath.Join(t.TempDir(), "c")); code != 0 {

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -210,6 +212,11 @@ func rehearseWithReport(sc *scenario.Scenario, opts rehearse.Options, htmlFile s
 	if htmlFile == "" {
 		return rehearse.Run(sc, opts)
 	}
+	// Before the rehearsal, which may take a while: a page that cannot be
+	// written should not cost one.
+	if dir := filepath.Dir(htmlFile); !isDir(dir) {
+		return nil, fmt.Errorf("--report %s: no such directory %s", htmlFile, dir)
+	}
 	rep, tl, err := rehearse.RunTimeline(sc, opts)
 	if err != nil {
 		return nil, err
@@ -226,6 +233,11 @@ func writeHTMLReport(path string, rep *report.Report, tl *timeline.Timeline) err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
+		// Not the temporary file's name: the user named path.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return fmt.Errorf("--report %s: %v", path, err)
 	}
 	defer os.Remove(tmp.Name())
@@ -243,4 +255,9 @@ func writeHTMLReport(path string, rep *report.Report, tl *timeline.Timeline) err
 		return fmt.Errorf("--report %s: %v", path, err)
 	}
 	return nil
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

@@ -19,7 +19,9 @@ func TestPDBDeadlockPausesOnTheLab(t *testing.T) {
 	l := startLab(t, "pdb-deadlock")
 	settle(t, l)
 	began := time.Now()
-	code, out, errs := ladder(t, l.env, "upgrade", "--to", "1.31", "--approve")
+	// Without the progress lines a run without a terminal writes on
+	// standard error (internal/cli tests those): the pause alone.
+	code, out, errs := ladder(t, l.env, "upgrade", "--to", "1.31", "--approve", "--progress", "none")
 	t.Logf("ladder upgrade --to 1.31 --approve on pdb-deadlock: exit %d in %s", code, time.Since(began).Round(time.Millisecond))
 	t.Logf("stderr: %s", errs)
 	if code != 2 {
