@@ -15,7 +15,8 @@ import (
 // each statement's Effect and Action. IAM's order holds — an explicit Deny
 // wins, then any Allow, else the request is implicitly denied — and action
 // names match as IAM matches them: case-insensitively, with * and ?
-// wildcards (`eks:Describe*`). Resources and Conditions are not evaluated:
+// wildcards (`eks:Describe*`) — IAM User Guide, "IAM JSON policy elements:
+// Action" and "Policy evaluation logic". Resources and Conditions are not evaluated:
 // the lab serves one cluster in one account, so a policy that scopes by ARN
 // is read as if its Resource were "*".
 type Policy struct {

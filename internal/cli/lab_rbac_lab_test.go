@@ -17,6 +17,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/awsserve"
 	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
+	"github.com/ladder-eks/ladder/internal/lab"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,14 +33,8 @@ import (
 // persistentvolumes, capture stops with one line naming the verb and the
 // resource.
 func TestLabLeastPrivilege(t *testing.T) {
-	_, st, _ := labWithAWS(t)
-	admin, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := kubernetes.NewForConfigOrDie(admin)
+	st, cs := labWithRBAC(t, "ladder-upgrade-rbac.yaml")
 	ctx := context.Background()
-	applyRBAC(t, ctx, cs, "ladder-upgrade-rbac.yaml")
 
 	// The bindings name the group ladder-upgrade.
 	kubeconfig := impersonating(t, "ladder-upgrade")
@@ -81,6 +76,23 @@ func TestLabLeastPrivilege(t *testing.T) {
 		!strings.Contains(errs, `cannot list resource "persistentvolumes"`) || !strings.Contains(errs, `User "ladder"`) {
 		t.Errorf("capture without list on persistentvolumes: exit %d, stderr %q", code, errs)
 	}
+}
+
+// labWithRBAC is the workshop's lab with its AWS endpoints (labWithAWS)
+// and the roles and bindings of each deploy/FILE applied, and an admin
+// client of it.
+func labWithRBAC(t *testing.T, files ...string) (*lab.Status, kubernetes.Interface) {
+	t.Helper()
+	_, st, _ := labWithAWS(t)
+	admin, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(admin)
+	for _, f := range files {
+		applyRBAC(t, context.Background(), cs, f)
+	}
+	return st, cs
 }
 
 // impersonating is the lab's admin kubeconfig ($KUBECONFIG) made to
@@ -152,15 +164,8 @@ func applyRBAC(t *testing.T, ctx context.Context, cs kubernetes.Interface, file 
 // pods with one line naming the verb and the resource. So the capture
 // policy misses no action and holds none the workshop does not need.
 func TestLabLeastPrivilegePerCommand(t *testing.T) {
-	_, st, _ := labWithAWS(t)
-	admin, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := kubernetes.NewForConfigOrDie(admin)
+	st, cs := labWithRBAC(t, "ladder-check-rbac.yaml", "ladder-capture-rbac.yaml")
 	ctx := context.Background()
-	applyRBAC(t, ctx, cs, "ladder-check-rbac.yaml")
-	applyRBAC(t, ctx, cs, "ladder-capture-rbac.yaml")
 	cluster := st.Lab.AWS.Cluster
 	sc, err := scenario.LoadBuiltin("workshop")
 	if err != nil {
