@@ -248,6 +248,17 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 		return withExit(2, fmt.Errorf("upgrade paused: %v (fix it, then run ladder upgrade --to %s --approve again: the journal resumes where it stopped)", err, to))
 	}
 	fmt.Fprintf(out, "%s  upgrade of %s to %s done\n", stamp(), lc.name, to)
+	if err := recordOutcome(ctx, lc, j); err != nil {
+		// The upgrade is done; only its comparison with the rehearsal
+		// is missing.
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; ladder upgrade status --compare will have no end state\n", err)
+		return nil
+	}
+	if k, ok := j.(interface{ Record() *journal.Record }); ok {
+		if c, err := k.Record().Compare(); err == nil {
+			fmt.Fprintf(out, "%s  %s (ladder upgrade status --compare)\n", stamp(), c.Verdict())
+		}
+	}
 	return nil
 }
 
@@ -311,17 +322,20 @@ func openJournal(ctx context.Context, lc *liveCluster, file, to string) (upgrade
 func keepRehearsal(j executor.Journal, sc *scenario.Scenario, to string) error {
 	k, ok := j.(interface {
 		Record() *journal.Record
-		SetRehearsal([]journal.RehearsedStep) error
+		SetRehearsal([]journal.RehearsedStep, *journal.Prediction) error
 	})
 	if !ok || len(k.Record().Rehearsal) > 0 {
 		return nil
 	}
 	playbookOnly(sc)
-	rep, err := rehearse.Run(sc, rehearse.Options{To: to})
+	// The rehearsal keeps a journal of its own: the prediction counts
+	// what the upgrade's journal will count, by the same code.
+	predicted := journal.NewMemory(sc.Spec.Cluster.Name, to)
+	rep, err := rehearse.Run(sc, rehearse.Options{To: to, Journal: predicted})
 	if err != nil {
 		return fmt.Errorf("rehearsing the upgrade for the journal: %w", err)
 	}
-	return k.SetRehearsal(journal.RehearsedSteps(rep))
+	return k.SetRehearsal(journal.RehearsedSteps(rep), journal.Predict(rep, predicted.Record()))
 }
 
 // planInventory is what the planner needs from a scenario: its control
@@ -448,9 +462,9 @@ func (j reportingJournal) Put(key string, e executor.Entry) error {
 func newUpgradeStatusCommand() *cobra.Command {
 	var f upgradeFlags
 	var output string
-	var entries bool
+	var entries, compare bool
 	cmd := &cobra.Command{
-		Use:   "status [--journal FILE] [--kubeconfig K] [--context C] [-o text|json] [--entries]",
+		Use:   "status [--journal FILE] [--kubeconfig K] [--context C] [-o text|json] [--entries | --compare]",
 		Short: "Show where the upgrade stands: per hop and step, nodes replaced, what blocks it, time taken and left",
 		Long: `Status reads the journal of "ladder upgrade" — the ConfigMap
 kube-system/ladder-upgrade of the kubeconfig's cluster, or --journal FILE — and
@@ -464,13 +478,23 @@ A step under way names the AWS update or instance refresh it waits on.
 
 --entries lists the journal's records themselves instead: every step and AWS
 operation — started, calling, called (with the id a resumed run waits on),
-done or failed (with why) — and when. Status changes nothing and takes no
-lock.`,
+done or failed (with why) — and when.
+
+--compare sets a finished upgrade against the rehearsal it made when it
+began: every step (done, and in the rehearsal), the nodes each group replaced,
+the drains that stopped it (pod and PDB), the control plane's, add-ons' and
+kubelets' versions at the end, and each step's time taken over its rehearsed
+time. It ends "Agreed on ..." or lists each difference.
+
+Status changes nothing and takes no lock.`,
 		Example: `  # Where the upgrade of the kubeconfig's cluster stands
   ladder upgrade status
 
   # From a local journal, as JSON
-  ladder upgrade status --journal upgrade.json -o json`,
+  ladder upgrade status --journal upgrade.json -o json
+
+  # Did the upgrade do what its rehearsal said?
+  ladder upgrade status --compare`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
@@ -502,8 +526,21 @@ lock.`,
 				fmt.Fprintf(out, "No upgrade journal (%s): no ladder upgrade --approve has run here.\n", where)
 				return nil
 			}
+			if entries && compare {
+				return fmt.Errorf("--entries and --compare: choose one")
+			}
 			if entries {
 				return rec.WriteText(out, where)
+			}
+			if compare {
+				c, err := rec.Compare()
+				if err != nil {
+					return fmt.Errorf("%s: %w", where, err)
+				}
+				if output == "json" {
+					return c.WriteJSON(out)
+				}
+				return c.WriteText(out)
 			}
 			st := rec.Status(where, time.Now())
 			if output == "json" {
@@ -515,6 +552,7 @@ lock.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&output, "output", "o", "text", "output format: text or json")
 	fl.BoolVar(&entries, "entries", false, "list the journal's records (every step and AWS operation, in the order written) instead")
+	fl.BoolVar(&compare, "compare", false, "set the finished upgrade against its rehearsal: steps, nodes replaced, blocked drains, end state, time ratio")
 	fl.StringVar(&f.journal, "journal", "", "the local journal file (default: the ConfigMap kube-system/ladder-upgrade)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context (default: the current one)")

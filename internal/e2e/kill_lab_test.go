@@ -167,6 +167,8 @@ func TestKillAndResumeOnTheLab(t *testing.T) {
 	if len(notDone) > 0 {
 		t.Errorf("the journal after the last run: %v not done", notDone)
 	}
+	// Killed after every record, and still what the rehearsal said.
+	assertPredicted(t, l)
 	if t.Failed() {
 		t.Logf("the last run's output:\n%s", last)
 	}

@@ -98,6 +98,10 @@ func TestUpgradeOnTheLab(t *testing.T) {
 	}
 	assertUpgraded(t, l, original, watch)
 	assertJournalDone(t, journalFile)
+	assertPredicted(t, l, "--journal", journalFile)
+	if !strings.Contains(out, "prediction vs reality: agreed") {
+		t.Errorf("ladder upgrade does not end with the comparison:\n%s", out)
+	}
 
 	calls, updates := l.eksLog.counts()
 	assertOneUpdatePerTarget(t, l.cluster, updates)

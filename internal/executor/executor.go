@@ -115,6 +115,9 @@ func (e *Executor) Run(ctx context.Context, p plan.Plan) error {
 	for _, h := range p.Hops {
 		e.Observer.HopStarted(h)
 		e.Observer.Event("Normal", "HopStarted", fmt.Sprintf("upgrading %s → %s", h.From, h.To))
+		if err := e.recordOutdated(ctx, h); err != nil {
+			return err
+		}
 		for _, st := range h.Steps {
 			if e.done(StepKey(h, st)) {
 				e.Observer.Event("Normal", "StepSkipped", fmt.Sprintf("%s: done in an earlier run (journal)", StepKey(h, st)))

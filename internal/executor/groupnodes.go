@@ -73,6 +73,17 @@ func (e *Executor) groupProgress(ctx context.Context, en *Entry, st plan.Step, t
 	}
 	nodes := e.GroupNodes(all, st)
 	en.Nodes, en.NodesAtVersion = len(nodes), AtMinor(nodes, to)
+	present := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		present[n.Name] = true
+	}
+	before, _ := e.Journal.Get(e.stepKey + "/" + OutdatedOp)
+	en.Replaced = 0
+	for _, name := range before.Outdated {
+		if !present[name] {
+			en.Replaced++
+		}
+	}
 	if !failed || en.Nodes == en.NodesAtVersion {
 		return
 	}
@@ -106,4 +117,43 @@ func (e *Executor) groupProgress(ctx context.Context, en *Entry, st plan.Step, t
 			}
 		}
 	}
+}
+
+// OutdatedOp is the operation key, under a node-group step's, of the
+// record of its group's outdated nodes.
+const OutdatedOp = "outdated"
+
+// recordOutdated records, for each node-group step of the hop, its
+// group's nodes below the hop's minor, unless an earlier run recorded
+// them: a resumed hop keeps its first run's list (the nodes replaced since
+// still count as replaced by it). Nothing is recorded when the nodes
+// cannot be listed; the steps are still worth carrying out.
+func (e *Executor) recordOutdated(ctx context.Context, h plan.Hop) error {
+	if e.Journal == nil {
+		return nil
+	}
+	var all []corev1.Node
+	for _, st := range h.Steps {
+		key := StepKey(h, st) + "/" + OutdatedOp
+		if _, ok := e.Journal.Get(key); st.Kind != plan.NodeGroup || ok || e.done(StepKey(h, st)) {
+			continue
+		}
+		if all == nil {
+			var err error
+			if all, err = e.Ports.Kube.ListNodes(ctx); err != nil {
+				return nil
+			}
+		}
+		names := []string{}
+		for _, n := range e.GroupNodes(all, st) {
+			if !atMinor(n, h.To) {
+				names = append(names, n.Name)
+			}
+		}
+		slices.Sort(names)
+		if err := e.record(key, Entry{State: Called, Outdated: names}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

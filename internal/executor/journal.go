@@ -46,6 +46,14 @@ type Entry struct {
 	// step ended: its nodes, and those at the hop's minor (groupnodes.go).
 	Nodes          int `json:"nodes,omitempty"`
 	NodesAtVersion int `json:"nodesAtVersion,omitempty"`
+	// Outdated, on a node-group step's "outdated" record, are its group's
+	// nodes below the hop's minor when the hop first started; Replaced,
+	// on the step's own, how many of them were gone when it ended — what
+	// the comparison with the rehearsal counts as the group's nodes
+	// replaced (a Karpenter group's nodes may drift away during the
+	// control plane's step, before their own).
+	Outdated []string `json:"outdated,omitempty"`
+	Replaced int      `json:"replaced,omitempty"`
 	// BlockedPod, BlockedPDB and BlockedNode are, for a node-group step
 	// that failed, a pod on a node still to replace whose
 	// PodDisruptionBudget allows no disruption.

@@ -129,6 +129,14 @@ func TestJournalResume(t *testing.T) {
 			if st, _ := tw.groups.Status("blue"); st.Status != mng.StatusDeleted {
 				t.Errorf("blue is %s", st.Status)
 			}
+			// Each group's two nodes were outdated when the hop first
+			// started and gone when its step ended, whichever run ended it.
+			for _, g := range []string{"custom", "blue"} {
+				before, _ := j.Get("1.31/node-group/" + g + "/" + OutdatedOp)
+				if e, _ := j.Get("1.31/node-group/" + g); len(before.Outdated) != 2 || e.Replaced != 2 {
+					t.Errorf("step %s: outdated %q, replaced %d; want 2 and 2", g, before.Outdated, e.Replaced)
+				}
+			}
 			before := len(tw.rec.lines)
 			if err := tw.ex.Run(context.Background(), p); err != nil {
 				t.Fatal(err)
@@ -146,6 +154,33 @@ func TestJournalResume(t *testing.T) {
 				t.Errorf("the third run: %q", tw.rec.lines[before:])
 			}
 		})
+	}
+}
+
+// TestJournalKeepsTheFirstRunsOutdatedNodes: a hop resumed after its
+// first run replaced a node counts that node as replaced — the outdated
+// nodes are the first run's, not what the resumed run finds.
+func TestJournalKeepsTheFirstRunsOutdatedNodes(t *testing.T) {
+	tw := newManagedTwin(t)
+	p := plan.Plan{Hops: []plan.Hop{{From: kubeversion.MustParse("1.30"), To: v131, Steps: []plan.Step{
+		{Kind: plan.NodeGroup, Name: "custom", From: "1.30", To: "1.31", Strategy: "in-place"},
+	}}}}
+	var names []string
+	for _, n := range tw.nodes("custom") {
+		names = append(names, n.Name)
+	}
+	first := append(slices.Sorted(slices.Values(names)), "ip-10-0-0-1.replaced-by-the-first-run")
+	j := &memJournal{entries: map[string]Entry{
+		"1.31/node-group/custom":               {State: StepFailed},
+		"1.31/node-group/custom/" + OutdatedOp: {State: Called, Outdated: first},
+	}}
+	tw.ex.Journal = j
+	if err := tw.ex.Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := j.Get("1.31/node-group/custom/" + OutdatedOp)
+	if e, _ := j.Get("1.31/node-group/custom"); !slices.Equal(before.Outdated, first) || e.Replaced != 3 {
+		t.Errorf("the resumed hop kept outdated %q, replaced %d; want the first run's %q and 3", before.Outdated, e.Replaced, first)
 	}
 }
 

@@ -41,6 +41,12 @@ type Record struct {
 	// cluster captured when the first run started measured them: what
 	// `ladder upgrade status` counts the remaining time from.
 	Rehearsal []RehearsedStep `json:"rehearsal,omitempty"`
+	// Prediction is the rest of that rehearsal's outcome — the nodes
+	// each group replaces, the drains that stop it, the end state — and
+	// Outcome the end state the upgrade reached, recorded when it
+	// finished: what `ladder upgrade status --compare` sets side by side.
+	Prediction *Prediction `json:"prediction,omitempty"`
+	Outcome    *State      `json:"outcome,omitempty"`
 }
 
 // RehearsedStep is one step of the rehearsal: its journal key
@@ -138,18 +144,31 @@ func (j *journal) Begin(p plan.Plan) error {
 	return nil
 }
 
-// SetRehearsal keeps the rehearsal's steps in the journal unless it holds
-// them already: a resumed run rehearses the cluster half upgraded, the
-// first run's rehearsal is the whole upgrade's.
-func (j *journal) SetRehearsal(steps []RehearsedStep) error {
+// SetRehearsal keeps the rehearsal's steps and prediction in the journal
+// unless it holds them already: a resumed run rehearses the cluster half
+// upgraded, the first run's rehearsal is the whole upgrade's.
+func (j *journal) SetRehearsal(steps []RehearsedStep, p *Prediction) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if len(j.rec.Rehearsal) > 0 {
 		return nil
 	}
-	j.rec.Rehearsal = steps
+	j.rec.Rehearsal, j.rec.Prediction = steps, p
 	if err := j.st.save(j.rec); err != nil {
-		j.rec.Rehearsal = nil
+		j.rec.Rehearsal, j.rec.Prediction = nil, nil
+		return err
+	}
+	return nil
+}
+
+// SetOutcome records the end state a finished upgrade reached.
+func (j *journal) SetOutcome(s State) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	prev := j.rec.Outcome
+	j.rec.Outcome = &s
+	if err := j.st.save(j.rec); err != nil {
+		j.rec.Outcome = prev
 		return err
 	}
 	return nil
@@ -159,7 +178,8 @@ func (j *journal) SetRehearsal(steps []RehearsedStep) error {
 func (j *journal) Record() *Record {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return &Record{Cluster: j.rec.Cluster, To: j.rec.To, Plan: j.rec.Plan, Entries: maps.Clone(j.rec.Entries), Rehearsal: slices.Clone(j.rec.Rehearsal)}
+	return &Record{Cluster: j.rec.Cluster, To: j.rec.To, Plan: j.rec.Plan, Entries: maps.Clone(j.rec.Entries), Rehearsal: slices.Clone(j.rec.Rehearsal),
+		Prediction: j.rec.Prediction, Outcome: j.rec.Outcome}
 }
 
 func decode(data []byte, where string) (*Record, error) {

@@ -7,19 +7,22 @@ import (
 	"time"
 
 	"github.com/ladder-eks/ladder/internal/rehearse"
+	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
 // rehearseInto rehearses a built-in scenario to `to` with its journal in a
 // file, after keeping a first rehearsal's steps in it as `ladder upgrade
-// --approve` does, and returns the record the executor left.
-func rehearseInto(t *testing.T, name, to string) *Record {
+// --approve` does, and returns the record the executor left and the
+// second rehearsal's report (the cluster the journaled run ended with).
+func rehearseInto(t *testing.T, name, to string) (*Record, *report.Report) {
 	t.Helper()
 	sc, err := scenario.Resolve(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := rehearse.Run(sc, rehearse.Options{To: to})
+	predicted := NewMemory(sc.Spec.Cluster.Name, to)
+	first, err := rehearse.Run(sc, rehearse.Options{To: to, Journal: predicted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,20 +32,21 @@ func rehearseInto(t *testing.T, name, to string) *Record {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	if err := j.SetRehearsal(RehearsedSteps(first)); err != nil {
+	if err := j.SetRehearsal(RehearsedSteps(first), Predict(first, predicted.Record())); err != nil {
 		t.Fatal(err)
 	}
 	if sc, err = scenario.Resolve(name); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rehearse.Run(sc, rehearse.Options{To: to, Journal: j}); err != nil {
+	run, err := rehearse.Run(sc, rehearse.Options{To: to, Journal: j})
+	if err != nil {
 		t.Fatal(err)
 	}
 	rec, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rec
+	return rec, run
 }
 
 func stepOf(t *testing.T, s *Status, key string) StepStatus {
@@ -62,7 +66,7 @@ func stepOf(t *testing.T, s *Status, key string) StepStatus {
 // executor on the twin — every step done, the managed group's four nodes
 // all at 1.31, nothing left, and the elapsed time the journal's own.
 func TestStatusOfAFinishedUpgrade(t *testing.T) {
-	rec := rehearseInto(t, "workshop", "1.31")
+	rec, _ := rehearseInto(t, "workshop", "1.31")
 	s := rec.Status("journal.json", time.Time{})
 	if len(s.Hops) != 1 || s.Hops[0].To != "1.31" {
 		t.Fatalf("hops %+v", s.Hops)
@@ -91,7 +95,7 @@ func TestStatusOfAFinishedUpgrade(t *testing.T) {
 // PodDisruptionBudget that hold its drain, its nodes not yet at 1.31, and
 // the rehearsed time still to go.
 func TestStatusOfAPausedDrain(t *testing.T) {
-	rec := rehearseInto(t, "pdb-deadlock", "1.31")
+	rec, _ := rehearseInto(t, "pdb-deadlock", "1.31")
 	s := rec.Status("journal.json", time.Time{})
 	var failed []StepStatus
 	for _, h := range s.Hops {

@@ -1,0 +1,361 @@
+package journal
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ladder-eks/ladder/internal/executor"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/report"
+)
+
+// Prediction is what the rehearsal of the cluster, captured when the first
+// run started, said the upgrade would do beyond its steps' times
+// (Record.Rehearsal): how each step ends, the nodes each group replaces,
+// the drains that stop it, and the cluster at the end. The rehearsal's
+// executor keeps a journal of its own, so both sides are counted by the
+// same code: a group's nodes below the hop's minor when the hop started
+// and gone when its step ended.
+type Prediction struct {
+	// States are the steps the rehearsal reached, by journal key: done or
+	// failed. A step it never reached is pending.
+	States  map[string]string `json:"states"`
+	Groups  []GroupCount      `json:"groups"`
+	Blocked []Drain           `json:"blocked"`
+	Final   State             `json:"final"`
+}
+
+// GroupCount is a node group's nodes replaced.
+type GroupCount struct {
+	Name     string `json:"name"`
+	Replaced int    `json:"replaced"`
+}
+
+// Drain is a drain that stopped the upgrade: a pod whose
+// PodDisruptionBudget allowed no disruption, on a node still to replace.
+type Drain struct {
+	Pod string `json:"pod"`
+	PDB string `json:"pdb"`
+}
+
+// State is a cluster's versions: the control plane's minor, each add-on's
+// version, and how many nodes run a kubelet of each minor.
+type State struct {
+	ControlPlane string            `json:"controlPlane"`
+	Addons       map[string]string `json:"addons"`
+	Kubelets     map[string]int    `json:"kubelets"`
+}
+
+// Memory is a journal in memory: the one a rehearsal keeps for its
+// prediction.
+type Memory struct{ *journal }
+
+// NewMemory starts an empty journal in memory.
+func NewMemory(cluster, to string) *Memory {
+	return &Memory{&journal{rec: &Record{Cluster: cluster, To: to, Entries: map[string]executor.Entry{}}, st: memStore{}}}
+}
+
+type memStore struct{}
+
+func (memStore) load() (*Record, error) { return nil, nil }
+func (memStore) save(*Record) error     { return nil }
+
+// Predict is a rehearsal's prediction as the journal keeps it: rep is its
+// report, rec the journal its executor kept.
+func Predict(rep *report.Report, rec *Record) *Prediction {
+	p := &Prediction{States: map[string]string{}, Groups: []GroupCount{}, Blocked: []Drain{}, Final: StateOf(rep)}
+	replaced := map[string]int{}
+	var groups []string
+	for _, k := range rec.Keys() {
+		e := rec.Entries[k]
+		if !isStep(e) {
+			continue
+		}
+		p.States[k] = e.State
+		if name, ok := groupOf(k); ok {
+			if _, seen := replaced[name]; !seen {
+				groups = append(groups, name)
+			}
+			replaced[name] += e.Replaced
+		}
+		if e.BlockedPod != "" {
+			p.Blocked = append(p.Blocked, Drain{Pod: e.BlockedPod, PDB: e.BlockedPDB})
+		}
+	}
+	for _, name := range groups {
+		p.Groups = append(p.Groups, GroupCount{Name: name, Replaced: replaced[name]})
+	}
+	return p
+}
+
+// StateOf is the cluster at the end of a rehearsal.
+func StateOf(rep *report.Report) State {
+	st := State{ControlPlane: rep.ControlPlane.Version, Addons: map[string]string{}, Kubelets: map[string]int{}}
+	for _, a := range rep.Addons {
+		st.Addons[a.Name] = a.To
+	}
+	for _, n := range rep.Nodes {
+		st.Kubelets[minorOf(n.Version)]++
+	}
+	return st
+}
+
+// groupOf is the node group of a node-group step's key.
+func groupOf(key string) (string, bool) {
+	_, name, ok := strings.Cut(key, "/node-group/")
+	return name, ok && !strings.Contains(name, "/")
+}
+
+// minorOf is a kubelet version's minor ("v1.31.14-eks-ecaa3a6" → "1.31"),
+// or the version itself when it is not one.
+func minorOf(version string) string {
+	m, err := kubeversion.Parse(version)
+	if err != nil {
+		return version
+	}
+	return m.String()
+}
+
+// KubeletMinor is a kubelet version's minor as State.Kubelets counts it.
+func KubeletMinor(version string) string { return minorOf(version) }
+
+// Comparison is an upgrade as the journal recorded it against the
+// rehearsal it made when it began: steps, nodes replaced per group, the
+// drains that stopped it, the cluster at the end, and each step's time.
+// Its JSON is documented in docs/upgrade.md.
+type Comparison struct {
+	Cluster string           `json:"cluster"`
+	To      string           `json:"to"`
+	Steps   []StepComparison `json:"steps"`
+	Groups  []GroupDiff      `json:"groups"`
+	Blocked struct {
+		Predicted []Drain `json:"predicted"`
+		Actual    []Drain `json:"actual"`
+	} `json:"blocked"`
+	Final struct {
+		Predicted State  `json:"predicted"`
+		Actual    *State `json:"actual"`
+	} `json:"final"`
+	// DurationRatio is the upgrade's time over the rehearsal's, for the
+	// steps both have; nil when either is zero.
+	DurationRatio *float64 `json:"durationRatio"`
+	// Agree is true when the two agree on everything but timing;
+	// Differences says where they do not.
+	Agree       bool     `json:"agree"`
+	Differences []string `json:"differences"`
+}
+
+// StepComparison is one step in the rehearsal, the journal or both.
+type StepComparison struct {
+	Key              string   `json:"key"`
+	Predicted        bool     `json:"predicted"`
+	State            string   `json:"state"`
+	PredictedSeconds float64  `json:"predictedSeconds"`
+	ActualSeconds    float64  `json:"actualSeconds"`
+	Ratio            *float64 `json:"ratio"`
+}
+
+// GroupDiff is a node group's nodes replaced, predicted and actual.
+type GroupDiff struct {
+	Name      string `json:"name"`
+	Predicted int    `json:"predicted"`
+	Actual    int    `json:"actual"`
+}
+
+// Compare sets the record against its rehearsal. It fails when the
+// journal holds no prediction (written by a Ladder before the comparison
+// existed) or the upgrade has not recorded its outcome (still running or
+// paused: compare after it finishes).
+func (r *Record) Compare() (*Comparison, error) {
+	if r.Prediction == nil || len(r.Rehearsal) == 0 {
+		return nil, fmt.Errorf("the journal holds no rehearsal to compare with (it was begun by an older ladder upgrade)")
+	}
+	c := &Comparison{Cluster: r.Cluster, To: r.To, Steps: []StepComparison{}, Groups: []GroupDiff{}, Differences: []string{}}
+	c.Blocked.Predicted = r.Prediction.Blocked
+	c.Blocked.Actual = []Drain{}
+	c.Final.Predicted = r.Prediction.Final
+	c.Final.Actual = r.Outcome
+	differ := func(format string, args ...any) { c.Differences = append(c.Differences, fmt.Sprintf(format, args...)) }
+
+	st := r.Status("", r.lastRecord())
+	var predicted, actual float64
+	for _, h := range st.Hops {
+		for _, s := range h.Steps {
+			sc := StepComparison{Key: s.Key, Predicted: s.RehearsedSeconds != nil, State: s.State, ActualSeconds: s.ElapsedSeconds}
+			if sc.Predicted {
+				sc.PredictedSeconds = *s.RehearsedSeconds
+			}
+			want := r.Prediction.States[s.Key]
+			if want == "" {
+				want = Pending
+			}
+			switch {
+			case !sc.Predicted:
+				differ("step %s was not in the rehearsal", s.Key)
+			case s.State != want:
+				differ("step %s is %s, the rehearsal's %s", s.Key, s.State, want)
+			}
+			if sc.Predicted && s.State == executor.StepDone {
+				predicted += sc.PredictedSeconds
+				actual += sc.ActualSeconds
+				if sc.PredictedSeconds > 0 {
+					ratio := sc.ActualSeconds / sc.PredictedSeconds
+					sc.Ratio = &ratio
+				}
+			}
+			if b := s.BlockedBy; b != nil {
+				c.Blocked.Actual = append(c.Blocked.Actual, Drain{Pod: b.Pod, PDB: b.PDB})
+			}
+			c.Steps = append(c.Steps, sc)
+		}
+	}
+	if predicted > 0 && actual > 0 {
+		ratio := actual / predicted
+		c.DurationRatio = &ratio
+	}
+
+	replaced := map[string]int{}
+	for k, e := range r.Entries {
+		if name, ok := groupOf(k); ok {
+			replaced[name] += e.Replaced
+		}
+	}
+	for _, g := range r.Prediction.Groups {
+		d := GroupDiff{Name: g.Name, Predicted: g.Replaced, Actual: replaced[g.Name]}
+		if d.Predicted != d.Actual {
+			differ("node group %s: %d nodes replaced, the rehearsal replaced %d", g.Name, d.Actual, d.Predicted)
+		}
+		c.Groups = append(c.Groups, d)
+	}
+
+	if !slices.Equal(sortedDrains(c.Blocked.Predicted), sortedDrains(c.Blocked.Actual)) {
+		differ("drains that stopped the upgrade: %s, the rehearsal's: %s", drainList(c.Blocked.Actual), drainList(c.Blocked.Predicted))
+	}
+
+	if a := r.Outcome; a == nil {
+		differ("the upgrade has not finished: no final state recorded")
+	} else {
+		p := r.Prediction.Final
+		if a.ControlPlane != p.ControlPlane {
+			differ("control plane at %s, the rehearsal's at %s", a.ControlPlane, p.ControlPlane)
+		}
+		for _, name := range slices.Sorted(maps.Keys(p.Addons)) {
+			if got, ok := a.Addons[name]; ok && got != p.Addons[name] {
+				differ("add-on %s at %s, the rehearsal's at %s", name, got, p.Addons[name])
+			}
+		}
+		if !maps.Equal(a.Kubelets, p.Kubelets) {
+			differ("kubelets %s, the rehearsal's %s", kubeletList(a.Kubelets), kubeletList(p.Kubelets))
+		}
+	}
+	c.Agree = len(c.Differences) == 0
+	return c, nil
+}
+
+// lastRecord is when the journal was last written: the comparison of a
+// finished upgrade does not depend on when it is asked for.
+func (r *Record) lastRecord() (last time.Time) {
+	for _, e := range r.Entries {
+		if e.At.After(last) {
+			last = e.At
+		}
+	}
+	return last
+}
+
+func sortedDrains(ds []Drain) []Drain {
+	out := slices.Clone(ds)
+	slices.SortFunc(out, func(a, b Drain) int { return strings.Compare(a.Pod+"\x00"+a.PDB, b.Pod+"\x00"+b.PDB) })
+	return slices.Compact(out)
+}
+
+func drainList(ds []Drain) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, d := range sortedDrains(ds) {
+		parts = append(parts, fmt.Sprintf("pod %s (PDB %s)", d.Pod, d.PDB))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func kubeletList(k map[string]int) string {
+	if len(k) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, m := range slices.Sorted(maps.Keys(k)) {
+		parts = append(parts, fmt.Sprintf("%d at %s", k[m], m))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteJSON writes the comparison as indented JSON.
+func (c *Comparison) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(c)
+}
+
+// WriteText writes the comparison as kubectl prints tables: the steps with
+// their times, the groups with their nodes replaced, then the drains, the
+// final state and the verdict.
+func (c *Comparison) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "Prediction vs reality: upgrade of %s to %s\n", c.Cluster, c.To)
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATE\tREHEARSED\tACTUAL\tRATIO")
+	for _, s := range c.Steps {
+		rehearsed, ratio := "-", "-"
+		if s.Predicted {
+			rehearsed = human(s.PredictedSeconds)
+		}
+		if s.Ratio != nil {
+			ratio = fmt.Sprintf("%.2f", *s.Ratio)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Key, s.State, rehearsed, human(s.ActualSeconds), ratio)
+	}
+	if len(c.Groups) > 0 {
+		fmt.Fprintln(tw, "\t\t\t\t")
+		fmt.Fprintln(tw, "NODE GROUP\tREPLACED (REHEARSED)\tREPLACED (ACTUAL)\t\t")
+		for _, g := range c.Groups {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t\t\n", g.Name, g.Predicted, g.Actual)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Drains that stopped it: rehearsed %s; actual %s.\n", drainList(c.Blocked.Predicted), drainList(c.Blocked.Actual))
+	p := c.Final.Predicted
+	fmt.Fprintf(w, "Rehearsed end: control plane %s, kubelets %s.\n", p.ControlPlane, kubeletList(p.Kubelets))
+	if a := c.Final.Actual; a != nil {
+		fmt.Fprintf(w, "Actual end:    control plane %s, kubelets %s.\n", a.ControlPlane, kubeletList(a.Kubelets))
+	}
+	ratio := "-"
+	if c.DurationRatio != nil {
+		ratio = fmt.Sprintf("%.2f", *c.DurationRatio)
+	}
+	if c.Agree {
+		_, err := fmt.Fprintf(w, "Agreed on every step, the nodes replaced, the drains and the end state; time taken/rehearsed %s.\n", ratio)
+		return err
+	}
+	fmt.Fprintf(w, "Differs (time taken/rehearsed %s):\n", ratio)
+	for _, d := range c.Differences {
+		fmt.Fprintf(w, "  - %s\n", d)
+	}
+	return nil
+}
+
+// Verdict is the comparison in one line.
+func (c *Comparison) Verdict() string {
+	if c.Agree {
+		return "prediction vs reality: agreed on every step, the nodes replaced, the drains and the end state"
+	}
+	return fmt.Sprintf("prediction vs reality: %d difference(s), first: %s", len(c.Differences), c.Differences[0])
+}
