@@ -321,15 +321,19 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Key, s.State, rehearsed, human(s.ActualSeconds), ratio)
 	}
-	if len(c.Groups) > 0 {
-		fmt.Fprintln(tw, "\t\t\t\t")
-		fmt.Fprintln(tw, "NODE GROUP\tREPLACED (REHEARSED)\tREPLACED (ACTUAL)\t\t")
-		for _, g := range c.Groups {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t\t\n", g.Name, g.Predicted, g.Actual)
-		}
-	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(c.Groups) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+		fmt.Fprintln(tw, "NODE GROUP\tREPLACED (REHEARSED)\tREPLACED (ACTUAL)")
+		for _, g := range c.Groups {
+			fmt.Fprintf(tw, "%s\t%d\t%d\n", g.Name, g.Predicted, g.Actual)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "Drains that stopped it: rehearsed %s; actual %s.\n", drainList(c.Blocked.Predicted), drainList(c.Blocked.Actual))
 	p := c.Final.Predicted
