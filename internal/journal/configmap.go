@@ -3,7 +3,9 @@ package journal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -13,7 +15,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -238,24 +243,47 @@ func (s configMapStore) save(r *Record) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cms := s.cs.CoreV1().ConfigMaps(Namespace)
-	cm, err := cms.Get(ctx, Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: Name,
-			Labels: map[string]string{"app.kubernetes.io/managed-by": "ladder"}}, Data: map[string]string{DataKey: string(data)}}, metav1.CreateOptions{})
-		return journalError(err)
-	}
-	if err != nil {
-		return journalError(err)
-	}
-	if cm.Data == nil {
-		cm.Data = map[string]string{}
-	}
-	cm.Data[DataKey] = string(data)
-	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
-	return journalError(err)
+	// The Lease makes this run the journal's only writer, so a write
+	// refused for a stale resourceVersion, or whose answer was lost, is
+	// made again over what the server holds now: the record is written
+	// whole, and writing it twice leaves it once.
+	return journalError(retry.OnError(saveBackoff, transient, func() error {
+		cm, err := cms.Get(ctx, Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: Name,
+				Labels: map[string]string{"app.kubernetes.io/managed-by": "ladder"}}, Data: map[string]string{DataKey: string(data)}}, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				// Created by the attempt whose answer was lost.
+				return apierrors.NewConflict(corev1.Resource("configmaps"), Name, err)
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[DataKey] = string(data)
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		return err
+	}))
+}
+
+// saveBackoff spaces a journal write's attempts: about a minute in all,
+// more than an API server's usual Retry-After and a leader election.
+var saveBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 8}
+
+// transient reports whether a request may succeed when made again: a
+// conflict, the API server throttling or unavailable, or the connection
+// lost before the answer.
+func transient(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsInternalError(err) ||
+		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 func journalError(err error) error {

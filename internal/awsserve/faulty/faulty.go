@@ -8,6 +8,7 @@ package faulty
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -32,10 +33,13 @@ const (
 	Drop
 	// Slow holds the answer past the client's timeout, then forwards.
 	Slow
+	// Conflict answers 409 as the Kubernetes API server answers a write
+	// whose resourceVersion is stale; the server never sees the request.
+	Conflict
 )
 
 func (f Fault) String() string {
-	return [...]string{"none", "throttle", "server-error", "drop", "slow"}[f]
+	return [...]string{"none", "throttle", "server-error", "drop", "slow", "conflict"}[f]
 }
 
 // Proxy forwards to a backend handler and injects faults.
@@ -46,6 +50,11 @@ type Proxy struct {
 	Schedule func(n int, op string) Fault
 	// SlowFor is how long a Slow fault holds the answer.
 	SlowFor time.Duration
+	// Kubernetes makes the faults the Kubernetes API server's: a
+	// metav1.Status body, and Retry-After on 429 and 503 as the API
+	// server's priority and fairness and its unavailable answers carry it
+	// (client-go retries those, and only those, by itself).
+	Kubernetes bool
 
 	mu  sync.Mutex
 	n   int
@@ -80,6 +89,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.n++
 	p.log = append(p.log, Entry{Operation: op, Fault: f})
 	p.mu.Unlock()
+	if p.Kubernetes {
+		switch f {
+		case Throttle:
+			kubeStatus(w, http.StatusTooManyRequests, "TooManyRequests", "too many requests, please try again later")
+			return
+		case ServerError:
+			kubeStatus(w, http.StatusServiceUnavailable, "ServiceUnavailable", "the server is currently unable to handle the request")
+			return
+		case Conflict:
+			kubeStatus(w, http.StatusConflict, "Conflict", "Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again")
+			return
+		}
+	}
 	switch f {
 	case Throttle:
 		w.Header().Set("Content-Type", "application/json")
@@ -113,9 +135,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// kubeStatus answers as the API server answers a refused request.
+func kubeStatus(w http.ResponseWriter, code int, reason, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.WriteHeader(code)
+	fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":%q,"reason":%q,"code":%d}`, message, reason, code)
+}
+
 // operation names a request for the log: the X-Amz-Target (JSON
 // protocols), the Action (query protocols) or the method and path
-// (REST-JSON).
+// (REST-JSON, and Kubernetes: " watch" after a watch's).
 func operation(r *http.Request, body []byte) string {
 	if t := r.Header.Get("X-Amz-Target"); t != "" {
 		return t
@@ -126,6 +158,9 @@ func operation(r *http.Request, body []byte) string {
 				return v
 			}
 		}
+	}
+	if r.URL.Query().Get("watch") == "true" {
+		return r.Method + " " + r.URL.Path + " watch"
 	}
 	return r.Method + " " + r.URL.Path
 }
