@@ -114,7 +114,9 @@ func Read(ctx context.Context, src Source) (*Capture, error) {
 	if sc.Spec.NodeGroups, err = g.read(ctx); err != nil {
 		return nil, err
 	}
-	sc.Spec.AMIs = g.amis()
+	if sc.Spec.AMIs, err = g.amis(ctx); err != nil {
+		return nil, err
+	}
 	c.Files = k.files(c)
 	for _, f := range c.Files {
 		sc.Spec.Manifests = append(sc.Spec.Manifests, scenario.Source{File: f.Path})

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/smithy-go"
 	"github.com/ladder-eks/ladder/internal/awsport/sdkaws"
 	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
 	"github.com/ladder-eks/ladder/internal/capture"
@@ -305,5 +307,45 @@ func TestCaptureBarePodsNoSecrets(t *testing.T) {
 		if bytes.Contains(all, []byte(s)) {
 			t.Errorf("the manifests hold %q", s)
 		}
+	}
+}
+
+// imagesFailing answers DescribeImages with err.
+type imagesFailing struct{ err error }
+
+func (f imagesFailing) DescribeImages(context.Context, *ec2.DescribeImagesInput, ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error) {
+	return nil, f.err
+}
+
+// TestCaptureSaysWhatEC2Refused: the workshop's custom-AMI group runs an
+// AMI the embedded catalog does not know, so capture asks EC2 its name
+// (which tells its family). EC2 refusing fails the capture, naming the
+// call, the AMI and the permission; an AMI EC2 no longer has
+// (InvalidAMIID.NotFound) is captured under its id.
+func TestCaptureSaysWhatEC2Refused(t *testing.T) {
+	c := newCluster(t, "workshop")
+	src := c.src
+	// A managed node on an AMI built in house.
+	nodes, err := src.Kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: "eks.amazonaws.com/nodegroup=initial"})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("the workshop's initial nodes: %v", err)
+	}
+	n := nodes.Items[0]
+	n.Labels["eks.amazonaws.com/nodegroup-image"] = "ami-0c0ffee0c0ffee000"
+	if _, err := src.Kube.CoreV1().Nodes().Update(context.Background(), &n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	src.AWS.Images = imagesFailing{&smithy.GenericAPIError{Code: "UnauthorizedOperation", Message: "You are not authorized to perform this operation."}}
+	_, err = capture.Read(context.Background(), src)
+	if err == nil || !strings.Contains(err.Error(), "ec2 DescribeImages ami-0c0ffee0c0ffee000 (the AMI of node "+n.Name) || !strings.Contains(err.Error(), "UnauthorizedOperation") || !strings.Contains(err.Error(), "grant ec2:DescribeImages") {
+		t.Errorf("EC2 refusing DescribeImages: %v", err)
+	}
+	src.AWS.Images = imagesFailing{&smithy.GenericAPIError{Code: "InvalidAMIID.NotFound", Message: "The image id '[ami-1]' does not exist"}}
+	got, err := capture.Read(context.Background(), src)
+	if err != nil {
+		t.Fatalf("a deregistered AMI: %v", err)
+	}
+	if amis := got.Scenario.Spec.AMIs; len(amis) != 1 || amis[0].ID != "ami-0c0ffee0c0ffee000" || amis[0].Name != amis[0].ID {
+		t.Errorf("a deregistered AMI captured as %+v, want its id as its name", amis)
 	}
 }

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/aws/smithy-go"
 	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
@@ -43,7 +45,7 @@ type groups struct {
 	images map[string]imageUse
 }
 
-type imageUse struct{ kubelet, arch string }
+type imageUse struct{ kubelet, arch, node string }
 
 func (g *groups) read(ctx context.Context) ([]scenario.NodeGroup, error) {
 	g.images = map[string]imageUse{}
@@ -104,7 +106,7 @@ func (g *groups) useImage(image string, n *corev1.Node) {
 		return
 	}
 	if _, seen := g.images[image]; !seen {
-		g.images[image] = imageUse{kubelet: n.Status.NodeInfo.KubeletVersion, arch: n.Labels[corev1.LabelArchStable]}
+		g.images[image] = imageUse{kubelet: n.Status.NodeInfo.KubeletVersion, arch: n.Labels[corev1.LabelArchStable], node: "node " + n.Name}
 	}
 }
 
@@ -461,8 +463,12 @@ func (g *groups) fargate(ctx context.Context) ([]scenario.NodeGroup, error) {
 
 // amis are the AMIs in use that the embedded catalog does not know, with
 // the name EC2 gives (when EC2 is read) and the kubelet version a node
-// running each reports.
-func (g *groups) amis() []scenario.AMI {
+// running each reports. The name is what tells the AMI's family (AL2023,
+// Bottlerocket, ...), which the plan's image choice needs, so a failed
+// DescribeImages fails the capture, naming the AMI and the permission; an
+// AMI EC2 no longer has (deregistered: InvalidAMIID.NotFound, or no image)
+// keeps its id as its name.
+func (g *groups) amis(ctx context.Context) ([]scenario.AMI, error) {
 	var out []scenario.AMI
 	for _, id := range slices.Sorted(maps.Keys(g.images)) {
 		if _, known := catalog.LookupAMI(id); known {
@@ -477,14 +483,20 @@ func (g *groups) amis() []scenario.AMI {
 			a.Arch = arch
 		}
 		if g.src.AWS.Images != nil {
-			if out, err := g.src.AWS.Images.DescribeImages(context.Background(), &ec2.DescribeImagesInput{ImageIds: []string{id}}); err == nil && len(out.Images) == 1 {
-				a.Name = aws.ToString(out.Images[0].Name)
+			images, err := g.src.AWS.Images.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: []string{id}})
+			var api smithy.APIError
+			switch {
+			case errors.As(err, &api) && api.ErrorCode() == "InvalidAMIID.NotFound":
+			case err != nil:
+				return nil, fmt.Errorf("ec2 DescribeImages %s (the AMI of %s, which the embedded catalog does not know): %w — grant ec2:DescribeImages (deploy/ladder-capture-iam-policy.json)", id, use.node, err)
+			case len(images.Images) == 1:
+				a.Name = aws.ToString(images.Images[0].Name)
 			}
 		}
 		a.Family = catalog.FamilyOfName(a.Name)
 		out = append(out, a)
 	}
-	return out
+	return out, nil
 }
 
 // allNames pages through an EKS List call (nextToken until none) and
