@@ -31,7 +31,7 @@ browser-test:
 # The README's screenshots of the workshop's HTML report, into docs/img.
 browser-screenshots:
 	@sh scripts/ensure-chromium.sh
-	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowserWorkshopReport$$' -count=1 ./internal/htmlreport/
+	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowser(Workshop|Upgrade)Report$$' -count=1 ./internal/htmlreport/
 
 # The lab's binaries (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kwok) in the user cache: about 15 minutes on 2 cores the

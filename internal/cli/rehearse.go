@@ -224,13 +224,18 @@ func rehearseWithReport(sc *scenario.Scenario, opts rehearse.Options, htmlFile s
 	return rep, writeHTMLReport(htmlFile, rep, tl)
 }
 
-// writeHTMLReport writes the page whole or not at all: a reader never
-// opens half a file.
+// writeHTMLReport writes the rehearsal's page.
 func writeHTMLReport(path string, rep *report.Report, tl *timeline.Timeline) error {
 	var buf bytes.Buffer
 	if err := htmlreport.Write(&buf, rep, tl); err != nil {
 		return err
 	}
+	return writePage(path, buf.Bytes())
+}
+
+// writePage writes a page whole or not at all: a reader never opens half
+// a file.
+func writePage(path string, page []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		// Not the temporary file's name: the user named path.
@@ -241,7 +246,7 @@ func writeHTMLReport(path string, rep *report.Report, tl *timeline.Timeline) err
 		return fmt.Errorf("--report %s: %v", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
+	if _, err := tmp.Write(page); err != nil {
 		tmp.Close()
 		return fmt.Errorf("--report %s: %v", path, err)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/capture"
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/executor"
+	"github.com/ladder-eks/ladder/internal/htmlreport"
 	"github.com/ladder-eks/ladder/internal/journal"
 	"github.com/ladder-eks/ladder/internal/kubeport/live"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
@@ -85,15 +88,16 @@ actions and the Kubernetes RBAC it needs).`,
 	fl.DurationVar(&f.timeout, "timeout", 12*time.Hour, "give up waiting after this long (the journal keeps the place)")
 	fl.StringVar(&f.probeURL, "probe-url", "", "request this URL every second during the upgrade; 5 failures in a row pause it before the next step")
 	fl.StringVar(&f.window, "window", "", `hold every step but the pre-checks until this maintenance window is open, e.g. "Mon-Fri 22:00-06:00 Asia/Seoul"`)
+	fl.StringVar(&f.htmlFile, "report", "", "when the run ends (done or paused), write the upgrade as a self-contained HTML file: its steps over time and, once done, its comparison with the rehearsal")
 	cmd.AddCommand(newUpgradeStatusCommand())
 	return cmd
 }
 
 // upgradeFlags are the flags of upgrade and its status.
 type upgradeFlags struct {
-	kubeconfig, kubeContext, cluster, region, journal, to, window, probeURL string
-	approve                                                                 bool
-	timeout                                                                 time.Duration
+	kubeconfig, kubeContext, cluster, region, journal, to, window, probeURL, htmlFile string
+	approve                                                                           bool
+	timeout                                                                           time.Duration
 }
 
 func (f *upgradeFlags) register(cmd *cobra.Command) {
@@ -177,6 +181,9 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 			return fmt.Errorf("--window: %w", err)
 		}
 	}
+	if err := checkReportDir(f.htmlFile); err != nil {
+		return err
+	}
 	rep, err := progressOf(cmd)
 	if err != nil {
 		return err
@@ -245,6 +252,9 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 		ex.Healthy = pr.Healthy
 	}
 	if err := ex.Run(ctx, p); err != nil {
+		if rerr := upgradeReport(f.htmlFile, j, journalWhere(f.journal)); rerr != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", rerr)
+		}
 		return withExit(2, fmt.Errorf("upgrade paused: %v (fix it, then run ladder upgrade --to %s --approve again: the journal resumes where it stopped)", err, to))
 	}
 	fmt.Fprintf(out, "%s  upgrade of %s to %s done\n", stamp(), lc.name, to)
@@ -252,14 +262,50 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 		// The upgrade is done; only its comparison with the rehearsal
 		// is missing.
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; ladder upgrade status --compare will have no end state\n", err)
-		return nil
 	}
 	if k, ok := j.(interface{ Record() *journal.Record }); ok {
 		if c, err := k.Record().Compare(); err == nil {
 			fmt.Fprintf(out, "%s  %s (ladder upgrade status --compare)\n", stamp(), c.Verdict())
 		}
 	}
+	return upgradeReport(f.htmlFile, j, journalWhere(f.journal))
+}
+
+// journalWhere names the journal as status does.
+func journalWhere(file string) string {
+	if file != "" {
+		return file
+	}
+	return "configmap " + journal.Namespace + "/" + journal.Name
+}
+
+// checkReportDir refuses a --report whose directory does not exist before
+// anything runs.
+func checkReportDir(htmlFile string) error {
+	if htmlFile == "" {
+		return nil
+	}
+	if dir := filepath.Dir(htmlFile); !isDir(dir) {
+		return fmt.Errorf("--report %s: no such directory %s", htmlFile, dir)
+	}
 	return nil
+}
+
+// upgradeReport writes the upgrade's page from its journal, when asked.
+func upgradeReport(htmlFile string, j executor.Journal, where string) error {
+	k, ok := j.(interface{ Record() *journal.Record })
+	if htmlFile == "" || !ok {
+		return nil
+	}
+	return writeUpgradeReport(htmlFile, k.Record(), where, time.Now())
+}
+
+func writeUpgradeReport(htmlFile string, rec *journal.Record, where string, now time.Time) error {
+	var buf bytes.Buffer
+	if err := htmlreport.WriteUpgrade(&buf, rec, where, now); err != nil {
+		return fmt.Errorf("--report %s: %v", htmlFile, err)
+	}
+	return writePage(htmlFile, buf.Bytes())
 }
 
 // captureScenario reads the live cluster into a scenario, through a
@@ -463,8 +509,9 @@ func newUpgradeStatusCommand() *cobra.Command {
 	var f upgradeFlags
 	var output string
 	var entries, compare bool
+	var htmlFile string
 	cmd := &cobra.Command{
-		Use:   "status [--journal FILE] [--kubeconfig K] [--context C] [-o text|json] [--entries | --compare]",
+		Use:   "status [--journal FILE] [--kubeconfig K] [--context C] [-o text|json] [--entries | --compare] [--report FILE.html]",
 		Short: "Show where the upgrade stands: per hop and step, nodes replaced, what blocks it, time taken and left",
 		Long: `Status reads the journal of "ladder upgrade" — the ConfigMap
 kube-system/ladder-upgrade of the kubeconfig's cluster, or --journal FILE — and
@@ -486,6 +533,10 @@ the drains that stopped it (pod and PDB), the control plane's, add-ons' and
 kubelets' versions at the end, and each step's time taken over its rehearsed
 time. It ends "Agreed on ..." or lists each difference.
 
+--report FILE.html also writes the journal as one HTML file that opens
+offline: the steps over wall-clock time, the status table, the drains that
+paused it, and the comparison with the rehearsal (docs/report-html.md).
+
 Status changes nothing and takes no lock.`,
 		Example: `  # Where the upgrade of the kubeconfig's cluster stands
   ladder upgrade status
@@ -494,11 +545,20 @@ Status changes nothing and takes no lock.`,
   ladder upgrade status --journal upgrade.json -o json
 
   # Did the upgrade do what its rehearsal said?
-  ladder upgrade status --compare`,
+  ladder upgrade status --compare
+
+  # The same for the change ticket: one HTML file with the steps drawn
+  ladder upgrade status --report upgrade.html`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
 				return fmt.Errorf("-o %q: use text or json", output)
+			}
+			if entries && compare {
+				return fmt.Errorf("--entries and --compare: choose one")
+			}
+			if err := checkReportDir(htmlFile); err != nil {
+				return err
 			}
 			var rec *journal.Record
 			var where string
@@ -526,8 +586,10 @@ Status changes nothing and takes no lock.`,
 				fmt.Fprintf(out, "No upgrade journal (%s): no ladder upgrade --approve has run here.\n", where)
 				return nil
 			}
-			if entries && compare {
-				return fmt.Errorf("--entries and --compare: choose one")
+			if htmlFile != "" {
+				if err := writeUpgradeReport(htmlFile, rec, where, time.Now()); err != nil {
+					return err
+				}
 			}
 			if entries {
 				return rec.WriteText(out, where)
@@ -552,6 +614,7 @@ Status changes nothing and takes no lock.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&output, "output", "o", "text", "output format: text or json")
 	fl.BoolVar(&entries, "entries", false, "list the journal's records (every step and AWS operation, in the order written) instead")
+	fl.StringVar(&htmlFile, "report", "", "also write the journal as a self-contained HTML file: steps over time, status, blocked drains, prediction vs reality")
 	fl.BoolVar(&compare, "compare", false, "set the finished upgrade against its rehearsal: steps, nodes replaced, blocked drains, end state, time ratio")
 	fl.StringVar(&f.journal, "journal", "", "the local journal file (default: the ConfigMap kube-system/ladder-upgrade)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")

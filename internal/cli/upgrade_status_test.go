@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,5 +64,53 @@ func TestUpgradeStatusJSON(t *testing.T) {
 	}
 	if code := Main([]string{"upgrade", "status", "--journal", path, "-o", "yaml"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), `-o "yaml": use text or json`) {
 		t.Errorf("-o yaml: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestUpgradeStatusCompareAndReport: on a journal without a rehearsal,
+// --compare says why it cannot compare and exits non-zero; --report writes
+// the page (steps, the paused drain) and refuses a directory that does not
+// exist before reading anything; --entries with --compare is refused.
+func TestUpgradeStatusCompareAndReport(t *testing.T) {
+	sc, err := scenario.Resolve("pdb-deadlock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "journal.json")
+	j, err := journal.OpenFile(path, sc.Spec.Cluster.Name, "1.31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rehearse.Run(sc, rehearse.Options{To: "1.31", Journal: j}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+
+	var out, errb bytes.Buffer
+	if code := Main([]string{"upgrade", "status", "--journal", path, "--compare"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), path+": the journal holds no rehearsal to compare with") {
+		t.Errorf("--compare without a rehearsal: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := Main([]string{"upgrade", "status", "--journal", path, "--compare", "--entries"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "choose one") {
+		t.Errorf("--compare --entries: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	page := filepath.Join(dir, "upgrade.html")
+	if code := Main([]string{"upgrade", "status", "--journal", path, "--report", page}, &out, &errb); code != 0 {
+		t.Fatalf("--report: exit %d: %s", code, errb.String())
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<strong>paused</strong>", "orders/orders-pdb", "data-chart=\"steps\""} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	missing := filepath.Join(dir, "nope", "upgrade.html")
+	if code := Main([]string{"upgrade", "status", "--journal", path, "--report", missing}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "--report "+missing+": no such directory") {
+		t.Errorf("--report into a missing directory: exit %d, %q", code, errb.String())
 	}
 }

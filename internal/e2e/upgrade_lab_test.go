@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -66,8 +67,9 @@ func TestUpgradeOnTheLab(t *testing.T) {
 	watch := watchBudgets(t, l)
 
 	journalFile := filepath.Join(t.TempDir(), "journal.json")
+	page := filepath.Join(t.TempDir(), "upgrade.html")
 	began := time.Now()
-	cmd := exec.Command(ladderBin, "upgrade", "--to", "1.31", "--approve", "--journal", journalFile)
+	cmd := exec.Command(ladderBin, "upgrade", "--to", "1.31", "--approve", "--journal", journalFile, "--report", page)
 	cmd.Env = l.env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -101,6 +103,9 @@ func TestUpgradeOnTheLab(t *testing.T) {
 	assertPredicted(t, l, "--journal", journalFile)
 	if !strings.Contains(out, "prediction vs reality: agreed") {
 		t.Errorf("ladder upgrade does not end with the comparison:\n%s", out)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "prediction vs reality: agreed") || !strings.Contains(string(html), "<td>node-group/initial</td><td>done</td><td>3/3</td>") {
+		t.Errorf("ladder upgrade --report %s: %v\n%.2000s", page, err, html)
 	}
 
 	calls, updates := l.eksLog.counts()

@@ -133,8 +133,9 @@ const pageProbe = `(function () {
     out.poolPoints += inst(el).getOption().series[0].data.length;
   });
   document.querySelectorAll('[data-chart]').forEach(function (el) { if (el.getAttribute('aria-label')) { out.ariaLabels++; } });
-  out.legend = document.getElementById('legend').textContent;
-  out.nodesSummary = document.getElementById('nodes-summary').textContent;
+  function text(id) { var el = document.getElementById(id); return el ? el.textContent : ''; }
+  out.legend = text('legend');
+  out.nodesSummary = text('nodes-summary');
   out.status = document.getElementById('status-line').textContent;
   return out;
 })()`
@@ -307,6 +308,31 @@ func TestBrowserWorkshopReport(t *testing.T) {
 		t.Errorf("status line %q", got.Status)
 	}
 	screenshot(t, ctx, "workshop", "steps", "nodes", "workloads")
+}
+
+// The workshop upgraded by the executor on the twin with its journal, as
+// ladder upgrade --report draws it: a bar per step recorded, the verdict
+// of its comparison with the rehearsal, no request beyond the page.
+func TestBrowserUpgradeReport(t *testing.T) {
+	ctx := browser(t)
+	rec := upgraded(t, "workshop")
+	var buf bytes.Buffer
+	if err := htmlreport.WriteUpgrade(&buf, rec, "journal.json", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	got := load(t, ctx, buf.Bytes())
+	phases := len(rec.Steps(time.Time{}).Phases)
+	if got.Charts != 1 || got.StepItems != phases || got.StepDrawn < phases || phases < 10 {
+		t.Errorf("%d charts, steps chart %d items, %d drawn; want 1 chart with the %d steps", got.Charts, got.StepItems, got.StepDrawn, phases)
+	}
+	if !strings.Contains(got.Status, "Journal journal.json: succeeded after ") {
+		t.Errorf("status line %q", got.Status)
+	}
+	verdict, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('verdict').textContent`))
+	if err != nil || !strings.Contains(verdict, "agreed on every step") {
+		t.Errorf("verdict %q, %v", verdict, err)
+	}
+	screenshot(t, ctx, "upgrade", "steps", "compare")
 }
 
 // A run above timeline.MaxNodeLives nodes draws each group's nodes as

@@ -87,7 +87,7 @@
 
   function timeAxis() {
     return {
-      type: 'value', min: 0, max: end, interval: tick, name: 'virtual time', nameLocation: 'middle', nameGap: 26,
+      type: 'value', min: 0, max: end, interval: tick, name: data.clock || 'virtual time', nameLocation: 'middle', nameGap: 26,
       axisLabel: { formatter: clock, hideOverlap: true }, splitLine: { lineStyle: { color: '#eee' } }
     };
   }
