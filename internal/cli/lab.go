@@ -91,6 +91,7 @@ func newLabUpCommand() *cobra.Command {
 	var port int
 	var timeout time.Duration
 	var timeScale float64
+	var withKarpenter bool
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a lab (building its binaries first if needed) and print how to use it",
@@ -104,7 +105,11 @@ With --scenario, the scenario's nodes become KWOK nodes and its manifests are
 applied (see "ladder scenario list"), and the scenario's AWS endpoints (EKS,
 Auto Scaling, EC2 and SSM on one more loopback port) run as one more component,
 "ladder lab aws-serve", logging to DIR/logs/aws-serve.log; "ladder lab env"
-prints the exports that point the AWS CLI, the SDKs and ladder at them.
+prints the exports that point the AWS CLI, the SDKs and ladder at them. A
+scenario with Karpenter NodePools gets the real Karpenter too, once it is
+materialized: "ladder lab karpenter", logging to DIR/logs/karpenter.log, its
+control-plane version read from the lab's EKS endpoint (--karpenter=false
+leaves the Karpenter nodes as materialized).
 
 A lab already running in DIR is an error; one whose processes are gone is
 cleaned up and replaced. If a component fails to start, the others are
@@ -156,6 +161,12 @@ stopped and the error names it with its log's end.`,
 					return fmt.Errorf("the lab is up, but materializing scenario %s failed: %w (the lab keeps running: `ladder lab down --dir %s` stops it)", sc.Metadata.Name, err, lb.Dir())
 				}
 			}
+			if sc != nil && withKarpenter && hasKarpenter(sc) {
+				fmt.Fprintf(out, "ladder lab: starting Karpenter (its own controllers; Ladder plays EC2)\n")
+				if err := lb.StartKarpenter(ctx, lab.KarpenterOptions{Zones: sc.Spec.Cluster.Zones, Out: out, ReadyTimeout: timeout}); err != nil {
+					return fmt.Errorf("the lab is up and scenario %s materialized, but Karpenter did not start: %w (the lab keeps running: `ladder lab down --dir %s` stops it)", sc.Metadata.Name, err, lb.Dir())
+				}
+			}
 			printLabUsage(out, lb)
 			if sc != nil {
 				fmt.Fprintf(out, "Scenario %s's node groups and what they carry:\n  ladder inventory --kubeconfig %s\n", sc.Metadata.Name, lb.Kubeconfig)
@@ -170,7 +181,18 @@ stopped and the error names it with its log's end.`,
 	cmd.Flags().StringVar(&cacheDir, "cache-dir", "", "where builds go (default: the user cache's ladder/lab)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long each start step may take before the lab is stopped and the component named")
 	cmd.Flags().Float64Var(&timeScale, "time-scale", twinserve.DefaultTimeScale, "with --scenario: how many times faster than the wall clock the AWS endpoints' updates run")
+	cmd.Flags().BoolVar(&withKarpenter, "karpenter", true, "with a scenario that has Karpenter NodePools: run Karpenter's own controllers once it is materialized (--karpenter=false: its nodes stay as materialized)")
 	return cmd
+}
+
+// hasKarpenter reports whether a scenario has Karpenter node groups.
+func hasKarpenter(sc *scenario.Scenario) bool {
+	for _, g := range sc.Spec.NodeGroups {
+		if g.Type == scenario.Karpenter {
+			return true
+		}
+	}
+	return false
 }
 
 // labAWSOptions are the AWS endpoints of a lab started with scenario arg:

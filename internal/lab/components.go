@@ -50,6 +50,10 @@ type Ports struct {
 	Kwok              int `json:"kwok"`
 	// AWS is the AWS endpoints' port; 0 in a lab without them.
 	AWS int `json:"aws,omitempty"`
+	// KarpenterMetrics and KarpenterHealth are Karpenter's ports; 0 in a
+	// lab without it.
+	KarpenterMetrics int `json:"karpenterMetrics,omitempty"`
+	KarpenterHealth  int `json:"karpenterHealth,omitempty"`
 }
 
 // of lists the ports a component listens on, by name.
@@ -67,6 +71,8 @@ func (p Ports) of(c Component) map[string]int {
 		return map[string]int{"http": p.Kwok}
 	case AWSEndpoints:
 		return map[string]int{"http": p.AWS}
+	case Karpenter:
+		return map[string]int{"metrics": p.KarpenterMetrics, "health": p.KarpenterHealth}
 	}
 	return nil
 }
@@ -220,6 +226,10 @@ func health(c Component, p Ports) probe {
 	case AWSEndpoints:
 		// The one path served without a signature.
 		return probe{URL: p.awsEndpoint() + awsserve.HealthPath}
+	case Karpenter:
+		// controller-runtime's health probe server, as Karpenter's
+		// operator configures it.
+		return probe{URL: loopback("http", p.KarpenterHealth) + "/healthz"}
 	}
 	panic(fmt.Sprintf("lab: unknown component %q", c))
 }

@@ -229,8 +229,12 @@ type starter struct {
 	ports       Ports
 	ready, stop time.Duration
 	aws         *AWSOptions
-	st          *State
-	procs       map[Component]*process
+	// karpenter and ladder are Karpenter's command line and the ladder
+	// binary that runs it (StartKarpenter).
+	karpenter []string
+	ladder    string
+	st        *State
+	procs     map[Component]*process
 }
 
 // waves are the start waves of this lab: the AWS endpoints, if any, last,
@@ -267,6 +271,9 @@ func (s *starter) start() error {
 // command is a component's binary, resolved to the file it runs, and
 // command line.
 func (s *starter) command(c Component) (string, []string, error) {
+	if c == Karpenter {
+		return s.ladder, s.karpenter, nil
+	}
 	if c == AWSEndpoints {
 		bin := s.aws.Ladder
 		if bin == "" {
@@ -414,6 +421,20 @@ func (s *starter) failure(c Component, problem string) error {
 }
 
 // abort stops what start started and removes the state, leaving the logs.
+// stopOne stops a component this starter started and removes it from the
+// state.
+func (s *starter) stopOne(c Component) {
+	ctx := context.WithoutCancel(s.ctx)
+	for i, p := range s.st.Components {
+		if p.Name == c {
+			stopAll(ctx, []ProcessState{p}, 15*time.Second, io.Discard)
+			s.st.Components = append(s.st.Components[:i:i], s.st.Components[i+1:]...)
+			_ = writeState(s.l, s.st)
+			return
+		}
+	}
+}
+
 func (s *starter) abort() {
 	// A context already cancelled (Ctrl-C) must not cut the stop short.
 	ctx := context.WithoutCancel(s.ctx)
