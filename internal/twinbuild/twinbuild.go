@@ -192,6 +192,9 @@ func wire(sc *scenario.Scenario, opts Options) *Twin {
 	return tw
 }
 
+// FargateKubelet is the kubelet a new Fargate pod starts with now.
+func (tw *Twin) FargateKubelet() string { return tw.fargateKubelet() }
+
 // fargateKubelet is the kubelet a Fargate pod starts with: the control
 // plane's minor ("Any new Pods that are launched on Fargate have a kubelet
 // version that matches your cluster version") at its most recent patch

@@ -54,10 +54,11 @@ type Lab struct {
 
 	// ready closes once the scenario's nodes are adopted (or adoption
 	// failed, err says why); until then requests wait.
-	ready chan struct{}
-	err   error
-	twin  *twinserve.Twin
-	kube  *Kube
+	ready   chan struct{}
+	err     error
+	twin    *twinserve.Twin
+	kube    *Kube
+	fargate *fargateCluster
 }
 
 // New returns the endpoints of sc (validated) for the lab cfg reaches.
@@ -127,6 +128,9 @@ func (l *Lab) adopt(ctx context.Context) error {
 			fmt.Fprintf(l.opts.Log, "upgrading the lab's control plane to %s: %v\n", target, err)
 		}
 	}
+	if l.fargate, err = newFargate(k, tw); err != nil {
+		return err
+	}
 	l.kube, l.twin = k, twinserve.FromTwin(tw, l.timeScale, k)
 	k.lock, k.timeScale = l.twin.Locked, l.twin.TimeScale()
 	if l.opts.Policy != nil {
@@ -136,7 +140,8 @@ func (l *Lab) adopt(ctx context.Context) error {
 }
 
 // watchPods tells the node groups' drains of every pod that leaves a node,
-// as the twin's cluster does, so a drain sees its node empty at once.
+// as the twin's cluster does, so a drain sees its node empty at once, and
+// the Fargate scheduler of every pod it is to run and every one gone.
 func (l *Lab) watchPods(ctx context.Context) error {
 	f := informers.NewSharedInformerFactory(l.cs, 0)
 	inf := f.Core().V1().Pods().Informer()
@@ -149,8 +154,21 @@ func (l *Lab) watchPods(ctx context.Context) error {
 		}
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); ok {
+				l.twin.Locked(func() { l.fargate.podCreated(p) })
+			}
+		},
 		UpdateFunc: func(_, obj any) { changed(obj) },
-		DeleteFunc: changed,
+		DeleteFunc: func(obj any) {
+			changed(obj)
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok {
+				l.twin.Locked(func() { l.fargate.podDeleted(ctx, p) })
+			}
+		},
 	}); err != nil {
 		return err
 	}
