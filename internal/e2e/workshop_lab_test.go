@@ -1,0 +1,91 @@
+//go:build lab
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+
+	"github.com/ladder-eks/ladder/internal/journal"
+)
+
+// TestWorkshopUpgradeOnTheLab is the issue's headline: `ladder lab up
+// --scenario workshop` — the lab's EKS, Auto Scaling, EC2 and SSM acting on
+// the API server, the real Karpenter, the lab's Fargate scheduler — then
+// `ladder upgrade --to 1.31 --approve`: the control plane, the four
+// add-ons' updates, `initial` and custom-Y in place, blue-mng blue/green,
+// default-selfmng by instance refresh, Karpenter's NodePool drifted by the
+// EC2NodeClass patch, Fargate's pod restarted. At the end the control
+// plane is 1.31, every node runs a v1.31 kubelet, every original node was
+// deleted once, no PDB was exceeded, and the run agrees with its
+// rehearsal on everything but time.
+func TestWorkshopUpgradeOnTheLab(t *testing.T) {
+	l := startLab(t, "workshop")
+	settle(t, l)
+	original := l.nodes(t)
+	watch := watchBudgets(t, l)
+
+	journalFile := filepath.Join(t.TempDir(), "journal.json")
+	page := filepath.Join(t.TempDir(), "upgrade.html")
+	began := time.Now()
+	cmd := exec.Command(ladderBin, "upgrade", "--to", "1.31", "--approve", "--journal", journalFile, "--report", page, "--timeout", "8m")
+	cmd.Env = l.env
+	out, err := cmd.CombinedOutput()
+	t.Logf("ladder upgrade --to 1.31 --approve on the workshop: %v in %s", err, time.Since(began).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("ladder upgrade: %v\n%s", err, out)
+	}
+	desc, err := l.eks.DescribeCluster(t.Context(), &eks.DescribeClusterInput{Name: aws.String(l.cluster)})
+	if err != nil || aws.ToString(desc.Cluster.Version) != "1.31" {
+		t.Errorf("DescribeCluster after the upgrade: %v, %v", desc, err)
+	}
+	for name, n := range l.nodes(t) {
+		if _, old := original[name]; old {
+			t.Errorf("original node %s is still there (kubelet %s)", name, n.Status.NodeInfo.KubeletVersion)
+		}
+		if v := n.Status.NodeInfo.KubeletVersion; !strings.HasPrefix(v, "v1.31.") {
+			t.Errorf("node %s: kubelet %s, want v1.31.x", name, v)
+		}
+	}
+	podsReady(t, l)
+	watch.mu.Lock()
+	for name := range original {
+		if n := watch.deleted[name]; n != 1 {
+			t.Errorf("original node %s deleted %d times, want once", name, n)
+		}
+	}
+	for _, v := range watch.violations {
+		t.Errorf("PDB exceeded: %s", v)
+	}
+	watch.mu.Unlock()
+
+	code, js, errs := ladder(t, l.env, "upgrade", "status", "--journal", journalFile, "--compare", "-o", "json")
+	var c journal.Comparison
+	if code != 0 || json.Unmarshal([]byte(js), &c) != nil {
+		t.Fatalf("ladder upgrade status --compare: exit %d\n%s\n%s", code, js, errs)
+	}
+	if !c.Agree {
+		t.Errorf("prediction vs reality differ: %s", strings.Join(c.Differences, "; "))
+	}
+	replaced := 0
+	for _, g := range c.Groups {
+		replaced += g.Actual
+	}
+	if c.DurationRatio != nil {
+		t.Logf("prediction vs reality: %d groups, %d nodes replaced, agreed %v; lab time / rehearsed time %.3f", len(c.Groups), replaced, c.Agree, *c.DurationRatio)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "node-group/fp-profile") {
+		t.Errorf("ladder upgrade --report %s: %v", page, err)
+	}
+	if t.Failed() {
+		t.Logf("ladder upgrade's output:\n%s", out)
+	}
+}
