@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
 
 const (
@@ -87,14 +90,23 @@ func TestUpdateNodegroupCustomAMI(t *testing.T) {
 type drainObserver struct {
 	*recorder
 	groups       *mng.Service
+	port         *twinport.Port
 	green        string
 	greenAtDrain string
+	// podsOnBlue are the pods on blue's nodes when its deletion began.
+	podsOnBlue []string
 }
 
 func (o *drainObserver) Event(eventType, reason, message string) {
 	if reason == "BlueGreenDrain" {
 		st, _ := o.groups.Status(o.green)
 		o.greenAtDrain = st.Status
+		pods, _ := o.port.ListPods(context.Background(), kubeport.PodQuery{})
+		for _, p := range pods {
+			if g, _ := o.groups.Nodegroup(p.Spec.NodeName); g == "blue" {
+				o.podsOnBlue = append(o.podsOnBlue, p.Name)
+			}
+		}
 	}
 	o.recorder.Event(eventType, reason, message)
 }
@@ -105,16 +117,23 @@ func (o *drainObserver) Event(eventType, reason, message string) {
 // green node at the hop's version, and orders' pods on green.
 func TestUpgradeBlueGreen(t *testing.T) {
 	tw := newManagedTwin(t)
-	obs := &drainObserver{recorder: tw.rec, groups: tw.groups, green: "green"}
+	obs := &drainObserver{recorder: tw.rec, groups: tw.groups, port: tw.port, green: "green"}
 	tw.ex.Observer = obs
 	ctx := context.Background()
+	blue := nodeNames(tw.nodes("blue"))
 	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
 		t.Fatal(err)
 	}
 	if obs.greenAtDrain != mng.StatusActive {
 		t.Errorf("green was %q when blue's deletion began, want ACTIVE", obs.greenAtDrain)
 	}
-	want := []string{"Normal BlueGreenStarted: node group blue: creating green group green at 1.31", "Normal BlueGreenDrain: node group orders: deleting blue group blue; its pods move to green"}
+	if len(obs.podsOnBlue) != 0 {
+		t.Errorf("pods %v on blue when its deletion began, want Ladder's drain to have moved them", obs.podsOnBlue)
+	}
+	// No PDB: both blue nodes drain in one wave.
+	want := []string{"Normal BlueGreenStarted: node group blue: creating green group green at 1.31",
+		"Normal DrainWave: node group blue: wave 1: " + strings.Join(blue, " "),
+		"Normal BlueGreenDrain: node group orders: deleting blue group blue; its pods move to green"}
 	if got := tw.events(); !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
 	}
@@ -142,6 +161,76 @@ func TestUpgradeBlueGreen(t *testing.T) {
 		if g, _ := tw.groups.Nodegroup(p.Spec.NodeName); g != "green" {
 			t.Errorf("pod %s on %s (group %q), want green", p.Name, p.Spec.NodeName, g)
 		}
+	}
+}
+
+// nodeNames are the nodes' names, sorted.
+func nodeNames(nodes []*corev1.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Blue's drain under a PDB of maxUnavailable 1 over orders' pods, one on
+// each blue node: one node a wave, and no eviction past the budget.
+func TestUpgradeBlueGreenDrainsInWaves(t *testing.T) {
+	tw := newManagedTwin(t)
+	ctx := context.Background()
+	c := tw.port.Cluster()
+	if err := c.Apply(twintest.PDB("orders", "orders", nil, twintest.Int(1))); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	if err := tw.ex.WaitFor(ctx, kubeport.AllOf{kubeport.Until{What: "orders' two pods", Holds: func(ctx context.Context) (bool, error) {
+		var err error
+		pods, err = tw.port.ListPods(ctx, kubeport.PodQuery{Namespace: "default"})
+		return len(pods) == 2, err
+	}}, kubeport.PodsSettled{}}); err != nil {
+		t.Fatal(err)
+	}
+	if pods[0].Spec.NodeName == pods[1].Spec.NodeName {
+		t.Fatalf("orders' pods both on %s, want one on each blue node", pods[0].Spec.NodeName)
+	}
+	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
+		t.Fatal(err)
+	}
+	var waves []string
+	for _, e := range tw.events() {
+		if strings.HasPrefix(e, "Normal DrainWave: ") {
+			waves = append(waves, e)
+		}
+	}
+	if len(waves) != 2 {
+		t.Errorf("waves %q, want one node each", waves)
+	}
+	if b := c.PDBBreaches(); len(b) != 0 {
+		t.Errorf("PDB breaches %+v", b)
+	}
+}
+
+// A PDB that allows no disruption stops blue's drain before any pod is
+// evicted past it: the step runs into its time limit naming the pod and
+// the PDB, and blue is not deleted.
+func TestUpgradeBlueGreenDrainBlocked(t *testing.T) {
+	tw := newManagedTwin(t)
+	ctx := context.Background()
+	c := tw.port.Cluster()
+	if err := c.Apply(twintest.PDB("orders", "orders", nil, twintest.Int(0))); err != nil {
+		t.Fatal(err)
+	}
+	tw.ex.Deadline = tw.port.Now().Add(time.Hour)
+	err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131)
+	if !IsTimeLimit(err) || !strings.Contains(err.Error(), "pod default/orders-") || !strings.Contains(err.Error(), "The disruption budget orders needs") {
+		t.Fatalf("error %v, want the time limit naming an orders pod and the PDB orders", err)
+	}
+	if st, _ := tw.groups.Status("blue"); st.Status != mng.StatusActive {
+		t.Errorf("blue is %s, want ACTIVE: not deleted while its drain is blocked", st.Status)
+	}
+	if b := c.PDBBreaches(); len(b) != 0 {
+		t.Errorf("PDB breaches %+v", b)
 	}
 }
 
