@@ -194,7 +194,47 @@ func TestUpgradeBlueGreenDrainsInWaves(t *testing.T) {
 	if pods[0].Spec.NodeName == pods[1].Spec.NodeName {
 		t.Fatalf("orders' pods both on %s, want one on each blue node", pods[0].Spec.NodeName)
 	}
+	j := &memJournal{}
+	tw.ex.Journal = j
 	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
+		t.Fatal(err)
+	}
+	var waves []string
+	for _, e := range tw.events() {
+		if w, ok := strings.CutPrefix(e, "Normal DrainWave: node group blue: "); ok {
+			waves = append(waves, w)
+		}
+	}
+	var blue []string
+	for _, p := range pods {
+		blue = append(blue, p.Spec.NodeName)
+	}
+	if len(waves) != 2 || len(strings.Fields(waves[0])) != 3 || len(strings.Fields(waves[1])) != 3 {
+		t.Fatalf("waves %q, want one node each", waves)
+	}
+	// The journal holds each node drained, in its wave.
+	for _, n := range blue {
+		en, ok := j.Get("/Drain/" + n)
+		if !ok || en.State != Called || !slices.Contains(waves, en.ID) || !strings.HasSuffix(en.ID, n) {
+			t.Errorf("journal for node %s: %+v, want called in its wave", n, en)
+		}
+	}
+	if b := c.PDBBreaches(); len(b) != 0 {
+		t.Errorf("PDB breaches %+v", b)
+	}
+}
+
+// A run that starts again does not drain a node the journal holds as
+// drained: only the other blue node forms a wave.
+func TestUpgradeBlueGreenDrainResumed(t *testing.T) {
+	tw := newManagedTwin(t)
+	blue := nodeNames(tw.nodes("blue"))
+	j := &memJournal{}
+	if err := j.Put("/Drain/"+blue[0], Entry{State: Called, ID: "wave 1: " + blue[0]}); err != nil {
+		t.Fatal(err)
+	}
+	tw.ex.Journal = j
+	if err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
 		t.Fatal(err)
 	}
 	var waves []string
@@ -203,11 +243,8 @@ func TestUpgradeBlueGreenDrainsInWaves(t *testing.T) {
 			waves = append(waves, e)
 		}
 	}
-	if len(waves) != 2 {
-		t.Errorf("waves %q, want one node each", waves)
-	}
-	if b := c.PDBBreaches(); len(b) != 0 {
-		t.Errorf("PDB breaches %+v", b)
+	if want := []string{"Normal DrainWave: node group blue: wave 1: " + blue[1]}; !slices.Equal(waves, want) {
+		t.Errorf("waves %q, want %q", waves, want)
 	}
 }
 
