@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/ladder-eks/ladder/internal/drain"
+	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/rules/drainwave"
 )
@@ -41,6 +43,7 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 	for wave := 1; len(remaining) > 0; wave++ {
 		var plan drainwave.Wave
 		var todo []drainwave.Node
+		var fits time.Time
 		err := e.WaitFor(ctx, kubeport.Until{What: what + ": a drain the PDBs allow", Holds: func(ctx context.Context) (bool, error) {
 			var err error
 			if todo, err = e.drainable(ctx, remaining); err != nil || len(todo) == 0 {
@@ -52,7 +55,13 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 			}
 			plan = drainwave.Plan(todo, pointers(pdbs), 0, k.Now())
 			if len(plan.Nodes) > 0 {
-				return true, nil
+				// A wave chosen while the last one's pods are still coming
+				// back gets only the budget they left: wait for them, up to
+				// waveSettle, unless every node fits already.
+				if fits.IsZero() {
+					fits = k.Now()
+				}
+				return len(plan.Nodes) == len(todo) || !recovering(pdbs) || !k.Now().Before(fits.Add(waveSettle)), nil
 			}
 			r, settled := firstRefusal(plan, pdbs)
 			if r.Err != nil && r.Err.ErrStatus.Code != http.StatusTooManyRequests {
@@ -150,6 +159,23 @@ func evictionMessage(err error) string {
 		}
 	}
 	return msg
+}
+
+// waveSettle is how long a wave waits for the PDBs to have every pod
+// healthy again before it goes with the budget there is: the disruption
+// controller's DeletionTimeout, after which it counts an evicted pod that
+// is not gone as healthy again anyway (semantics.md §D.2).
+const waveSettle = eviction.DeletionTimeout
+
+// recovering reports whether a PDB has fewer healthy pods than it expects:
+// pods evicted are being replaced, and their budget will come back.
+func recovering(pdbs []policyv1.PodDisruptionBudget) bool {
+	for i := range pdbs {
+		if st := pdbs[i].Status; st.CurrentHealthy < st.ExpectedPods {
+			return true
+		}
+	}
+	return false
 }
 
 // firstRefusal is the first node of a wave-less plan that is refused
