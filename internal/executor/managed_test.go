@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,12 +11,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
@@ -164,6 +170,29 @@ func TestUpgradeBlueGreen(t *testing.T) {
 	}
 }
 
+// newManagedTwinPDB is newManagedTwin with orders under a PDB of
+// maxUnavailable n.
+func newManagedTwinPDB(t *testing.T, n int) (*managedTwin, *kube.Cluster) {
+	tw := newManagedTwin(t)
+	c := tw.port.Cluster()
+	if err := c.Apply(twintest.PDB("orders", "orders", nil, twintest.Int(n))); err != nil {
+		t.Fatal(err)
+	}
+	return tw, c
+}
+
+// drainWaves are the executor's DrainWave lines of group, less their
+// prefix: "wave N: nodes".
+func (tw *managedTwin) drainWaves(group string) []string {
+	var waves []string
+	for _, e := range tw.events() {
+		if w, ok := strings.CutPrefix(e, "Normal DrainWave: node group "+group+": "); ok {
+			waves = append(waves, w)
+		}
+	}
+	return waves
+}
+
 // nodeNames are the nodes' names, sorted.
 func nodeNames(nodes []*corev1.Node) []string {
 	var out []string
@@ -177,12 +206,8 @@ func nodeNames(nodes []*corev1.Node) []string {
 // Blue's drain under a PDB of maxUnavailable 1 over orders' pods, one on
 // each blue node: one node a wave, and no eviction past the budget.
 func TestUpgradeBlueGreenDrainsInWaves(t *testing.T) {
-	tw := newManagedTwin(t)
+	tw, c := newManagedTwinPDB(t, 1)
 	ctx := context.Background()
-	c := tw.port.Cluster()
-	if err := c.Apply(twintest.PDB("orders", "orders", nil, twintest.Int(1))); err != nil {
-		t.Fatal(err)
-	}
 	var pods []corev1.Pod
 	if err := tw.ex.WaitFor(ctx, kubeport.AllOf{kubeport.Until{What: "orders' two pods", Holds: func(ctx context.Context) (bool, error) {
 		var err error
@@ -199,12 +224,7 @@ func TestUpgradeBlueGreenDrainsInWaves(t *testing.T) {
 	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
 		t.Fatal(err)
 	}
-	var waves []string
-	for _, e := range tw.events() {
-		if w, ok := strings.CutPrefix(e, "Normal DrainWave: node group blue: "); ok {
-			waves = append(waves, w)
-		}
-	}
+	waves := tw.drainWaves("blue")
 	var blue []string
 	for _, p := range pods {
 		blue = append(blue, p.Spec.NodeName)
@@ -237,13 +257,8 @@ func TestUpgradeBlueGreenDrainResumed(t *testing.T) {
 	if err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
 		t.Fatal(err)
 	}
-	var waves []string
-	for _, e := range tw.events() {
-		if strings.HasPrefix(e, "Normal DrainWave: ") {
-			waves = append(waves, e)
-		}
-	}
-	if want := []string{"Normal DrainWave: node group blue: wave 1: " + blue[1]}; !slices.Equal(waves, want) {
+	waves := tw.drainWaves("blue")
+	if want := []string{"wave 1: " + blue[1]}; !slices.Equal(waves, want) {
 		t.Errorf("waves %q, want %q", waves, want)
 	}
 }
@@ -252,12 +267,8 @@ func TestUpgradeBlueGreenDrainResumed(t *testing.T) {
 // evicted past it: the step runs into its time limit naming the pod and
 // the PDB, and blue is not deleted.
 func TestUpgradeBlueGreenDrainBlocked(t *testing.T) {
-	tw := newManagedTwin(t)
+	tw, c := newManagedTwinPDB(t, 0)
 	ctx := context.Background()
-	c := tw.port.Cluster()
-	if err := c.Apply(twintest.PDB("orders", "orders", nil, twintest.Int(0))); err != nil {
-		t.Fatal(err)
-	}
 	tw.ex.Deadline = tw.port.Now().Add(time.Hour)
 	err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131)
 	if !IsTimeLimit(err) || !strings.Contains(err.Error(), "pod default/orders-") || !strings.Contains(err.Error(), "The disruption budget orders needs") {
@@ -326,3 +337,112 @@ func TestGreenInputCopiesTheBlueGroup(t *testing.T) {
 		t.Errorf("CreateNodegroup with green's input: %v, want it past the SDK's validation (a connection error)", err)
 	}
 }
+
+// TestBlueGreenWaves: a blue group of 10 nodes, one pod of the wide
+// Deployment on each (required anti-affinity by hostname), drained under
+// each PDB shape in as few waves as the budget allows: ceil(10 / k) where
+// k is the PDB's disruptionsAllowed with every pod healthy (semantics.md
+// §D.2) — the fewest waves any drain that never has an eviction refused
+// can take, since a wave evicts at most k of the pods — within 1.10 × the
+// makespan bound those waves give, and no PDB breached.
+func TestBlueGreenWaves(t *testing.T) {
+	const nodes = 10
+	var drainTime int // seconds: the first case's, without a PDB
+	for _, c := range []struct {
+		name  string
+		pdb   *policyv1.PodDisruptionBudgetSpec
+		waves int
+	}{
+		{"none", nil, 1},
+		{"maxUnavailable 1", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("1")}, 10},
+		{"maxUnavailable 30%", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("30%")}, 4},
+		{"minAvailable N-2", &policyv1.PodDisruptionBudgetSpec{MinAvailable: intOrString(fmt.Sprint(nodes - 2))}, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tw := newManagedTwin(t)
+			kc := tw.port.Cluster()
+			if err := tw.groups.Adopt(mng.Spec{Name: "wide", InstanceTypes: []string{"m5.large"}, Desired: nodes, Min: 1, Max: nodes, Version: "1.30",
+				Labels: map[string]string{"type": "wide"}}, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			lbls := map[string]string{"app": "wide"}
+			if err := kc.Apply(&appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wide"},
+				Spec: appsv1.DeploymentSpec{Replicas: aws.Int32(nodes), Selector: &metav1.LabelSelector{MatchLabels: lbls},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbls}, Spec: corev1.PodSpec{
+						NodeSelector: map[string]string{"type": "wide"},
+						Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+							LabelSelector: &metav1.LabelSelector{MatchLabels: lbls}, TopologyKey: corev1.LabelHostname}}}},
+						Containers: []corev1.Container{{Name: "app", Image: "wide"}}}}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if c.pdb != nil {
+				spec := *c.pdb
+				spec.Selector = &metav1.LabelSelector{MatchLabels: lbls}
+				if err := kc.Apply(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wide"}, Spec: spec}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			if err := tw.ex.WaitFor(ctx, kubeport.Until{What: "wide's pods", Holds: func(ctx context.Context) (bool, error) {
+				pods, err := tw.port.ListPods(ctx, kubeport.PodQuery{Namespace: "default"})
+				ready := 0
+				for _, p := range pods {
+					if p.Labels["app"] == "wide" && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning {
+						ready++
+					}
+				}
+				return ready == nodes, err
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "wide", Blue: "wide", Green: Green{Name: "wide-green"}}, v131); err != nil {
+				t.Fatal(err)
+			}
+			waves := len(tw.drainWaves("wide"))
+			// The drain's makespan, first wave to blue empty, for the record.
+			var first, last string
+			for _, l := range tw.rec.lines {
+				at, _, _ := strings.Cut(strings.TrimSpace(l), " ")
+				if strings.Contains(l, "DrainWave") && first == "" {
+					first = at
+				}
+				if strings.Contains(l, "BlueGreenDrain") {
+					last = at
+				}
+			}
+			makespan := seconds(t, last) - seconds(t, first)
+			if c.pdb == nil {
+				drainTime = makespan
+			}
+			// The bound: no wave can evict more than k pods, so no drain
+			// without a refused eviction takes fewer than ceil(10/k)
+			// waves, and a wave takes at least one node's drain time —
+			// the unbudgeted one-wave drain's makespan.
+			bound := c.waves * drainTime
+			t.Logf("%s: %d waves, makespan %ds, bound %ds", c.name, waves, makespan, bound)
+			if drainTime == 0 || float64(makespan) > 1.10*float64(bound) {
+				t.Errorf("makespan %ds, want at most 1.10 × %ds", makespan, bound)
+			}
+			if waves != c.waves {
+				t.Errorf("%d waves, want %d: %q", waves, c.waves, tw.events())
+			}
+			if b := kc.PDBBreaches(); len(b) != 0 {
+				t.Errorf("PDB breaches %+v", b)
+			}
+		})
+	}
+}
+
+// seconds reads the recorder's "NNs" time.
+func seconds(t *testing.T, at string) int {
+	t.Helper()
+	var s int
+	if _, err := fmt.Sscanf(at, "%ds", &s); err != nil {
+		t.Fatalf("time %q: %v", at, err)
+	}
+	return s
+}
+
+func intOrString(s string) *intstr.IntOrString { v := intstr.Parse(s); return &v }
