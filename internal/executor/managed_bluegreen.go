@@ -37,11 +37,12 @@ type Green struct {
 // with the blue one's subnets, labels, taints, scaling, update config and
 // launch template — a custom-AMI group's template gets a new version with
 // the hop's AMI — and bg's changes; waits until DescribeNodegroup says it
-// is ACTIVE; then deletes the blue group and waits until it is gone. EKS
-// drains the blue nodes as it deletes them (PDBs respected for up to 5
-// minutes a node, then the termination goes on: aws-apis.md §2.8,
-// DeleteNodegroup), and the pods move to green by their nodeSelector and
-// tolerations (workshop §6.2). The step ends when every node of the green
+// is ACTIVE; cordons the blue nodes and drains them in waves as large as
+// the PDBs allow (drainInWaves), the pods moving to green by their
+// nodeSelector and tolerations (workshop §6.2); then deletes the blue
+// group, whose nodes EKS finds empty (left to EKS, it drains them as it
+// deletes them, PDBs respected for up to 5 minutes a node: aws-apis.md
+// §2.8, DeleteNodegroup), and waits until it is gone. The step ends when every node of the green
 // group runs the hop's kubelet.
 func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeversion.Minor) error {
 	if _, _, err := e.once("CreateNodegroup", func(token *string) (string, error) {
@@ -80,6 +81,24 @@ func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeve
 	}
 	if green.Status != ekstypes.NodegroupStatusActive {
 		return fmt.Errorf("green node group %s: %s", bg.Green.Name, healthIssues(green))
+	}
+	// Ladder drains blue itself, as many nodes at once as the PDBs allow,
+	// so that DeleteNodegroup finds them empty instead of draining them
+	// one after the other with a 5-minute limit each.
+	if _, deleting := e.journaled("DeleteNodegroup"); !deleting {
+		nodes, err := e.Ports.Kube.ListNodes(ctx)
+		if err != nil {
+			return err
+		}
+		var blue []string
+		for _, n := range nodes {
+			if n.Labels[nodegroupLabel] == bg.Blue {
+				blue = append(blue, n.Name)
+			}
+		}
+		if err := e.drainInWaves(ctx, "node group "+bg.Blue, blue); err != nil {
+			return err
+		}
 	}
 	if _, _, err := e.once("DeleteNodegroup", func(*string) (string, error) {
 		e.Observer.Event("Normal", "BlueGreenDrain", fmt.Sprintf("node group %s: deleting blue group %s; its pods move to %s", bg.Group, bg.Blue, bg.Green.Name))

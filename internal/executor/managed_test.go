@@ -2,19 +2,28 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
 
 const (
@@ -87,14 +96,23 @@ func TestUpdateNodegroupCustomAMI(t *testing.T) {
 type drainObserver struct {
 	*recorder
 	groups       *mng.Service
+	port         *twinport.Port
 	green        string
 	greenAtDrain string
+	// podsOnBlue are the pods on blue's nodes when its deletion began.
+	podsOnBlue []string
 }
 
 func (o *drainObserver) Event(eventType, reason, message string) {
 	if reason == "BlueGreenDrain" {
 		st, _ := o.groups.Status(o.green)
 		o.greenAtDrain = st.Status
+		pods, _ := o.port.ListPods(context.Background(), kubeport.PodQuery{})
+		for _, p := range pods {
+			if g, _ := o.groups.Nodegroup(p.Spec.NodeName); g == "blue" {
+				o.podsOnBlue = append(o.podsOnBlue, p.Name)
+			}
+		}
 	}
 	o.recorder.Event(eventType, reason, message)
 }
@@ -105,16 +123,23 @@ func (o *drainObserver) Event(eventType, reason, message string) {
 // green node at the hop's version, and orders' pods on green.
 func TestUpgradeBlueGreen(t *testing.T) {
 	tw := newManagedTwin(t)
-	obs := &drainObserver{recorder: tw.rec, groups: tw.groups, green: "green"}
+	obs := &drainObserver{recorder: tw.rec, groups: tw.groups, port: tw.port, green: "green"}
 	tw.ex.Observer = obs
 	ctx := context.Background()
+	blue := nodeNames(tw.nodes("blue"))
 	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
 		t.Fatal(err)
 	}
 	if obs.greenAtDrain != mng.StatusActive {
 		t.Errorf("green was %q when blue's deletion began, want ACTIVE", obs.greenAtDrain)
 	}
-	want := []string{"Normal BlueGreenStarted: node group blue: creating green group green at 1.31", "Normal BlueGreenDrain: node group orders: deleting blue group blue; its pods move to green"}
+	if len(obs.podsOnBlue) != 0 {
+		t.Errorf("pods %v on blue when its deletion began, want Ladder's drain to have moved them", obs.podsOnBlue)
+	}
+	// No PDB: both blue nodes drain in one wave.
+	want := []string{"Normal BlueGreenStarted: node group blue: creating green group green at 1.31",
+		"Normal DrainWave: node group blue: wave 1: " + strings.Join(blue, " "),
+		"Normal BlueGreenDrain: node group orders: deleting blue group blue; its pods move to green"}
 	if got := tw.events(); !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
 	}
@@ -142,6 +167,118 @@ func TestUpgradeBlueGreen(t *testing.T) {
 		if g, _ := tw.groups.Nodegroup(p.Spec.NodeName); g != "green" {
 			t.Errorf("pod %s on %s (group %q), want green", p.Name, p.Spec.NodeName, g)
 		}
+	}
+}
+
+// newManagedTwinPDB is newManagedTwin with orders under a PDB of
+// maxUnavailable n.
+func newManagedTwinPDB(t *testing.T, n int) (*managedTwin, *kube.Cluster) {
+	tw := newManagedTwin(t)
+	c := tw.port.Cluster()
+	if err := c.Apply(twintest.PDB("orders", "orders", nil, twintest.Int(n))); err != nil {
+		t.Fatal(err)
+	}
+	return tw, c
+}
+
+// drainWaves are the executor's DrainWave lines of group, less their
+// prefix: "wave N: nodes".
+func (tw *managedTwin) drainWaves(group string) []string {
+	var waves []string
+	for _, e := range tw.events() {
+		if w, ok := strings.CutPrefix(e, "Normal DrainWave: node group "+group+": "); ok {
+			waves = append(waves, w)
+		}
+	}
+	return waves
+}
+
+// nodeNames are the nodes' names, sorted.
+func nodeNames(nodes []*corev1.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Blue's drain under a PDB of maxUnavailable 1 over orders' pods, one on
+// each blue node: one node a wave, and no eviction past the budget.
+func TestUpgradeBlueGreenDrainsInWaves(t *testing.T) {
+	tw, c := newManagedTwinPDB(t, 1)
+	ctx := context.Background()
+	var pods []corev1.Pod
+	if err := tw.ex.WaitFor(ctx, kubeport.AllOf{kubeport.Until{What: "orders' two pods", Holds: func(ctx context.Context) (bool, error) {
+		var err error
+		pods, err = tw.port.ListPods(ctx, kubeport.PodQuery{Namespace: "default"})
+		return len(pods) == 2, err
+	}}, kubeport.PodsSettled{}}); err != nil {
+		t.Fatal(err)
+	}
+	if pods[0].Spec.NodeName == pods[1].Spec.NodeName {
+		t.Fatalf("orders' pods both on %s, want one on each blue node", pods[0].Spec.NodeName)
+	}
+	j := &memJournal{}
+	tw.ex.Journal = j
+	if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
+		t.Fatal(err)
+	}
+	waves := tw.drainWaves("blue")
+	var blue []string
+	for _, p := range pods {
+		blue = append(blue, p.Spec.NodeName)
+	}
+	if len(waves) != 2 || len(strings.Fields(waves[0])) != 3 || len(strings.Fields(waves[1])) != 3 {
+		t.Fatalf("waves %q, want one node each", waves)
+	}
+	// The journal holds each node drained, in its wave.
+	for _, n := range blue {
+		en, ok := j.Get("/Drain/" + n)
+		if !ok || en.State != Called || !slices.Contains(waves, en.ID) || !strings.HasSuffix(en.ID, n) {
+			t.Errorf("journal for node %s: %+v, want called in its wave", n, en)
+		}
+	}
+	if b := c.PDBBreaches(); len(b) != 0 {
+		t.Errorf("PDB breaches %+v", b)
+	}
+}
+
+// A run that starts again does not drain a node the journal holds as
+// drained: only the other blue node forms a wave.
+func TestUpgradeBlueGreenDrainResumed(t *testing.T) {
+	tw := newManagedTwin(t)
+	blue := nodeNames(tw.nodes("blue"))
+	j := &memJournal{}
+	if err := j.Put("/Drain/"+blue[0], Entry{State: Called, ID: "wave 1: " + blue[0]}); err != nil {
+		t.Fatal(err)
+	}
+	tw.ex.Journal = j
+	if err := tw.ex.UpgradeBlueGreen(context.Background(), BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131); err != nil {
+		t.Fatal(err)
+	}
+	waves := tw.drainWaves("blue")
+	if want := []string{"wave 1: " + blue[1]}; !slices.Equal(waves, want) {
+		t.Errorf("waves %q, want %q", waves, want)
+	}
+}
+
+// A PDB that allows no disruption stops blue's drain before any pod is
+// evicted past it: the step runs into its time limit naming the pod and
+// the PDB, and blue is not deleted.
+func TestUpgradeBlueGreenDrainBlocked(t *testing.T) {
+	tw, c := newManagedTwinPDB(t, 0)
+	ctx := context.Background()
+	tw.ex.Deadline = tw.port.Now().Add(time.Hour)
+	err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131)
+	if !IsTimeLimit(err) || !strings.Contains(err.Error(), "pod default/orders-") || !strings.Contains(err.Error(), "The disruption budget orders needs") {
+		t.Fatalf("error %v, want the time limit naming an orders pod and the PDB orders", err)
+	}
+	if st, _ := tw.groups.Status("blue"); st.Status != mng.StatusActive {
+		t.Errorf("blue is %s, want ACTIVE: not deleted while its drain is blocked", st.Status)
+	}
+	if b := c.PDBBreaches(); len(b) != 0 {
+		t.Errorf("PDB breaches %+v", b)
 	}
 }
 
@@ -200,3 +337,112 @@ func TestGreenInputCopiesTheBlueGroup(t *testing.T) {
 		t.Errorf("CreateNodegroup with green's input: %v, want it past the SDK's validation (a connection error)", err)
 	}
 }
+
+// TestBlueGreenWaves: a blue group of 10 nodes, one pod of the wide
+// Deployment on each (required anti-affinity by hostname), drained under
+// each PDB shape in as few waves as the budget allows: ceil(10 / k) where
+// k is the PDB's disruptionsAllowed with every pod healthy (semantics.md
+// §D.2) — the fewest waves any drain that never has an eviction refused
+// can take, since a wave evicts at most k of the pods — within 1.10 × the
+// makespan bound those waves give, and no PDB breached.
+func TestBlueGreenWaves(t *testing.T) {
+	const nodes = 10
+	var drainTime int // seconds: the first case's, without a PDB
+	for _, c := range []struct {
+		name  string
+		pdb   *policyv1.PodDisruptionBudgetSpec
+		waves int
+	}{
+		{"none", nil, 1},
+		{"maxUnavailable 1", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("1")}, 10},
+		{"maxUnavailable 30%", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("30%")}, 4},
+		{"minAvailable N-2", &policyv1.PodDisruptionBudgetSpec{MinAvailable: intOrString(fmt.Sprint(nodes - 2))}, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tw := newManagedTwin(t)
+			kc := tw.port.Cluster()
+			if err := tw.groups.Adopt(mng.Spec{Name: "wide", InstanceTypes: []string{"m5.large"}, Desired: nodes, Min: 1, Max: nodes, Version: "1.30",
+				Labels: map[string]string{"type": "wide"}}, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			lbls := map[string]string{"app": "wide"}
+			if err := kc.Apply(&appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wide"},
+				Spec: appsv1.DeploymentSpec{Replicas: aws.Int32(nodes), Selector: &metav1.LabelSelector{MatchLabels: lbls},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbls}, Spec: corev1.PodSpec{
+						NodeSelector: map[string]string{"type": "wide"},
+						Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+							LabelSelector: &metav1.LabelSelector{MatchLabels: lbls}, TopologyKey: corev1.LabelHostname}}}},
+						Containers: []corev1.Container{{Name: "app", Image: "wide"}}}}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if c.pdb != nil {
+				spec := *c.pdb
+				spec.Selector = &metav1.LabelSelector{MatchLabels: lbls}
+				if err := kc.Apply(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wide"}, Spec: spec}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			if err := tw.ex.WaitFor(ctx, kubeport.Until{What: "wide's pods", Holds: func(ctx context.Context) (bool, error) {
+				pods, err := tw.port.ListPods(ctx, kubeport.PodQuery{Namespace: "default"})
+				ready := 0
+				for _, p := range pods {
+					if p.Labels["app"] == "wide" && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning {
+						ready++
+					}
+				}
+				return ready == nodes, err
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "wide", Blue: "wide", Green: Green{Name: "wide-green"}}, v131); err != nil {
+				t.Fatal(err)
+			}
+			waves := len(tw.drainWaves("wide"))
+			// The drain's makespan, first wave to blue empty, for the record.
+			var first, last string
+			for _, l := range tw.rec.lines {
+				at, _, _ := strings.Cut(strings.TrimSpace(l), " ")
+				if strings.Contains(l, "DrainWave") && first == "" {
+					first = at
+				}
+				if strings.Contains(l, "BlueGreenDrain") {
+					last = at
+				}
+			}
+			makespan := seconds(t, last) - seconds(t, first)
+			if c.pdb == nil {
+				drainTime = makespan
+			}
+			// The bound: no wave can evict more than k pods, so no drain
+			// without a refused eviction takes fewer than ceil(10/k)
+			// waves, and a wave takes at least one node's drain time —
+			// the unbudgeted one-wave drain's makespan.
+			bound := c.waves * drainTime
+			t.Logf("%s: %d waves, makespan %ds, bound %ds", c.name, waves, makespan, bound)
+			if drainTime == 0 || float64(makespan) > 1.10*float64(bound) {
+				t.Errorf("makespan %ds, want at most 1.10 × %ds", makespan, bound)
+			}
+			if waves != c.waves {
+				t.Errorf("%d waves, want %d: %q", waves, c.waves, tw.events())
+			}
+			if b := kc.PDBBreaches(); len(b) != 0 {
+				t.Errorf("PDB breaches %+v", b)
+			}
+		})
+	}
+}
+
+// seconds reads the recorder's "NNs" time.
+func seconds(t *testing.T, at string) int {
+	t.Helper()
+	var s int
+	if _, err := fmt.Sscanf(at, "%ds", &s); err != nil {
+		t.Fatalf("time %q: %v", at, err)
+	}
+	return s
+}
+
+func intOrString(s string) *intstr.IntOrString { v := intstr.Parse(s); return &v }

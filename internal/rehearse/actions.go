@@ -31,7 +31,7 @@ func (r *run) play() string {
 	if len(r.sc.Spec.Actions) == 0 && r.sc.Spec.Upgrade != nil {
 		err := r.upgrade(r.upgradeTarget(""))
 		switch {
-		case err == errTimeLimit:
+		case errors.Is(err, errTimeLimit):
 			return report.Stuck
 		case err != nil:
 			r.failure = fmt.Sprintf("upgrade: %v", err)

@@ -2,6 +2,7 @@ package rehearse
 
 import (
 	"context"
+	"strings"
 
 	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
 	"github.com/ladder-eks/ladder/internal/catalog"
@@ -111,7 +112,11 @@ func (r *run) StepEnded(st plan.Step, err error) {
 	switch {
 	case executor.IsTimeLimit(err):
 		msg := "the time limit ran out during this step"
-		if why := r.stuckReasons(); len(why) > 0 {
+		if why, ok := strings.CutPrefix(err.Error(), executor.ErrTimeLimit.Error()+": "); ok {
+			// What the step waited on when it ran out, such as the pod
+			// and PDB a drain of Ladder's own is blocked by.
+			msg += ": " + why
+		} else if why := r.stuckReasons(); len(why) > 0 {
 			msg += ": " + why[0]
 		}
 		r.phases[i].Status = report.Stuck

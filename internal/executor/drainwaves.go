@@ -1,0 +1,248 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/ladder-eks/ladder/internal/drain"
+	"github.com/ladder-eks/ladder/internal/eviction"
+	"github.com/ladder-eks/ladder/internal/kubeport"
+	"github.com/ladder-eks/ladder/internal/rules/drainwave"
+)
+
+// ownDrain are the kubectl drain flags of the drains Ladder carries out
+// itself: DaemonSet pods stay (their controller would put them back), and
+// a pod's emptyDir data goes with it, as in the drains of EKS and the node
+// termination handler (semantics.md §C, §D.3). A pod without a controller
+// refuses the drain, naming itself.
+var ownDrain = drain.Options{IgnoreAllDaemonSets: true, DeleteEmptyDirData: true}
+
+// drainInWaves cordons nodes, then drains them in waves: each wave is as
+// many nodes as the PDBs let go at once without the Eviction API refusing
+// an eviction (internal/rules/drainwave), their pods evicted together; the
+// next wave is chosen once the wave's nodes are empty and the PDBs' status
+// has caught up with the pods rescheduled elsewhere. A node the journal
+// holds as drained is not drained again. what names the nodes in events.
+func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string) error {
+	k := e.Ports.Kube
+	for _, n := range nodes {
+		if err := k.Cordon(ctx, n); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("cordon node/%s: %w", n, err)
+		}
+	}
+	remaining := slices.DeleteFunc(slices.Clone(nodes), e.drained)
+	for wave := 1; len(remaining) > 0; wave++ {
+		var plan drainwave.Wave
+		var todo []drainwave.Node
+		var fits time.Time
+		err := e.WaitFor(ctx, kubeport.Until{What: what + ": a drain the PDBs allow", Holds: func(ctx context.Context) (bool, error) {
+			var err error
+			if todo, err = e.drainable(ctx, remaining); err != nil || len(todo) == 0 {
+				return true, err
+			}
+			pdbs, err := k.ListPDBs(ctx, "")
+			if err != nil {
+				return false, err
+			}
+			plan = drainwave.Plan(todo, pointers(pdbs), 0, k.Now())
+			if len(plan.Nodes) > 0 {
+				// A wave chosen while the last one's pods are still coming
+				// back gets only the budget they left: wait for them, up to
+				// waveSettle, unless every node fits already.
+				if fits.IsZero() {
+					fits = k.Now()
+				}
+				return len(plan.Nodes) == len(todo) || !recovering(pdbs) || !k.Now().Before(fits.Add(waveSettle)), nil
+			}
+			r, settled := firstRefusal(plan, pdbs)
+			if r.Err != nil && r.Err.ErrStatus.Code != http.StatusTooManyRequests {
+				// Several PDBs select the pod: the Eviction API refuses it
+				// for good, and kubectl drain fails it (semantics.md §D.3).
+				return false, fmt.Errorf("drain node/%s: pod %s: PDB %s: %s", r.Node, r.Pod, strings.Join(r.PDBs, ", "), r.Err.ErrStatus.Message)
+			}
+			if settled {
+				// No node fits alone and waiting will not change it: the
+				// PDBs' pods are all healthy. Drain the first node as
+				// kubectl drain does, its refused evictions retried until
+				// the budget lets them through.
+				plan.Nodes = []string{r.Node}
+				return true, nil
+			}
+			return false, nil
+		}})
+		if IsTimeLimit(err) && len(plan.Waiting) > 0 {
+			r := plan.Waiting[0]
+			return fmt.Errorf("%w: node/%s: pod %s: PDB %s: %s", ErrTimeLimit, r.Node, r.Pod, strings.Join(r.PDBs, ", "), r.Err.Error())
+		}
+		if err != nil {
+			return err
+		}
+		if len(todo) == 0 {
+			break
+		}
+		id := fmt.Sprintf("wave %d: %s", wave, strings.Join(plan.Nodes, " "))
+		e.Observer.Event("Normal", "DrainWave", fmt.Sprintf("%s: %s", what, id))
+		refused, err := e.evict(ctx, todo, plan.Nodes)
+		if err != nil {
+			return err
+		}
+		// A refused eviction (a budget another client spent since the
+		// plan, or a node drained alone past its PDB) is made again each
+		// time the wave is looked at, as kubectl drain retries a 429.
+		err = e.WaitFor(ctx, kubeport.Until{What: what + ": " + id + " drained", Holds: func(ctx context.Context) (bool, error) {
+			left, err := e.drainable(ctx, plan.Nodes)
+			if err != nil || len(left) == 0 {
+				return true, err
+			}
+			refused, err = e.evict(ctx, left, plan.Nodes)
+			return false, err
+		}})
+		if IsTimeLimit(err) && refused != "" {
+			return fmt.Errorf("%w: %s", ErrTimeLimit, refused)
+		}
+		if err != nil {
+			return err
+		}
+		for _, n := range plan.Nodes {
+			if err := e.record(e.stepKey+"/Drain/"+n, Entry{State: Called, ID: id}); err != nil {
+				return err
+			}
+		}
+		remaining = slices.DeleteFunc(remaining, func(n string) bool { return slices.Contains(plan.Nodes, n) })
+	}
+	return nil
+}
+
+// evict evicts the pods of the nodes of todo that wave names. A 429 is
+// left for the caller to try again, and the first is returned as refused
+// ("node/N: pod NS/P: <the API's message>"); a pod already gone is
+// evicted.
+func (e *Executor) evict(ctx context.Context, todo []drainwave.Node, wave []string) (refused string, err error) {
+	for _, n := range todo {
+		if !slices.Contains(wave, n.Name) {
+			continue
+		}
+		for _, p := range n.Pods {
+			err := e.Ports.Kube.Evict(ctx, p.Namespace, p.Name)
+			switch {
+			case err == nil || apierrors.IsNotFound(err):
+			case apierrors.IsTooManyRequests(err):
+				if refused == "" {
+					refused = fmt.Sprintf("node/%s: pod %s/%s: %s", n.Name, p.Namespace, p.Name, evictionMessage(err))
+				}
+			default:
+				return "", fmt.Errorf("evict pod %s/%s on node/%s: %w", p.Namespace, p.Name, n.Name, err)
+			}
+		}
+	}
+	return refused, nil
+}
+
+// evictionMessage is a refused eviction's message with the causes the API
+// gives, which name the PDB ("The disruption budget X needs 2 healthy pods
+// and has 2 currently").
+func evictionMessage(err error) string {
+	msg := err.Error()
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Details != nil {
+		for _, c := range status.Status().Details.Causes {
+			msg += " " + c.Message
+		}
+	}
+	return msg
+}
+
+// waveSettle is how long a wave waits for the PDBs to have every pod
+// healthy again before it goes with the budget there is: the disruption
+// controller's DeletionTimeout, after which it counts an evicted pod that
+// is not gone as healthy again anyway (semantics.md §D.2).
+const waveSettle = eviction.DeletionTimeout
+
+// recovering reports whether a PDB has fewer healthy pods than it expects:
+// pods evicted are being replaced, and their budget will come back.
+func recovering(pdbs []policyv1.PodDisruptionBudget) bool {
+	for i := range pdbs {
+		if st := pdbs[i].Status; st.CurrentHealthy < st.ExpectedPods {
+			return true
+		}
+	}
+	return false
+}
+
+// firstRefusal is the first node of a wave-less plan that is refused
+// even alone, and whether its PDBs are settled: every pod they expect is
+// healthy, so no eviction in flight will give their budget back.
+func firstRefusal(plan drainwave.Wave, pdbs []policyv1.PodDisruptionBudget) (drainwave.Refusal, bool) {
+	for _, r := range plan.Waiting {
+		if !r.Alone || r.Err == nil {
+			continue
+		}
+		for _, name := range r.PDBs {
+			for i := range pdbs {
+				st := pdbs[i].Status
+				if pdbs[i].Namespace+"/"+pdbs[i].Name == name && st.CurrentHealthy < st.ExpectedPods {
+					return r, false
+				}
+			}
+		}
+		return r, true
+	}
+	return drainwave.Refusal{}, false
+}
+
+// drained reports whether the journal holds node as drained in this step.
+func (e *Executor) drained(node string) bool {
+	if e.Journal == nil {
+		return false
+	}
+	en, ok := e.Journal.Get(e.stepKey + "/Drain/" + node)
+	return ok && en.State == Called
+}
+
+// drainable lists, of nodes, those that still have pods a drain evicts,
+// with those pods (kubectl drain's filters, ownDrain). A pod the filters
+// refuse fails the drain before anything of its node is evicted, as
+// kubectl drain does (semantics.md §D.3).
+func (e *Executor) drainable(ctx context.Context, nodes []string) ([]drainwave.Node, error) {
+	k := e.Ports.Kube
+	var out []drainwave.Node
+	for _, n := range nodes {
+		pods, err := k.ListPods(ctx, kubeport.PodQuery{Node: n})
+		if err != nil {
+			return nil, err
+		}
+		// DaemonSet pods are left on the node whether or not their
+		// DaemonSet still exists: the node goes away with them.
+		list, errs := drain.PodsForDeletion(pods, ownDrain, func(namespace, name string) bool { return true }, k.Now())
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("drain node/%s: %w", n, errs[0])
+		}
+		var evict []*corev1.Pod
+		for _, p := range list.Pods() {
+			if p.DeletionTimestamp.IsZero() {
+				evict = append(evict, &p)
+			}
+		}
+		if len(evict) > 0 || len(list.Pods()) > 0 {
+			out = append(out, drainwave.Node{Name: n, Pods: evict})
+		}
+	}
+	return out, nil
+}
+
+func pointers(pdbs []policyv1.PodDisruptionBudget) []*policyv1.PodDisruptionBudget {
+	out := make([]*policyv1.PodDisruptionBudget, len(pdbs))
+	for i := range pdbs {
+		out[i] = &pdbs[i]
+	}
+	return out
+}
