@@ -5,6 +5,7 @@ package cli
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,9 +39,10 @@ import (
 func TestLabKarpenterDriftsAfterTheControlPlane(t *testing.T) {
 	dir, st, _ := labWithAWS(t)
 	var karpenterPID int
+	var karpenterStarted time.Time
 	for _, c := range st.Components {
 		if c.Name == lab.Karpenter {
-			karpenterPID = c.PID
+			karpenterPID, karpenterStarted = c.PID, c.Started
 		}
 	}
 	if karpenterPID == 0 {
@@ -64,6 +66,11 @@ func TestLabKarpenterDriftsAfterTheControlPlane(t *testing.T) {
 		original[n.Name] = true
 		if v := n.Status.NodeInfo.KubeletVersion; !strings.HasPrefix(v, "v1.30.") {
 			t.Fatalf("node %s starts at %s, want 1.30", n.Name, v)
+		}
+		// The scenario's node, materialized before Karpenter started: one
+		// Karpenter launched since replaced it with nothing to drift for.
+		if n.CreationTimestamp.After(karpenterStarted) {
+			t.Errorf("node %s was created at %s, after Karpenter started (%s): Karpenter replaced the scenario's node before any change", n.Name, n.CreationTimestamp.UTC(), karpenterStarted)
 		}
 	}
 
@@ -93,7 +100,7 @@ func TestLabKarpenterDriftsAfterTheControlPlane(t *testing.T) {
 
 	began := time.Now()
 	mostDisrupting, replacements := 0, map[string]bool{}
-	var below []string
+	var below, early []string
 	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, pool)
 		if err != nil {
@@ -108,8 +115,12 @@ func TestLabKarpenterDriftsAfterTheControlPlane(t *testing.T) {
 				left++
 			} else {
 				replacements[n.Name] = true
-				if strings.HasPrefix(n.Status.NodeInfo.KubeletVersion, "v1.31.") {
+				switch v := n.Status.NodeInfo.KubeletVersion; {
+				case strings.HasPrefix(v, "v1.31."):
 					newer++
+				case v != "" && !slices.Contains(early, n.Name):
+					// Only the drift to 1.31 replaces nodes.
+					early = append(early, n.Name)
 				}
 			}
 		}
@@ -129,6 +140,9 @@ func TestLabKarpenterDriftsAfterTheControlPlane(t *testing.T) {
 	}
 	if mostDisrupting > 1 {
 		t.Errorf("%d nodes disrupting at once, want one (the NodePool's default budget, 10%% of %d)", mostDisrupting, len(original))
+	}
+	if len(early) > 0 {
+		t.Errorf("Karpenter replaced nodes with ones not at 1.31 (a drift before the control-plane update): %v", early)
 	}
 	if len(below) > 0 {
 		t.Errorf("PodDisruptionBudgets exceeded: %v", below)

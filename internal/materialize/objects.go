@@ -169,6 +169,9 @@ func templateClaim(c *corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClai
 	}
 }
 
+// awsLabelPrefix is the AWS provider's well-known labels' domain.
+const awsLabelPrefix = "karpenter.k8s.aws/"
+
 // nodeClaim is the NodeClaim Karpenter keeps for a node it launched: the
 // spec it created from the NodePool, and the status it filled in as the
 // instance launched, registered and initialized.
@@ -178,6 +181,16 @@ func nodeClaim(c twinbuild.SnapshotNodeClaim, node *corev1.Node) (*unstructured.
 		corev1.LabelTopologyZone, corev1.LabelTopologyRegion, corev1.LabelArchStable, corev1.LabelOSStable,
 		"karpenter.k8s.aws/ec2nodeclass"} {
 		if v, ok := node.Labels[k]; ok {
+			labels[k] = v
+		}
+	}
+	// Karpenter labels a NodeClaim it launches with its instance type's
+	// single-valued requirements (karpenter.k8s.aws/instance-category,
+	// -size, -family, ...), which the node inherits. Without them the
+	// real Karpenter finds the NodePool's requirements on those keys
+	// unmet and drifts the node the moment it starts (RequirementsDrifted).
+	for k, v := range node.Labels {
+		if strings.HasPrefix(k, awsLabelPrefix) {
 			labels[k] = v
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
@@ -317,15 +319,7 @@ func TestToFargate(t *testing.T) {
 // lab refused status.lastPodEventTime: null), and no required field is
 // missing. The schema is the very CRD installCRDs applies.
 func TestNodeClaimFitsTheCRD(t *testing.T) {
-	sc, snap := workshop(t)
-	docs, _, err := documents(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := planObjects(snap, docs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := workshopPlan(t)
 	crds, err := karpenterCRDs()
 	if err != nil {
 		t.Fatal(err)
@@ -460,4 +454,59 @@ func schemaProblems(path string, v any, schema map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// The workshop's NodeClaim meets its NodePool's requirements as Karpenter
+// checks them for RequirementsDrifted (areRequirementsDrifted in
+// sigs.k8s.io/karpenter pkg/controllers/nodeclaim/disruption/drift.go): a
+// materialized claim without its instance type's labels would be drifted
+// by the real Karpenter the moment it starts.
+func TestNodeClaimMeetsItsNodePool(t *testing.T) {
+	p := workshopPlan(t)
+	pools := map[string]*karpv1.NodePool{}
+	var claims []*karpv1.NodeClaim
+	for _, d := range p.docs {
+		switch d.obj.GetKind() {
+		case "NodePool":
+			np := &karpv1.NodePool{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, np); err != nil {
+				t.Fatal(err)
+			}
+			pools[np.Name] = np
+		case "NodeClaim":
+			nc := &karpv1.NodeClaim{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, nc); err != nil {
+				t.Fatal(err)
+			}
+			claims = append(claims, nc)
+		}
+	}
+	if len(claims) != 1 {
+		t.Fatalf("%d NodeClaims in the plan, want 1", len(claims))
+	}
+	for _, nc := range claims {
+		np := pools[nc.Labels[karpv1.NodePoolLabelKey]]
+		if np == nil {
+			t.Fatalf("NodeClaim %s: no NodePool %q in the plan", nc.Name, nc.Labels[karpv1.NodePoolLabelKey])
+		}
+		want := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+		if err := scheduling.NewLabelRequirements(nc.Labels).Compatible(want); err != nil {
+			t.Errorf("NodeClaim %s does not meet NodePool %s's requirements (Karpenter drifts it): %v; labels %v", nc.Name, np.Name, err, nc.Labels)
+		}
+	}
+}
+
+// workshopPlan is the plan of the workshop's objects.
+func workshopPlan(t *testing.T) *plan {
+	t.Helper()
+	sc, snap := workshop(t)
+	docs, _, err := documents(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planObjects(snap, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
