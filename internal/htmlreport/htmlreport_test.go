@@ -144,7 +144,7 @@ func TestWorkshopPage(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		`<p id="probe-line">Probe ui: 2m18s of 36m41s failed (93.73% of requests succeeded).</p>`,
+		`<p id="probe-line">Probe ui: 2m19s of 36m31s failed (93.66% of requests succeeded).</p>`,
 		`<h3 id="group-custom-Y">custom-Y <span class="sub">(managed)</span></h3>`,
 		`<nav aria-label="Sections">`, `<a class="skip" href="#main">`,
 	} {
