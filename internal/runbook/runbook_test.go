@@ -90,9 +90,10 @@ func TestWorkshopRunbook(t *testing.T) {
 	if l := lines(blue, "eksctl"); !strings.Contains(l, "--name green-mng") || blue.NodesLaunched != 2 || blue.SurgeNodes != 2 {
 		t.Errorf("blue-mng: %+v", blue)
 	}
-	// The drain of orders-mysql waited for its PDB.
-	if len(blue.Blocked) != 1 || blue.Blocked[0].PDB != "orders/orders-pdb" || !strings.HasPrefix(blue.Blocked[0].Pod, "orders/orders-mysql-") {
-		t.Errorf("blue-mng blocked drains: %+v", blue.Blocked)
+	// Ladder drains blue in the waves orders-pdb allows: no eviction is
+	// refused, so no drain is held up (TestRunbookBlockedDrain has one).
+	if len(blue.Blocked) != 0 {
+		t.Errorf("blue-mng blocked drains: %+v, want none", blue.Blocked)
 	}
 	if l := lines(step(t, rb, "node-group", "default"), "kubectl"); !strings.Contains(l, "kubectl patch ec2nodeclass default ") {
 		t.Errorf("karpenter: %s", l)
