@@ -18,19 +18,7 @@ import (
 // twin reads the paused node group — its nodes, the pod and PDB holding
 // its drain — and --entries lists the records themselves.
 func TestUpgradeStatusJSON(t *testing.T) {
-	sc, err := scenario.Resolve("pdb-deadlock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "journal.json")
-	j, err := journal.OpenFile(path, sc.Spec.Cluster.Name, "1.31")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rehearse.Run(sc, rehearse.Options{To: "1.31", Journal: j}); err != nil {
-		t.Fatal(err)
-	}
-	j.Close()
+	path := pausedJournal(t, t.TempDir())
 
 	var out, errb bytes.Buffer
 	if code := Main([]string{"upgrade", "status", "--journal", path, "-o", "json"}, &out, &errb); code != 0 {
@@ -72,20 +60,8 @@ func TestUpgradeStatusJSON(t *testing.T) {
 // the page (steps, the paused drain) and refuses a directory that does not
 // exist before reading anything; --entries with --compare is refused.
 func TestUpgradeStatusCompareAndReport(t *testing.T) {
-	sc, err := scenario.Resolve("pdb-deadlock")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	path := filepath.Join(dir, "journal.json")
-	j, err := journal.OpenFile(path, sc.Spec.Cluster.Name, "1.31")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rehearse.Run(sc, rehearse.Options{To: "1.31", Journal: j}); err != nil {
-		t.Fatal(err)
-	}
-	j.Close()
+	path := pausedJournal(t, dir)
 
 	var out, errb bytes.Buffer
 	if code := Main([]string{"upgrade", "status", "--journal", path, "--compare"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), path+": the journal holds no rehearsal to compare with") {
@@ -113,4 +89,25 @@ func TestUpgradeStatusCompareAndReport(t *testing.T) {
 	if code := Main([]string{"upgrade", "status", "--journal", path, "--report", missing}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "--report "+missing+": no such directory") {
 		t.Errorf("--report into a missing directory: exit %d, %q", code, errb.String())
 	}
+}
+
+// pausedJournal is the journal file in dir the executor wrote while it
+// upgraded pdb-deadlock on the twin (without a rehearsal kept in it): its
+// blue-mng step failed on orders-pdb.
+func pausedJournal(t *testing.T, dir string) string {
+	t.Helper()
+	sc, err := scenario.Resolve("pdb-deadlock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "journal.json")
+	j, err := journal.OpenFile(path, sc.Spec.Cluster.Name, "1.31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := rehearse.Run(sc, rehearse.Options{To: "1.31", Journal: j}); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
