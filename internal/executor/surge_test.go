@@ -220,17 +220,7 @@ func TestSurgeGroupResumed(t *testing.T) {
 func TestSurgeWaves(t *testing.T) {
 	const nodes = 10
 	var oneWave int
-	for _, c := range []struct {
-		name  string
-		pdb   *policyv1.PodDisruptionBudgetSpec
-		waves int
-	}{
-		{"none", nil, 1},
-		{"maxUnavailable 1", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("1")}, 10},
-		{"maxUnavailable 10%", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("10%")}, 10},
-		{"maxUnavailable 30%", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("30%")}, 4},
-		{"minAvailable N-1", &policyv1.PodDisruptionBudgetSpec{MinAvailable: intOrString(fmt.Sprint(nodes - 1))}, 10},
-	} {
+	for _, c := range waveShapes {
 		t.Run(c.name, func(t *testing.T) {
 			ex, rec, kc, _ := surgeTwin(t, nodes, 2*nodes, c.pdb)
 			if err := ex.SurgeGroup(context.Background(), "workers", kubeversion.MustParse("1.31")); err != nil {

@@ -309,13 +309,7 @@ func asgNewImage(ctx context.Context, env AutoScalingEnv) error {
 // time it was started with (§3.3).
 func asgRequiredMembers(ctx context.Context, env AutoScalingEnv) error {
 	api, group := env.AutoScaling(), env.Groups()[0]
-	describe := func() (asgtypes.AutoScalingGroup, error) {
-		out, err := api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
-		if err != nil || len(out.AutoScalingGroups) != 1 {
-			return asgtypes.AutoScalingGroup{}, fmt.Errorf("DescribeAutoScalingGroups %s: %v, %v", group, out, err)
-		}
-		return out.AutoScalingGroups[0], nil
-	}
+	describe := func() (asgtypes.AutoScalingGroup, error) { return describeGroup(ctx, api, group) }
 	g, err := describe()
 	if err != nil {
 		return err
@@ -386,13 +380,7 @@ func asgLaunchTemplateMembers(ctx context.Context, env AutoScalingEnv) error {
 // ValidationError.
 func asgSurgeAndTerminate(ctx context.Context, env AutoScalingEnv) error {
 	api, group := env.AutoScaling(), env.Groups()[1]
-	describe := func() (asgtypes.AutoScalingGroup, error) {
-		out, err := api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
-		if err != nil || len(out.AutoScalingGroups) != 1 {
-			return asgtypes.AutoScalingGroup{}, fmt.Errorf("DescribeAutoScalingGroups %s: %v, %v", group, out, err)
-		}
-		return out.AutoScalingGroups[0], nil
-	}
+	describe := func() (asgtypes.AutoScalingGroup, error) { return describeGroup(ctx, api, group) }
 	g, err := describe()
 	if err != nil {
 		return err
@@ -445,4 +433,13 @@ func asgSurgeAndTerminate(ctx context.Context, env AutoScalingEnv) error {
 	}
 	_, err = api.TerminateInstanceInAutoScalingGroup(ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: &old[0], ShouldDecrementDesiredCapacity: aws.Bool(true)})
 	return wantCode("TerminateInstanceInAutoScalingGroup of a terminated instance", err, "ValidationError")
+}
+
+// describeGroup is DescribeAutoScalingGroups of the one group.
+func describeGroup(ctx context.Context, api awsport.AutoScaling, group string) (asgtypes.AutoScalingGroup, error) {
+	out, err := api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil || len(out.AutoScalingGroups) != 1 {
+		return asgtypes.AutoScalingGroup{}, fmt.Errorf("DescribeAutoScalingGroups %s: %v, %v", group, out, err)
+	}
+	return out.AutoScalingGroups[0], nil
 }
