@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -15,6 +16,13 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 )
+
+// surgePoll is how often a self-managed group's surge and drain read the
+// nodes, their pods and the PDBs: thousands of nodes and PDBs are too dear
+// to read after every event of the twin (the 5,000-node mix's group of
+// 750 took minutes so), and a client polling the API reads them no more
+// often either.
+const surgePoll = time.Second
 
 // SurgeGroup is a self-managed node group's hop carried out by Ladder
 // itself (--strategy ladder) instead of an instance refresh: the group's
@@ -74,10 +82,10 @@ func (e *Executor) SurgeGroup(ctx context.Context, group string, to kubeversion.
 		// old instances still in it.
 		var ready int
 		want := max(target, int(aws.ToInt32(g.DesiredCapacity))) - len(old)
-		if err := e.WaitFor(ctx, kubeport.Until{What: fmt.Sprintf("%s: %d new nodes Ready", what, want), Holds: func(ctx context.Context) (bool, error) {
+		if err := e.WaitFor(ctx, kubeport.Polled{Every: surgePoll, Ticks: true, Gate: kubeport.Until{What: fmt.Sprintf("%s: %d new nodes Ready", what, want), Holds: func(ctx context.Context) (bool, error) {
 			ready, err = e.readyAtMinor(ctx, group, to)
 			return ready >= want, err
-		}}); err != nil {
+		}}}); err != nil {
 			return err
 		}
 		// Each new node beyond the group's first capacity takes an old
@@ -95,7 +103,7 @@ func (e *Executor) SurgeGroup(ctx context.Context, group string, to kubeversion.
 				return fmt.Errorf("cordon node/%s: %w", node, err)
 			}
 		}
-		if err := e.drainInWaves(ctx, what, nodes[:n]); err != nil {
+		if err := e.drainInWaves(ctx, what, nodes[:n], surgePoll); err != nil {
 			return err
 		}
 		for _, in := range old[:n] {
