@@ -64,8 +64,8 @@ type ClusterLister interface {
 }
 
 // AutoScaling is the EC2 Auto Scaling API for self-managed node groups
-// (aws-apis.md §3): groups and their instances, instance refreshes (§3.3)
-// and lifecycle hooks (§3.4).
+// (aws-apis.md §3): groups and their instances, instance refreshes (§3.3),
+// lifecycle hooks (§3.4) and the group's capacity.
 type AutoScaling interface {
 	DescribeAutoScalingGroups(ctx context.Context, params *autoscaling.DescribeAutoScalingGroupsInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
 	StartInstanceRefresh(ctx context.Context, params *autoscaling.StartInstanceRefreshInput, optFns ...func(*autoscaling.Options)) (*autoscaling.StartInstanceRefreshOutput, error)
@@ -73,6 +73,14 @@ type AutoScaling interface {
 	DescribeLifecycleHooks(ctx context.Context, params *autoscaling.DescribeLifecycleHooksInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeLifecycleHooksOutput, error)
 	PutLifecycleHook(ctx context.Context, params *autoscaling.PutLifecycleHookInput, optFns ...func(*autoscaling.Options)) (*autoscaling.PutLifecycleHookOutput, error)
 	CompleteLifecycleAction(ctx context.Context, params *autoscaling.CompleteLifecycleActionInput, optFns ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
+	// UpdateAutoScalingGroup, SetDesiredCapacity and
+	// TerminateInstanceInAutoScalingGroup are Ladder's own replacement of a
+	// group's instances (--strategy ladder): the new launch template
+	// version, a surge of new instances, then each old one terminated
+	// with the capacity decremented once Ladder has drained its node.
+	UpdateAutoScalingGroup(ctx context.Context, params *autoscaling.UpdateAutoScalingGroupInput, optFns ...func(*autoscaling.Options)) (*autoscaling.UpdateAutoScalingGroupOutput, error)
+	SetDesiredCapacity(ctx context.Context, params *autoscaling.SetDesiredCapacityInput, optFns ...func(*autoscaling.Options)) (*autoscaling.SetDesiredCapacityOutput, error)
+	TerminateInstanceInAutoScalingGroup(ctx context.Context, params *autoscaling.TerminateInstanceInAutoScalingGroupInput, optFns ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error)
 }
 
 // Images is EC2's DescribeImages (aws-apis.md §4): what an AMI id is, its

@@ -24,12 +24,15 @@ const asgNamespace = "http://autoscaling.amazonaws.com/doc/2011-01-01/"
 func NewAutoScaling(p awsport.AutoScaling) http.Handler {
 	return &queryService{
 		ops: map[string]queryOperation{
-			"DescribeAutoScalingGroups": asgServe(p.DescribeAutoScalingGroups),
-			"StartInstanceRefresh":      asgServe(p.StartInstanceRefresh),
-			"DescribeInstanceRefreshes": asgServe(p.DescribeInstanceRefreshes),
-			"DescribeLifecycleHooks":    asgServe(p.DescribeLifecycleHooks),
-			"PutLifecycleHook":          asgServe(p.PutLifecycleHook),
-			"CompleteLifecycleAction":   asgServe(p.CompleteLifecycleAction),
+			"DescribeAutoScalingGroups":           asgServe(p.DescribeAutoScalingGroups),
+			"StartInstanceRefresh":                asgServe(p.StartInstanceRefresh),
+			"DescribeInstanceRefreshes":           asgServe(p.DescribeInstanceRefreshes),
+			"DescribeLifecycleHooks":              asgServe(p.DescribeLifecycleHooks),
+			"PutLifecycleHook":                    asgServe(p.PutLifecycleHook),
+			"CompleteLifecycleAction":             asgServe(p.CompleteLifecycleAction),
+			"UpdateAutoScalingGroup":              asgServe(p.UpdateAutoScalingGroup),
+			"SetDesiredCapacity":                  asgServe(p.SetDesiredCapacity),
+			"TerminateInstanceInAutoScalingGroup": asgServe(p.TerminateInstanceInAutoScalingGroup),
 		},
 		envelope:      asgEnvelope,
 		errorBody:     asgErrorBody,

@@ -141,6 +141,18 @@ func (r *recordingASG) CompleteLifecycleAction(_ context.Context, in *autoscalin
 	return recordASG[autoscaling.CompleteLifecycleActionInput, autoscaling.CompleteLifecycleActionOutput](r, in)
 }
 
+func (r *recordingASG) UpdateAutoScalingGroup(_ context.Context, in *autoscaling.UpdateAutoScalingGroupInput, _ ...func(*autoscaling.Options)) (*autoscaling.UpdateAutoScalingGroupOutput, error) {
+	return recordASG[autoscaling.UpdateAutoScalingGroupInput, autoscaling.UpdateAutoScalingGroupOutput](r, in)
+}
+
+func (r *recordingASG) SetDesiredCapacity(_ context.Context, in *autoscaling.SetDesiredCapacityInput, _ ...func(*autoscaling.Options)) (*autoscaling.SetDesiredCapacityOutput, error) {
+	return recordASG[autoscaling.SetDesiredCapacityInput, autoscaling.SetDesiredCapacityOutput](r, in)
+}
+
+func (r *recordingASG) TerminateInstanceInAutoScalingGroup(_ context.Context, in *autoscaling.TerminateInstanceInAutoScalingGroupInput, _ ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error) {
+	return recordASG[autoscaling.TerminateInstanceInAutoScalingGroupInput, autoscaling.TerminateInstanceInAutoScalingGroupOutput](r, in)
+}
+
 // roundTrip sends an input with every member set through the client and
 // answers with an output with every member set: the port must get the
 // one and the client the other, member for member.

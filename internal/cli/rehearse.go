@@ -27,6 +27,7 @@ func newRehearseCommand() *cobra.Command {
 		timeLimit time.Duration
 		to        string
 		htmlFile  string
+		strategy  string
 	)
 	cmd := &cobra.Command{
 		Use:   "rehearse [--scenario NAME|FILE] [--to VERSION] [--seed S] [-o text|json] [--report FILE.html]",
@@ -94,6 +95,9 @@ Built-in scenarios: ` + builtinList() + `
 			if err != nil {
 				return err
 			}
+			if err := applyStrategy(sc, strategy); err != nil {
+				return err
+			}
 			warnings, err := sc.Validate()
 			if err != nil {
 				return err
@@ -139,6 +143,7 @@ Built-in scenarios: ` + builtinList() + `
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&to, "to", "", "upgrade to this Kubernetes minor, hop by hop (default: the scenario's spec.upgrade.to, else the next minor)")
 	cmd.Flags().StringVar(&htmlFile, "report", "", "also write the rehearsal as a self-contained HTML file with charts (e.g. --report rehearsal.html)")
+	addStrategyFlag(cmd.Flags(), &strategy)
 	cmd.Flags().DurationVar(&timeLimit, "time-limit", 0, "virtual-time limit, positive and at most 720h (default: the scenario's spec.timeLimit, else 6h)")
 	return cmd
 }

@@ -89,15 +89,16 @@ actions and the Kubernetes RBAC it needs).`,
 	fl.StringVar(&f.probeURL, "probe-url", "", "request this URL every second during the upgrade; 5 failures in a row pause it before the next step")
 	fl.StringVar(&f.window, "window", "", `hold every step but the pre-checks until this maintenance window is open, e.g. "Mon-Fri 22:00-06:00 Asia/Seoul"`)
 	fl.StringVar(&f.htmlFile, "report", "", "when the run ends (done or paused), write the upgrade as a self-contained HTML file: its steps over time and, once done, its comparison with the rehearsal")
+	addStrategyFlag(fl, &f.strategy)
 	cmd.AddCommand(newUpgradeStatusCommand())
 	return cmd
 }
 
 // upgradeFlags are the flags of upgrade and its status.
 type upgradeFlags struct {
-	kubeconfig, kubeContext, cluster, region, journal, to, window, probeURL, htmlFile string
-	approve                                                                           bool
-	timeout                                                                           time.Duration
+	kubeconfig, kubeContext, cluster, region, journal, to, window, probeURL, htmlFile, strategy string
+	approve                                                                                     bool
+	timeout                                                                                     time.Duration
 }
 
 func (f *upgradeFlags) register(cmd *cobra.Command) {
@@ -155,6 +156,9 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 	}
 	sc, err := captureScenario(ctx, lc)
 	if err != nil {
+		return err
+	}
+	if err := applyStrategy(sc, f.strategy); err != nil {
 		return err
 	}
 	cur, err := kubeversion.Parse(sc.Spec.Cluster.Version)

@@ -32,8 +32,16 @@ var ownDrain = drain.Options{IgnoreAllDaemonSets: true, DeleteEmptyDirData: true
 // next wave is chosen once the wave's nodes are empty and the PDBs' status
 // has caught up with the pods rescheduled elsewhere. A node the journal
 // holds as drained is not drained again. what names the nodes in events.
-func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string) error {
+// every, when positive, reads the drain's state at most that often (a
+// client polling the API); zero reads it after every change.
+func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string, every time.Duration) error {
 	k := e.Ports.Kube
+	polled := func(g kubeport.Gate) kubeport.Gate {
+		if every > 0 {
+			return kubeport.Polled{Every: every, Gate: g, Ticks: true}
+		}
+		return g
+	}
 	for _, n := range nodes {
 		if err := k.Cordon(ctx, n); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("cordon node/%s: %w", n, err)
@@ -44,7 +52,7 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 		var plan drainwave.Wave
 		var todo []drainwave.Node
 		var fits time.Time
-		err := e.WaitFor(ctx, kubeport.Until{What: what + ": a drain the PDBs allow", Holds: func(ctx context.Context) (bool, error) {
+		err := e.WaitFor(ctx, polled(kubeport.Until{What: what + ": a drain the PDBs allow", Holds: func(ctx context.Context) (bool, error) {
 			var err error
 			if todo, err = e.drainable(ctx, remaining); err != nil || len(todo) == 0 {
 				return true, err
@@ -78,7 +86,7 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 				return true, nil
 			}
 			return false, nil
-		}})
+		}}))
 		if IsTimeLimit(err) && len(plan.Waiting) > 0 {
 			r := plan.Waiting[0]
 			return fmt.Errorf("%w: node/%s: pod %s: PDB %s: %s", ErrTimeLimit, r.Node, r.Pod, strings.Join(r.PDBs, ", "), r.Err.Error())
@@ -98,14 +106,14 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 		// A refused eviction (a budget another client spent since the
 		// plan, or a node drained alone past its PDB) is made again each
 		// time the wave is looked at, as kubectl drain retries a 429.
-		err = e.WaitFor(ctx, kubeport.Until{What: what + ": " + id + " drained", Holds: func(ctx context.Context) (bool, error) {
+		err = e.WaitFor(ctx, polled(kubeport.Until{What: what + ": " + id + " drained", Holds: func(ctx context.Context) (bool, error) {
 			left, err := e.drainable(ctx, plan.Nodes)
 			if err != nil || len(left) == 0 {
 				return true, err
 			}
 			refused, err = e.evict(ctx, left, plan.Nodes)
 			return false, err
-		}})
+		}}))
 		if IsTimeLimit(err) && refused != "" {
 			return fmt.Errorf("%w: %s", ErrTimeLimit, refused)
 		}

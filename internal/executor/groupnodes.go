@@ -27,7 +27,7 @@ func (e *Executor) GroupNodes(nodes []corev1.Node, st plan.Step) []*corev1.Node 
 		if g.Green != nil {
 			values = append(values, g.Green.Name)
 		}
-	case scenario.InstanceRefresh:
+	case scenario.InstanceRefresh, scenario.Ladder:
 		key = selfManagedLabel
 	case scenario.Drift:
 		key, values = karpv1.NodePoolLabelKey, []string{g.NodePool}

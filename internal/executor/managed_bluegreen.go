@@ -96,7 +96,7 @@ func (e *Executor) UpgradeBlueGreen(ctx context.Context, bg BlueGreen, to kubeve
 				blue = append(blue, n.Name)
 			}
 		}
-		if err := e.drainInWaves(ctx, "node group "+bg.Blue, blue); err != nil {
+		if err := e.drainInWaves(ctx, "node group "+bg.Blue, blue, 0); err != nil {
 			return err
 		}
 	}

@@ -348,16 +348,7 @@ func TestGreenInputCopiesTheBlueGroup(t *testing.T) {
 func TestBlueGreenWaves(t *testing.T) {
 	const nodes = 10
 	var drainTime int // seconds: the first case's, without a PDB
-	for _, c := range []struct {
-		name  string
-		pdb   *policyv1.PodDisruptionBudgetSpec
-		waves int
-	}{
-		{"none", nil, 1},
-		{"maxUnavailable 1", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("1")}, 10},
-		{"maxUnavailable 30%", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("30%")}, 4},
-		{"minAvailable N-2", &policyv1.PodDisruptionBudgetSpec{MinAvailable: intOrString(fmt.Sprint(nodes - 2))}, 5},
-	} {
+	for _, c := range waveShapes {
 		t.Run(c.name, func(t *testing.T) {
 			tw := newManagedTwin(t)
 			kc := tw.port.Cluster()
@@ -433,6 +424,23 @@ func TestBlueGreenWaves(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waveShapes are the PDB shapes the wave benchmarks drain 10 nodes
+// under, one pod on each, the first without a PDB, with the fewest waves
+// a drain that never has an eviction refused can take: ceil(10/k), k the
+// PDB's disruptionsAllowed with every pod healthy (semantics.md §D.2).
+var waveShapes = []struct {
+	name  string
+	pdb   *policyv1.PodDisruptionBudgetSpec
+	waves int
+}{
+	{"none", nil, 1},
+	{"maxUnavailable 1", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("1")}, 10},
+	{"maxUnavailable 10%", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("10%")}, 10},
+	{"maxUnavailable 30%", &policyv1.PodDisruptionBudgetSpec{MaxUnavailable: intOrString("30%")}, 4},
+	{"minAvailable N-1", &policyv1.PodDisruptionBudgetSpec{MinAvailable: intOrString("9")}, 10},
+	{"minAvailable N-2", &policyv1.PodDisruptionBudgetSpec{MinAvailable: intOrString("8")}, 5},
 }
 
 // seconds reads the recorder's "NNs" time.

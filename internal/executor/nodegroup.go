@@ -63,6 +63,8 @@ func (e *Executor) NodeGroup(ctx context.Context, st plan.Step, to kubeversion.M
 		return e.UpgradeBlueGreen(ctx, BlueGreen{Group: st.Name, Blue: blue, Green: gr}, to)
 	case scenario.InstanceRefresh:
 		return e.RefreshGroup(ctx, st.Name, g.Refresh, to)
+	case scenario.Ladder:
+		return e.SurgeGroup(ctx, st.Name, to)
 	case scenario.Drift:
 		if g.NodePool == "" {
 			return fmt.Errorf("node group %s: drift needs the group's NodePool", st.Name)

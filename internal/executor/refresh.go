@@ -15,11 +15,15 @@ import (
 )
 
 // AutoScalingAPI is the part of the Auto Scaling API (awsport.AutoScaling)
-// the instance refresh step calls.
+// the self-managed steps call.
 type AutoScalingAPI interface {
 	DescribeAutoScalingGroups(ctx context.Context, params *autoscaling.DescribeAutoScalingGroupsInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeAutoScalingGroupsOutput, error)
 	StartInstanceRefresh(ctx context.Context, params *autoscaling.StartInstanceRefreshInput, optFns ...func(*autoscaling.Options)) (*autoscaling.StartInstanceRefreshOutput, error)
 	DescribeInstanceRefreshes(ctx context.Context, params *autoscaling.DescribeInstanceRefreshesInput, optFns ...func(*autoscaling.Options)) (*autoscaling.DescribeInstanceRefreshesOutput, error)
+	// The calls of Ladder's own replacement (surge.go).
+	UpdateAutoScalingGroup(ctx context.Context, params *autoscaling.UpdateAutoScalingGroupInput, optFns ...func(*autoscaling.Options)) (*autoscaling.UpdateAutoScalingGroupOutput, error)
+	SetDesiredCapacity(ctx context.Context, params *autoscaling.SetDesiredCapacityInput, optFns ...func(*autoscaling.Options)) (*autoscaling.SetDesiredCapacityOutput, error)
+	TerminateInstanceInAutoScalingGroup(ctx context.Context, params *autoscaling.TerminateInstanceInAutoScalingGroupInput, optFns ...func(*autoscaling.Options)) (*autoscaling.TerminateInstanceInAutoScalingGroupOutput, error)
 }
 
 // selfManagedLabel is the label eksctl puts on a self-managed node group's
@@ -64,18 +68,43 @@ func (e *Executor) RefreshGroup(ctx context.Context, group string, prefs *asgtyp
 // launch template (when it changes) and starts the instance refresh; it
 // returns the refresh's id.
 func (e *Executor) startRefresh(ctx context.Context, group string, prefs *asgtypes.RefreshPreferences, to kubeversion.Minor, token *string) (string, error) {
-	groups, err := e.Ports.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	_, desired, err := e.hopLaunchTemplate(ctx, group, to, token)
+	if err != nil {
+		return "", err
+	}
+	start := &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String(group), Preferences: prefs}
+	if desired != nil {
+		// The refresh rolls the new version out; "after success the
+		// group settings are updated to the desired configuration"
+		// (semantics.md §C).
+		start.DesiredConfiguration = &asgtypes.DesiredConfiguration{LaunchTemplate: desired}
+	}
+	started, err := e.Ports.AutoScaling.StartInstanceRefresh(ctx, start)
 	if err != nil {
 		return "", fmt.Errorf("node group %s: %v", group, apiError(err))
 	}
-	if len(groups.AutoScalingGroups) == 0 || groups.AutoScalingGroups[0].LaunchTemplate == nil {
-		return "", fmt.Errorf("node group %s: no Auto Scaling group of that name with a launch template", group)
+	return aws.ToString(started.InstanceRefreshId), nil
+}
+
+// hopLaunchTemplate reads the self-managed group and, when its launch
+// template's image is not the newest of its family for the hop, creates
+// the template's version with that image (with token) and returns it as
+// $Latest in desired; desired is nil when the group's image is already
+// the hop's.
+func (e *Executor) hopLaunchTemplate(ctx context.Context, group string, to kubeversion.Minor, token *string) (g *asgtypes.AutoScalingGroup, desired *asgtypes.LaunchTemplateSpecification, err error) {
+	groups, err := e.Ports.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("node group %s: %v", group, apiError(err))
 	}
-	lt := groups.AutoScalingGroups[0].LaunchTemplate
+	if len(groups.AutoScalingGroups) == 0 || groups.AutoScalingGroups[0].LaunchTemplate == nil {
+		return nil, nil, fmt.Errorf("node group %s: no Auto Scaling group of that name with a launch template", group)
+	}
+	g = &groups.AutoScalingGroups[0]
+	lt := g.LaunchTemplate
 	versions, err := e.Ports.LaunchTemplates.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{
 		LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, Versions: []string{aws.ToString(lt.Version)}})
 	if err != nil {
-		return "", fmt.Errorf("node group %s: %v", group, apiError(err))
+		return nil, nil, fmt.Errorf("node group %s: %v", group, apiError(err))
 	}
 	image := ""
 	if v := versions.LaunchTemplateVersions; len(v) > 0 && v[0].LaunchTemplateData != nil {
@@ -83,31 +112,22 @@ func (e *Executor) startRefresh(ctx context.Context, group string, prefs *asgtyp
 	}
 	cur, err := e.identify(ctx, image)
 	if err != nil {
-		return "", fmt.Errorf("node group %s: launch template %v", group, err)
+		return nil, nil, fmt.Errorf("node group %s: launch template %v", group, err)
 	}
 	next, err := e.hopAMI(ctx, cur, to)
 	if err != nil {
-		return "", fmt.Errorf("node group %s: %v", group, err)
+		return nil, nil, fmt.Errorf("node group %s: %v", group, err)
 	}
-	start := &autoscaling.StartInstanceRefreshInput{AutoScalingGroupName: aws.String(group), Preferences: prefs}
-	if next.id != cur.id {
-		e.Observer.Event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s: launch template %s gets image %s (%s)", group, aws.ToString(lt.LaunchTemplateName), next.id, next.name))
-		if _, err := e.Ports.LaunchTemplates.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
-			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, SourceVersion: lt.Version, ClientToken: token,
-			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.id)}}); err != nil {
-			return "", fmt.Errorf("node group %s: %v", group, apiError(err))
-		}
-		// The refresh rolls the new version out; "after success the
-		// group settings are updated to the desired configuration"
-		// (semantics.md §C).
-		start.DesiredConfiguration = &asgtypes.DesiredConfiguration{LaunchTemplate: &asgtypes.LaunchTemplateSpecification{
-			LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, Version: aws.String("$Latest")}}
+	if next.id == cur.id {
+		return g, nil, nil
 	}
-	started, err := e.Ports.AutoScaling.StartInstanceRefresh(ctx, start)
-	if err != nil {
-		return "", fmt.Errorf("node group %s: %v", group, apiError(err))
+	e.Observer.Event("Normal", "LaunchTemplateUpdated", fmt.Sprintf("node group %s: launch template %s gets image %s (%s)", group, aws.ToString(lt.LaunchTemplateName), next.id, next.name))
+	if _, err := e.Ports.LaunchTemplates.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
+		LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, SourceVersion: lt.Version, ClientToken: token,
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(next.id)}}); err != nil {
+		return nil, nil, fmt.Errorf("node group %s: %v", group, apiError(err))
 	}
-	return aws.ToString(started.InstanceRefreshId), nil
+	return g, &asgtypes.LaunchTemplateSpecification{LaunchTemplateId: lt.LaunchTemplateId, LaunchTemplateName: lt.LaunchTemplateName, Version: aws.String("$Latest")}, nil
 }
 
 // refreshEnded reports whether an instance refresh is no longer active:

@@ -132,6 +132,11 @@ func (g AllOf) Condition(p Port) Condition {
 type Polled struct {
 	Every time.Duration
 	Gate  Gate
+	// Ticks has the twin read the gate at the end of each period even
+	// when nothing happens in between, as a polling client does: the
+	// state the last event left is seen a period later at most, not at
+	// the next event, however far that is.
+	Ticks bool
 }
 
 func (g Polled) String() string { return g.Gate.String() }

@@ -108,6 +108,17 @@ func (c commands) nodeGroup(s Step) ([]Command, string) {
 				}, fmt.Sprintf("`aws autoscaling rollback-instance-refresh --auto-scaling-group-name %s` while it runs; after, a refresh to launch template %s version %s",
 					s.Name, sm.LaunchTemplate.Name, sm.LaunchTemplate.Version)
 		}
+	case scenario.Ladder:
+		if sm := g.SelfManaged; sm != nil {
+			param := c.amiParameter(sm.LaunchTemplate.ImageID, sm.InstanceType, s.To)
+			return []Command{
+					{"aws", fmt.Sprintf("aws ec2 create-launch-template-version --launch-template-name %s --source-version %s --launch-template-data \"ImageId=$(aws ssm get-parameter --name %s --query Parameter.Value --output text)\"", sm.LaunchTemplate.Name, sm.LaunchTemplate.Version, param)},
+					{"aws", fmt.Sprintf("aws autoscaling update-auto-scaling-group --auto-scaling-group-name %s --launch-template LaunchTemplateName=%s,Version='$Latest' && aws autoscaling set-desired-capacity --auto-scaling-group-name %s --desired-capacity %d", s.Name, sm.LaunchTemplate.Name, s.Name, min(2*sm.Desired, max(sm.Max, sm.Desired)))},
+					{"kubectl", fmt.Sprintf("kubectl drain NODE --ignore-daemonsets --delete-emptydir-data   # each old node of -l alpha.eksctl.io/nodegroup-name=%s, as many at once as the PDBs allow", s.Name)},
+					{"aws", "aws autoscaling terminate-instance-in-auto-scaling-group --instance-id INSTANCE --should-decrement-desired-capacity   # each drained node's instance"},
+				}, fmt.Sprintf("before the old nodes are terminated: `kubectl uncordon` them and `aws autoscaling set-desired-capacity --auto-scaling-group-name %s --desired-capacity %d`; after, launch template %s version %s the same way",
+					s.Name, sm.Desired, sm.LaunchTemplate.Name, sm.LaunchTemplate.Version)
+		}
 	case scenario.Restart:
 		var cmds []Command
 		if f := g.Fargate; f != nil {

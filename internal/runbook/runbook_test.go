@@ -205,3 +205,38 @@ func TestRunbookJSON(t *testing.T) {
 		}
 	}
 }
+
+// A self-managed group Ladder replaces itself (strategy ladder) reads as
+// the commands Ladder makes: the launch template's new version and the
+// group pointed at it, the surge, the drains and the terminations that
+// decrement the capacity; its rollback uncordons the old nodes.
+func TestRunbookLadderStrategy(t *testing.T) {
+	sc, err := scenario.LoadBuiltin("workshop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sc.Spec.NodeGroups {
+		if g := &sc.Spec.NodeGroups[i]; g.Name == "default-selfmng" {
+			g.Upgrade = &scenario.GroupUpgrade{Strategy: scenario.Ladder}
+		}
+	}
+	rep, err := rehearse.Run(sc, rehearse.Options{To: "1.31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := runbook.Make(runbook.Input{Scenario: sc, Source: "scenario workshop", To: "1.31", Report: rep, Check: &insights.Report{}, Now: time.Date(2025, 8, 1, 0, 0, 0, 0, time.UTC)})
+	s := step(t, rb, "node-group", "default-selfmng")
+	aws := lines(s, "aws")
+	for _, want := range []string{
+		"aws autoscaling update-auto-scaling-group --auto-scaling-group-name default-selfmng --launch-template LaunchTemplateName=default-selfmng,Version='$Latest'",
+		"aws autoscaling set-desired-capacity --auto-scaling-group-name default-selfmng --desired-capacity 4",
+		"aws autoscaling terminate-instance-in-auto-scaling-group --instance-id INSTANCE --should-decrement-desired-capacity",
+	} {
+		if !strings.Contains(aws, want) {
+			t.Errorf("aws commands lack %q:\n%s", want, aws)
+		}
+	}
+	if k := lines(s, "kubectl"); !strings.Contains(k, "kubectl drain NODE --ignore-daemonsets --delete-emptydir-data") || !strings.Contains(s.Rollback, "kubectl uncordon") {
+		t.Errorf("kubectl %q, rollback %q", k, s.Rollback)
+	}
+}

@@ -123,6 +123,7 @@ const (
 	BlueGreen       = "blue-green"       // managed: a new group, drain and delete the old one
 	Drift           = "drift"            // karpenter (default): the EC2NodeClass's AMI changes
 	InstanceRefresh = "instance-refresh" // self-managed (default): new launch template, instance refresh
+	Ladder          = "ladder"           // self-managed: new launch template, surge, Ladder drains in PDB-sized waves and terminates
 	Restart         = "restart"          // fargate (default): rollout restart of the profile's workloads
 	NoUpgrade       = "none"             // leave the group as it is
 )

@@ -13,7 +13,7 @@ import (
 // its default first.
 var strategies = map[string][]string{
 	Managed:     {InPlace, BlueGreen, NoUpgrade},
-	SelfManaged: {InstanceRefresh, NoUpgrade},
+	SelfManaged: {InstanceRefresh, Ladder, NoUpgrade},
 	Karpenter:   {Drift, NoUpgrade},
 	Fargate:     {Restart, NoUpgrade},
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,7 @@ func RunAutoScaling(t *testing.T, h AutoScalingHarness) {
 		{"autoscaling/pagination", asgPagination},
 		{"autoscaling/required-members", asgRequiredMembers},
 		{"autoscaling/launch-template-members", asgLaunchTemplateMembers},
+		{"autoscaling/surge-and-terminate", asgSurgeAndTerminate},
 	}, true, h.NewAutoScalingEnv)
 }
 
@@ -307,13 +309,7 @@ func asgNewImage(ctx context.Context, env AutoScalingEnv) error {
 // time it was started with (§3.3).
 func asgRequiredMembers(ctx context.Context, env AutoScalingEnv) error {
 	api, group := env.AutoScaling(), env.Groups()[0]
-	describe := func() (asgtypes.AutoScalingGroup, error) {
-		out, err := api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
-		if err != nil || len(out.AutoScalingGroups) != 1 {
-			return asgtypes.AutoScalingGroup{}, fmt.Errorf("DescribeAutoScalingGroups %s: %v, %v", group, out, err)
-		}
-		return out.AutoScalingGroups[0], nil
-	}
+	describe := func() (asgtypes.AutoScalingGroup, error) { return describeGroup(ctx, api, group) }
 	g, err := describe()
 	if err != nil {
 		return err
@@ -373,4 +369,77 @@ func asgLaunchTemplateMembers(ctx context.Context, env AutoScalingEnv) error {
 		return fmt.Errorf("DescribeLaunchTemplateVersions by id %s: %v, %v; want version %d", aws.ToString(v.LaunchTemplateId), d, err, aws.ToInt64(v.VersionNumber))
 	}
 	return nil
+}
+
+// asgSurgeAndTerminate: how Ladder replaces a group's instances itself
+// (--strategy ladder): SetDesiredCapacity above MaxSize is a
+// ValidationError; one more instance is launched and comes InService;
+// TerminateInstanceInAutoScalingGroup with ShouldDecrementDesiredCapacity
+// takes an old instance out with its capacity (an activity of its group,
+// naming the instance) and nothing replaces it; terminating it again is a
+// ValidationError.
+func asgSurgeAndTerminate(ctx context.Context, env AutoScalingEnv) error {
+	api, group := env.AutoScaling(), env.Groups()[1]
+	describe := func() (asgtypes.AutoScalingGroup, error) { return describeGroup(ctx, api, group) }
+	g, err := describe()
+	if err != nil {
+		return err
+	}
+	desired, max := aws.ToInt32(g.DesiredCapacity), aws.ToInt32(g.MaxSize)
+	if desired >= max {
+		return fmt.Errorf("group %s: desired %d, max %d; the suite needs room for one more", group, desired, max)
+	}
+	_, err = api.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{AutoScalingGroupName: &group, DesiredCapacity: aws.Int32(max + 1)})
+	if err := wantCode("SetDesiredCapacity above MaxSize", err, "ValidationError"); err != nil {
+		return err
+	}
+	old := instanceIDs(g)
+	if _, err := api.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{AutoScalingGroupName: &group, DesiredCapacity: aws.Int32(desired + 1)}); err != nil {
+		return fmt.Errorf("SetDesiredCapacity %d: %w", desired+1, err)
+	}
+	inService := func(want int, gone string) kubeport.Condition {
+		return func(ctx context.Context) (bool, error) {
+			g, err := describe()
+			if err != nil {
+				return false, err
+			}
+			n := 0
+			for _, in := range g.Instances {
+				if aws.ToString(in.InstanceId) == gone {
+					return false, nil
+				}
+				if in.LifecycleState == asgtypes.LifecycleStateInService {
+					n++
+				}
+			}
+			return n == want && len(g.Instances) == want, nil
+		}
+	}
+	if err := env.Wait(ctx, updateTimeout, inService(int(desired)+1, "")); err != nil {
+		return fmt.Errorf("waiting for %d instances in service: %w", desired+1, err)
+	}
+	out, err := api.TerminateInstanceInAutoScalingGroup(ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: &old[0], ShouldDecrementDesiredCapacity: aws.Bool(true)})
+	if err != nil {
+		return fmt.Errorf("TerminateInstanceInAutoScalingGroup %s: %w", old[0], err)
+	}
+	if a := out.Activity; a == nil || aws.ToString(a.AutoScalingGroupName) != group || a.ActivityId == nil || !strings.Contains(aws.ToString(a.Description), old[0]) {
+		return fmt.Errorf("TerminateInstanceInAutoScalingGroup %s: activity %+v, want one of group %s naming the instance", old[0], a, group)
+	}
+	if g, err = describe(); err != nil || aws.ToInt32(g.DesiredCapacity) != desired {
+		return fmt.Errorf("after a decrementing termination: desired %d (%v), want %d", aws.ToInt32(g.DesiredCapacity), err, desired)
+	}
+	if err := env.Wait(ctx, updateTimeout, inService(int(desired), old[0])); err != nil {
+		return fmt.Errorf("waiting for %s to leave with no replacement: %w", old[0], err)
+	}
+	_, err = api.TerminateInstanceInAutoScalingGroup(ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: &old[0], ShouldDecrementDesiredCapacity: aws.Bool(true)})
+	return wantCode("TerminateInstanceInAutoScalingGroup of a terminated instance", err, "ValidationError")
+}
+
+// describeGroup is DescribeAutoScalingGroups of the one group.
+func describeGroup(ctx context.Context, api awsport.AutoScaling, group string) (asgtypes.AutoScalingGroup, error) {
+	out, err := api.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{group}})
+	if err != nil || len(out.AutoScalingGroups) != 1 {
+		return asgtypes.AutoScalingGroup{}, fmt.Errorf("DescribeAutoScalingGroups %s: %v, %v", group, out, err)
+	}
+	return out.AutoScalingGroups[0], nil
 }

@@ -42,6 +42,9 @@ type AutoScaling struct {
 	// (aws-apis.md §3.2): its first instances' launch, kept from the first
 	// look so that a refresh's new instances do not move it.
 	created map[string]time.Time
+	// activities numbers the scaling activities the port started, for
+	// their ids.
+	activities uint64
 }
 
 var _ awsport.AutoScaling = (*AutoScaling)(nil)

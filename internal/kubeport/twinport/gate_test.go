@@ -97,3 +97,29 @@ func TestPolledAllOf(t *testing.T) {
 		t.Errorf("the polled gate ended after %s, the plain one after %s: want at most a second later", ended, plain)
 	}
 }
+
+// TestPolledTicks: a Polled gate with Ticks is read at the end of the
+// period in which it was last skipped even when no event comes before a
+// far one, as a polling client reads it; without Ticks the reading waits
+// for that far event.
+func TestPolledTicks(t *testing.T) {
+	for _, tc := range []struct {
+		ticks bool
+		want  time.Duration
+	}{{true, time.Second}, {false, time.Minute}} {
+		p, _ := blockedWeb(t, Options{})
+		eng := p.Cluster().Engine()
+		start := p.Now()
+		open := false
+		eng.After(100*time.Millisecond, func() { open = true })
+		eng.After(100*time.Millisecond, func() {}) // a second event, read within the period: skipped
+		eng.After(time.Minute, func() {})
+		gate := kubeport.Polled{Every: time.Second, Ticks: tc.ticks, Gate: kubeport.Until{What: "open", Holds: func(context.Context) (bool, error) {
+			return open, nil
+		}}}
+		must(t, kubeport.WaitFor(context.Background(), p, time.Hour, gate))
+		if got := p.Now().Sub(start); got != tc.want {
+			t.Errorf("Ticks %v: ended after %s, want %s", tc.ticks, got, tc.want)
+		}
+	}
+}

@@ -447,6 +447,9 @@ func (p *Port) gate(ctx context.Context, g kubeport.Gate) func() (bool, error) {
 		if read == nil {
 			return nil
 		}
+		if g.Ticks {
+			return p.ticked(g.Every, read)
+		}
 		return p.polled(g.Every, read)
 	case kubeport.RolloutsComplete:
 		// kubectl rollout status walks a DaemonSet's every pod: read at
@@ -461,6 +464,26 @@ func (p *Port) gate(ctx context.Context, g kubeport.Gate) func() (bool, error) {
 		})
 	}
 	return nil
+}
+
+// ticked is polled whose skipped reading is made up at the period's end:
+// an event of the engine is set there (one at a time), so that the gate is
+// read then even when nothing else happens. The event does nothing else,
+// and one left when the wait ends only lets the engine read nothing.
+func (p *Port) ticked(period time.Duration, read func() (bool, error)) func() (bool, error) {
+	var next time.Time
+	var tick *sim.Event
+	return func() (bool, error) {
+		now := p.Now()
+		if now.Before(next) {
+			if tick == nil {
+				tick = p.c.Engine().At(next, func() { tick = nil })
+			}
+			return false, nil
+		}
+		next = now.Add(period)
+		return read()
+	}
 }
 
 // polled reads a gate at most once per period of virtual time, first at

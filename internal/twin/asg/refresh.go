@@ -108,11 +108,7 @@ func (a *ASG) StartInstanceRefresh(name string, prefs Preferences, done func(Ins
 	if g.refreshing() {
 		return fmt.Errorf("InstanceRefreshInProgress: An Instance Refresh is already in progress and blocks the execution of this Instance Refresh (group %s)", name)
 	}
-	warmup := *g.spec.HealthCheckGracePeriod
-	if g.spec.DefaultInstanceWarmup != nil {
-		warmup = *g.spec.DefaultInstanceWarmup
-	}
-	set, err := prefs.Resolve(warmup)
+	set, err := prefs.Resolve(g.warmup())
 	if err != nil {
 		return err
 	}
