@@ -77,13 +77,7 @@ var upgradePage = template.Must(template.New("upgrade").Funcs(template.FuncMap{
 	"stepsHeight": func(r *report.Report) int { return RangeHeight(len(r.Phases)) },
 	"verdict":     func(c *journal.Comparison) string { return c.Verdict() },
 	"ratio":       func(r *float64) string { return fmt.Sprintf("%.2f", *r) },
-	"kubelets": func(k map[string]int) string {
-		var parts []string
-		for _, m := range slices.Sorted(maps.Keys(k)) {
-			parts = append(parts, fmt.Sprintf("%d at %s", k[m], m))
-		}
-		return strings.Join(parts, ", ")
-	},
+	"kubelets":    journal.KubeletList,
 	"addons": func(a map[string]string) string {
 		var parts []string
 		for _, n := range slices.Sorted(maps.Keys(a)) {

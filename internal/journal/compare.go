@@ -101,7 +101,7 @@ func StateOf(rep *report.Report) State {
 		st.Addons[a.Name] = a.To
 	}
 	for _, n := range rep.Nodes {
-		st.Kubelets[minorOf(n.Version)]++
+		st.Kubelets[KubeletMinor(n.Version)]++
 	}
 	return st
 }
@@ -112,18 +112,16 @@ func groupOf(key string) (string, bool) {
 	return name, ok && !strings.Contains(name, "/")
 }
 
-// minorOf is a kubelet version's minor ("v1.31.14-eks-ecaa3a6" → "1.31"),
-// or the version itself when it is not one.
-func minorOf(version string) string {
+// KubeletMinor is a kubelet version's minor as State.Kubelets counts it
+// ("v1.31.14-eks-ecaa3a6" → "1.31"), or the version itself when it is not
+// one.
+func KubeletMinor(version string) string {
 	m, err := kubeversion.Parse(version)
 	if err != nil {
 		return version
 	}
 	return m.String()
 }
-
-// KubeletMinor is a kubelet version's minor as State.Kubelets counts it.
-func KubeletMinor(version string) string { return minorOf(version) }
 
 // Comparison is an upgrade as the journal recorded it against the
 // rehearsal it made when it began: steps, nodes replaced per group, the
@@ -254,7 +252,7 @@ func (r *Record) Compare() (*Comparison, error) {
 		// count moves on its own (Karpenter consolidating, a surge node
 		// on its way out) where the rehearsal's is the settled one.
 		if !slices.Equal(slices.Sorted(maps.Keys(a.Kubelets)), slices.Sorted(maps.Keys(p.Kubelets))) {
-			differ("kubelets %s, the rehearsal's %s", kubeletList(a.Kubelets), kubeletList(p.Kubelets))
+			differ("kubelets %s, the rehearsal's %s", KubeletList(a.Kubelets), KubeletList(p.Kubelets))
 		}
 	}
 	c.Agree = len(c.Differences) == 0
@@ -289,7 +287,8 @@ func drainList(ds []Drain) string {
 	return strings.Join(parts, ", ")
 }
 
-func kubeletList(k map[string]int) string {
+// KubeletList is a State's kubelets as text: "11 at 1.31", minors in order.
+func KubeletList(k map[string]int) string {
 	if len(k) == 0 {
 		return "none"
 	}
@@ -340,9 +339,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "Drains that stopped it: rehearsed %s; actual %s.\n", drainList(c.Blocked.Predicted), drainList(c.Blocked.Actual))
 	p := c.Final.Predicted
-	fmt.Fprintf(w, "Rehearsed end: control plane %s, kubelets %s.\n", p.ControlPlane, kubeletList(p.Kubelets))
+	fmt.Fprintf(w, "Rehearsed end: control plane %s, kubelets %s.\n", p.ControlPlane, KubeletList(p.Kubelets))
 	if a := c.Final.Actual; a != nil {
-		fmt.Fprintf(w, "Actual end:    control plane %s, kubelets %s.\n", a.ControlPlane, kubeletList(a.Kubelets))
+		fmt.Fprintf(w, "Actual end:    control plane %s, kubelets %s.\n", a.ControlPlane, KubeletList(a.Kubelets))
 	}
 	ratio := "-"
 	if c.DurationRatio != nil {

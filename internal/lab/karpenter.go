@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -93,18 +94,22 @@ func karpenterArgs(l layout, p Ports, zones []string) []string {
 	}
 }
 
-// ReadState reads the state of the lab in dir.
+// ReadState reads the state of the lab in dir (DefaultDir if empty). A
+// directory without lab.json is a NoLabError.
 func ReadState(dir string) (*State, error) {
+	_, st, err := readLab(dir)
+	return st, err
+}
+
+// readLab resolves dir and reads its lab's state.
+func readLab(dir string) (layout, *State, error) {
 	l, err := resolveDir(dir)
 	if err != nil {
-		return nil, err
+		return l, nil, err
 	}
 	st, err := readState(l)
-	if err != nil {
-		if err == errNoState {
-			return nil, &NoLabError{Dir: l.dir}
-		}
-		return nil, err
+	if errors.Is(err, errNoState) {
+		return l, nil, &NoLabError{Dir: l.dir}
 	}
-	return st, nil
+	return l, st, err
 }

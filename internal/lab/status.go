@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 )
@@ -53,14 +52,7 @@ func (e *NoLabError) Error() string {
 // GetStatus checks the lab in dir (DefaultDir if empty), the components
 // in parallel. A directory without lab.json is a NoLabError.
 func GetStatus(dir string) (*Status, error) {
-	l, err := resolveDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	st, err := readState(l)
-	if errors.Is(err, errNoState) {
-		return nil, &NoLabError{Dir: l.dir}
-	}
+	l, st, err := readLab(dir)
 	if err != nil {
 		return nil, err
 	}
