@@ -219,8 +219,8 @@ func rehearseWithReport(sc *scenario.Scenario, opts rehearse.Options, htmlFile s
 	}
 	// Before the rehearsal, which may take a while: a page that cannot be
 	// written should not cost one.
-	if dir := filepath.Dir(htmlFile); !isDir(dir) {
-		return nil, fmt.Errorf("--report %s: no such directory %s", htmlFile, dir)
+	if err := checkReportDir(htmlFile); err != nil {
+		return nil, err
 	}
 	rep, tl, err := rehearse.RunTimeline(sc, opts)
 	if err != nil {
@@ -263,6 +263,21 @@ func writePage(path string, page []byte) error {
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("--report %s: %v", path, err)
+	}
+	return nil
+}
+
+// checkReportDir refuses, before anything runs, a --report whose
+// directory does not exist or that names a directory itself.
+func checkReportDir(htmlFile string) error {
+	if htmlFile == "" {
+		return nil
+	}
+	if isDir(htmlFile) {
+		return fmt.Errorf("--report %s: is a directory: name the file to write, e.g. %s", htmlFile, filepath.Join(htmlFile, "report.html"))
+	}
+	if dir := filepath.Dir(htmlFile); !isDir(dir) {
+		return fmt.Errorf("--report %s: no such directory %s", htmlFile, dir)
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -281,18 +280,6 @@ func journalWhere(file string) string {
 		return file
 	}
 	return "configmap " + journal.Namespace + "/" + journal.Name
-}
-
-// checkReportDir refuses a --report whose directory does not exist before
-// anything runs.
-func checkReportDir(htmlFile string) error {
-	if htmlFile == "" {
-		return nil
-	}
-	if dir := filepath.Dir(htmlFile); !isDir(dir) {
-		return fmt.Errorf("--report %s: no such directory %s", htmlFile, dir)
-	}
-	return nil
 }
 
 // upgradeReport writes the upgrade's page from its journal, when asked.

@@ -85,6 +85,10 @@ func TestUpgradeStatusCompareAndReport(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	if code := Main([]string{"upgrade", "status", "--journal", path, "--report", dir}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "--report "+dir+": is a directory: name the file to write") {
+		t.Errorf("--report naming a directory: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
 	missing := filepath.Join(dir, "nope", "upgrade.html")
 	if code := Main([]string{"upgrade", "status", "--journal", path, "--report", missing}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "--report "+missing+": no such directory") {
 		t.Errorf("--report into a missing directory: exit %d, %q", code, errb.String())
