@@ -74,6 +74,7 @@ seconds and reports what the real one would do.`,
 		newUpgradeCommand(),
 		newLabCommand(),
 		newCheckCommand(),
+		newViewCommand(),
 	)
 	return root, finish
 }

@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,6 +29,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/ladder-eks/ladder/internal/browsertest"
 	"github.com/ladder-eks/ladder/internal/htmlreport"
 	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/report"
@@ -40,50 +40,6 @@ import (
 // loadLimit is the bound on opening the report, for the workshop
 // and for 5,000 nodes.
 const loadLimit = 2 * time.Second
-
-// chromiumPath finds the browser, installing it when it is missing; the
-// test skips, saying why, only when it cannot be had.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	path := os.Getenv("LADDER_CHROMIUM")
-	if path == "" {
-		path = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	out, err := exec.Command("sh", "../../scripts/ensure-chromium.sh").CombinedOutput()
-	if _, statErr := os.Stat(path); statErr != nil {
-		t.Skipf("headless Chromium %s is missing and scripts/ensure-chromium.sh could not install it (%v): %s", path, err, out)
-	}
-	return path
-}
-
-// browser starts headless Chromium with a fresh profile.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatalf("starting %s: %v", chromiumPath(t), err)
-	}
-	return ctx
-}
 
 // seen is what the page showed, read by pageProbe.
 type seen struct {
@@ -270,7 +226,7 @@ func write(t *testing.T, rep *report.Report, tl *timeline.Timeline) []byte {
 // rehearsal on a row, 1.30 and 1.31 on the bars, the steps and the probe's
 // outages drawn, each workload's lines drawn.
 func TestBrowserWorkshopReport(t *testing.T) {
-	ctx := browser(t)
+	ctx := browsertest.Browser(t)
 	rep, tl := rehearsal(t, "workshop")
 	got := load(t, ctx, write(t, rep, tl))
 
@@ -314,7 +270,7 @@ func TestBrowserWorkshopReport(t *testing.T) {
 // ladder upgrade --report draws it: a bar per step recorded, the verdict
 // of its comparison with the rehearsal, no request beyond the page.
 func TestBrowserUpgradeReport(t *testing.T) {
-	ctx := browser(t)
+	ctx := browsertest.Browser(t)
 	rec := upgraded(t, "workshop")
 	var buf bytes.Buffer
 	if err := htmlreport.WriteUpgrade(&buf, rec, "journal.json", time.Time{}); err != nil {
@@ -343,7 +299,7 @@ func TestBrowserLargeReport(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("LADDER_BROWSER_NODES")); err == nil && n > 0 {
 		nodes = n
 	}
-	ctx := browser(t)
+	ctx := browsertest.Browser(t)
 	data, err := scenario.Generate(scenario.GenerateOptions{Nodes: nodes, PodsPerNode: 20, Seed: 1, Mix: true})
 	if err != nil {
 		t.Fatal(err)

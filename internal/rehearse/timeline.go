@@ -31,7 +31,32 @@ func RunTimeline(sc *scenario.Scenario, opts Options) (*report.Report, *timeline
 	if err != nil {
 		return nil, nil, err
 	}
-	r.recorder = newRecorder(r)
+	r.recorder = newRecorder(r, nil)
+	status := r.play()
+	rep := r.report(status)
+	return rep, r.recorder.build(rep), nil
+}
+
+// Watcher sees a rehearsal sample by sample, as the timeline's recorder
+// does, and every pod change as a watch on pods would: for a replay of
+// the rehearsal (ladder view --scenario). Times are virtual seconds since
+// the scenario's start. A Watcher must not keep the pod beyond the call.
+type Watcher interface {
+	Node(t float64, s timeline.NodeSample)
+	Workload(t float64, s timeline.WorkloadSample)
+	// Pod is a pod created, bound, Ready or not, terminating, or gone.
+	Pod(t float64, p *corev1.Pod, gone bool)
+}
+
+// RunWatch rehearses like RunTimeline and tells w, from the starting
+// cluster on, everything the recorder samples and every pod change. It
+// reads, as the recorder does: the report is the same as Run's.
+func RunWatch(sc *scenario.Scenario, opts Options, w Watcher) (*report.Report, *timeline.Timeline, error) {
+	r, err := setup(sc, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.recorder = newRecorder(r, w)
 	status := r.play()
 	rep := r.report(status)
 	return rep, r.recorder.build(rep), nil
@@ -65,11 +90,13 @@ type recorder struct {
 	// ungrouped are the nodes not yet known to a node group's twin (a
 	// Fargate node is its profile's once its pod is bound to it).
 	ungrouped map[string]bool
+	// watch, when set, hears every sample and every pod change.
+	watch Watcher
 }
 
-func newRecorder(r *run) *recorder {
+func newRecorder(r *run, watch Watcher) *recorder {
 	rec := &recorder{
-		r: r, b: timeline.NewBuilder(), draining: map[string]bool{},
+		r: r, b: timeline.NewBuilder(), draining: map[string]bool{}, watch: watch,
 		floors:    map[string][]*policyv1.PodDisruptionBudget{},
 		poolNodes: map[string]map[string]bool{}, disrupting: map[string]int{}, ungrouped: map[string]bool{},
 	}
@@ -81,6 +108,17 @@ func newRecorder(r *run) *recorder {
 	}
 	for _, pool := range r.karp.NodePools() {
 		rec.pool(pool)
+	}
+	if watch != nil {
+		for _, p := range r.kube.Pods() {
+			watch.Pod(rec.now(), p, false)
+		}
+		pod := func(gone bool) func(*corev1.Pod) {
+			return func(p *corev1.Pod) { watch.Pod(rec.now(), p, gone) }
+		}
+		r.kube.OnPodCreated(pod(false))
+		r.kube.OnPodUpdate(pod(false))
+		r.kube.OnPodDeleted(pod(true))
 	}
 	r.kube.OnNodeChange(func(name string) { rec.node(name, false) })
 	r.kube.OnPodChange(func(name string) {
@@ -116,7 +154,7 @@ func (rec *recorder) node(name string, initial bool) {
 	n := rec.r.kube.Node(name)
 	if n == nil {
 		delete(rec.ungrouped, name)
-		rec.b.Node(rec.now(), timeline.NodeSample{Name: name, Gone: true})
+		rec.sampleNode(timeline.NodeSample{Name: name, Gone: true})
 		for pool, nodes := range rec.poolNodes {
 			if nodes[name] {
 				delete(nodes, name)
@@ -132,8 +170,9 @@ func (rec *recorder) node(name string, initial bool) {
 		delete(rec.ungrouped, name)
 	}
 	ready := kube.IsNodeReady(n)
-	rec.b.Node(rec.now(), timeline.NodeSample{
+	rec.sampleNode(timeline.NodeSample{
 		Name: name, Group: group, GroupType: typ, Version: n.Status.NodeInfo.KubeletVersion, Initial: initial,
+		InstanceType: n.Labels[corev1.LabelInstanceTypeStable],
 		Ready: ready, Cordoned: n.Spec.Unschedulable || kube.HasTaint(n, karpenter.DisruptedTaintKey), Draining: rec.draining[name],
 	})
 	// Karpenter's budget counts a pool's initialized nodes (semantics.md
@@ -148,6 +187,13 @@ func (rec *recorder) node(name string, initial bool) {
 			nodes[name] = true
 			rec.pool(pool)
 		}
+	}
+}
+
+func (rec *recorder) sampleNode(s timeline.NodeSample) {
+	rec.b.Node(rec.now(), s)
+	if rec.watch != nil {
+		rec.watch.Node(rec.now(), s)
 	}
 }
 
@@ -183,8 +229,12 @@ func (rec *recorder) workload(w kube.WorkloadReady) {
 		}
 		names = append(names, p.Namespace+"/"+p.Name)
 	}
-	rec.b.Workload(rec.now(), timeline.WorkloadSample{Namespace: w.Namespace, Name: w.Name, Kind: w.Kind,
-		Ready: w.Ready, Desired: int(w.Desired), Floor: floor, PDBs: names})
+	s := timeline.WorkloadSample{Namespace: w.Namespace, Name: w.Name, Kind: w.Kind,
+		Ready: w.Ready, Desired: int(w.Desired), Floor: floor, PDBs: names}
+	rec.b.Workload(rec.now(), s)
+	if rec.watch != nil {
+		rec.watch.Workload(rec.now(), s)
+	}
 }
 
 // selecting is the PDBs whose selector matches the workload's pod

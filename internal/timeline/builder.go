@@ -30,6 +30,9 @@ func NewBuilder() *Builder {
 // NodeSample is what a node is at one instant.
 type NodeSample struct {
 	Name, Group, GroupType, Version string
+	// InstanceType is the node's node.kubernetes.io/instance-type, for a
+	// live view; the timeline does not keep it.
+	InstanceType string
 	// Initial marks a node of the starting cluster.
 	Initial bool
 	// Gone: the node object was deleted. Cordoned: unschedulable or

@@ -43,6 +43,15 @@ func (c *Cluster) OnPodDeleted(fn func(pod *corev1.Pod)) {
 	c.deletedHooks = append(c.deletedHooks, fn)
 }
 
+// OnPodUpdate registers fn to run after a stored pod changes in a way a
+// watch on pods would show: bound to a node, Ready or not, terminating.
+// With OnPodCreated and OnPodDeleted it is every change of a pod, for a
+// recorder; fn must not keep the pod beyond read-only use nor change the
+// cluster.
+func (c *Cluster) OnPodUpdate(fn func(pod *corev1.Pod)) {
+	c.updatedHooks = append(c.updatedHooks, fn)
+}
+
 // admit runs the admission hooks on a new pod and reports whether any
 // changed it.
 func (c *Cluster) admit(pod *corev1.Pod) bool {
@@ -60,6 +69,12 @@ func (c *Cluster) admit(pod *corev1.Pod) bool {
 
 func (c *Cluster) podCreated(ps *podState) {
 	for _, h := range c.createdHooks {
+		h(ps.pod)
+	}
+}
+
+func (c *Cluster) podUpdated(ps *podState) {
+	for _, h := range c.updatedHooks {
 		h(ps.pod)
 	}
 }

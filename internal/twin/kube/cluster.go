@@ -118,6 +118,7 @@ type Cluster struct {
 	admitHooks   []func(*corev1.Pod) bool
 	createdHooks []func(*corev1.Pod)
 	deletedHooks []func(*corev1.Pod)
+	updatedHooks []func(*corev1.Pod)
 
 	killed      []KilledPod
 	breaches    []PDBBreach // breach.go

@@ -165,6 +165,7 @@ func (c *Cluster) bind(ps *podState, ns *nodeState) {
 	ns.lastPodEvent = c.eng.Now()
 	c.bindVolumes(ps, ns)
 	c.podChanged(ns.node.Name)
+	c.podUpdated(ps)
 	c.startPod(ps)
 }
 
@@ -275,6 +276,7 @@ func (c *Cluster) setPodReady(ps *podState, ready bool, since time.Time) {
 	}
 	setPodCondition(ps.pod, corev1.ContainersReady, status, "", "", c.now())
 	setPodCondition(ps.pod, corev1.PodReady, status, "", "", c.now())
+	c.podUpdated(ps)
 	c.podReadinessChanged(ps)
 }
 
@@ -315,6 +317,7 @@ func (c *Cluster) deletePod(ps *podState, grace int64) {
 		c.removePod(ps)
 		return
 	}
+	c.podUpdated(ps)
 	if wasReady {
 		c.podReadinessChanged(ps)
 	}
