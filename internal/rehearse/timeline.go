@@ -172,8 +172,8 @@ func (rec *recorder) node(name string, initial bool) {
 	ready := kube.IsNodeReady(n)
 	rec.sampleNode(timeline.NodeSample{
 		Name: name, Group: group, GroupType: typ, Version: n.Status.NodeInfo.KubeletVersion, Initial: initial,
-		InstanceType: n.Labels[corev1.LabelInstanceTypeStable],
 		Ready: ready, Cordoned: n.Spec.Unschedulable || kube.HasTaint(n, karpenter.DisruptedTaintKey), Draining: rec.draining[name],
+		InstanceType: n.Labels[corev1.LabelInstanceTypeStable],
 	})
 	// Karpenter's budget counts a pool's initialized nodes (semantics.md
 	// §A.1b): here, its nodes from their first Ready until gone.
