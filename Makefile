@@ -22,16 +22,19 @@ test: fmt-check vet
 # The tests behind the `browser` build tag: headless Chromium (Debian's
 # chromium package, which scripts/ensure-chromium.sh installs when it is
 # missing) loads the HTML report (ladder rehearse --report) from 127.0.0.1
-# and checks what it shows (docs/report-html.md). They skip, saying why,
+# and checks what it shows (docs/report-html.md), and the live view (ladder
+# view, docs/view.md) replaying a rehearsal. They skip, saying why,
 # only when Chromium cannot be installed.
 browser-test:
 	@sh scripts/ensure-chromium.sh
-	$(GO) test -tags browser -run '^TestBrowser' -count=1 -timeout 20m ./internal/htmlreport/
+	$(GO) test -tags browser -run '^TestBrowser' -count=1 -timeout 20m ./internal/htmlreport/ ./internal/liveview/
 
-# The README's screenshots of the workshop's HTML report, into docs/img.
+# The README's screenshots of the workshop's HTML report and of the live
+# view, into docs/img.
 browser-screenshots:
 	@sh scripts/ensure-chromium.sh
 	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowser(Workshop|Upgrade)Report$$' -count=1 ./internal/htmlreport/
+	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowserViewReplay$$' -count=1 ./internal/liveview/
 
 # The lab's binaries (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kwok) in the user cache: about 15 minutes on 2 cores the
@@ -92,7 +95,7 @@ fuzz:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags lab ./...
-	$(GO) vet -tags browser ./internal/htmlreport/
+	$(GO) vet -tags browser ./internal/htmlreport/ ./internal/liveview/ ./internal/browsertest/
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

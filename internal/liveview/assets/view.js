@@ -11,12 +11,14 @@
   const dirty = new Set(); // node names to redraw
   let structureDirty = true; // groups, legend, counts, steps
   let frame = 0;
+  let snapshotPending = false; // the next render draws a snapshot
+
   let selected = "";
   let versions = []; // sorted kubelet versions, for colours
   // Measurements a test (or a curious user, in the console) can read.
   const stats = window.ladderView = {
     snapshotAt: 0, firstRenderMs: -1, renders: 0, deltas: 0, lastRenderMs: 0, maxRenderMs: 0,
-    lastDeltaApplyMs: 0, maxDeltaApplyMs: 0, bytes: 0, seq: 0, resyncs: 0,
+    lastDeltaApplyMs: 0, maxDeltaApplyMs: 0, maxDeltaRenderMs: 0, bytes: 0, seq: 0, resyncs: 0,
   };
 
   function indexPod(key, pod, add) {
@@ -87,7 +89,7 @@
   // Colour-blind-safe palette (Okabe-Ito), oldest version first; each
   // version is also written on its cards, so colour is never the only cue.
   const palette = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999"];
-  function colour(v) { const i = versions.indexOf(v); return palette[(i < 0 ? 0 : i) % palette.length]; }
+  function colour(v) { const i = versions.indexOf(v); return i < 0 ? "#dddddd" : palette[i % palette.length]; }
   function minor(v) { const m = /^v?(\d+)\.(\d+)/.exec(v || ""); return m ? m[1] + "." + m[2] : (v || "?"); }
 
   function nodeStates(n) {
@@ -130,7 +132,7 @@
     const n = state.nodes[name];
     let card = cards.get(name);
     if (!n) {
-      if (card) { card.remove(); cards.delete(name); }
+      if (card) { unplace(card, name); cards.delete(name); }
       if (selected === name) showDetails("");
       return;
     }
@@ -145,7 +147,11 @@
       card.innerHTML = '<span class="name"></span><span class="ver"></span> <span class="state"></span><div class="pods" aria-hidden="true"></div>';
       cards.set(name, card);
     }
-    if (card.parentElement !== g.list) insertSorted(g.list, card, name);
+    if (card.dataset.group !== gid) {
+      if (card.parentElement) unplace(card, name);
+      card.dataset.group = gid;
+      place(g, card, name);
+    }
     const st = nodeStates(n);
     const set = podsByNode.get(name);
     let ready = 0, total = 0;
@@ -162,10 +168,22 @@
     if (selected === name) showDetails(name);
   }
 
-  function insertSorted(list, card, name) {
-    let before = null;
-    for (const c of list.children) { if (c.dataset.name > name) { before = c; break; } }
-    list.insertBefore(card, before);
+  // Cards stay sorted by name in their group: a binary search over the
+  // group's sorted names, not a walk over its cards.
+  function place(g, card, name) {
+    const names = g.names;
+    let lo = 0, hi = names.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (names[mid] < name) lo = mid + 1; else hi = mid; }
+    names.splice(lo, 0, name);
+    g.list.insertBefore(card, g.list.children[lo] || null);
+  }
+  function unplace(card, name) {
+    const g = groupEls.get(card.dataset.group);
+    if (g) {
+      const i = g.names.indexOf(name);
+      if (i >= 0) g.names.splice(i, 1);
+    }
+    card.remove();
   }
 
   function groupEl(gid, n) {
@@ -190,7 +208,7 @@
       btn.setAttribute("aria-expanded", String(open));
     });
     section.append(h, list);
-    g = { section, list, btn, counts, kind: n.kind || "none", name: n.group || "" };
+    g = { section, list, btn, counts, names: [], kind: n.kind || "none", name: n.group || "" };
     btn.textContent = (n.group || "(no group)") + " — " + kindName[g.kind];
     list.setAttribute("aria-label", btn.textContent);
     groupEls.set(gid, g);
@@ -208,11 +226,15 @@
 
   function drawStructure() {
     const vs = new Set();
-    for (const n of Object.values(state.nodes)) vs.add(n.version);
+    for (const n of Object.values(state.nodes)) if (n.version) vs.add(n.version);
     const newVersions = Array.from(vs).sort(cmpVersion);
     if (newVersions.join() !== versions.join()) {
+      // A card's colour is its version's place in the sorted list: only
+      // when a version already shown moves do all cards change colour (a
+      // newer version, the usual case, comes last).
+      const moved = versions.some((v, i) => newVersions.indexOf(v) !== i && newVersions.includes(v));
       versions = newVersions;
-      for (const k of cards.keys()) dirty.add(k);
+      if (moved) for (const k of cards.keys()) dirty.add(k);
     }
     // Group headings: nodes per version and state.
     const per = new Map();
@@ -333,14 +355,19 @@
     frame = 0;
     const t0 = performance.now();
     if (structureDirty) drawStructure();
+    const t1 = performance.now();
     for (const name of dirty) if (name) drawCard(name);
+    const t2 = performance.now();
     if (dirty.has("") || structureDirty) drawPending();
+    stats.lastParts = [t1 - t0, t2 - t1, performance.now() - t2, dirty.size];
     dirty.clear();
     structureDirty = false;
     const ms = performance.now() - t0;
     stats.renders++;
     stats.lastRenderMs = ms;
-    stats.maxRenderMs = Math.max(stats.maxRenderMs, ms);
+    if (ms > stats.maxRenderMs) { stats.maxRenderMs = ms; stats.maxParts = stats.lastParts; }
+    if (!snapshotPending && ms > stats.maxDeltaRenderMs) { stats.maxDeltaRenderMs = ms; stats.maxDeltaParts = stats.lastParts; }
+    snapshotPending = false;
     if (stats.firstRenderMs < 0 && stats.snapshotAt) stats.firstRenderMs = performance.now() - stats.snapshotAt;
     document.body.dataset.seq = String(stats.seq);
   }
@@ -413,6 +440,7 @@
       stats.snapshotAt = performance.now();
       stats.seq = msg.seq;
       reset(msg.state);
+      snapshotPending = true;
       $("conn").textContent = msg.state.clock ? "replay of a rehearsal, in virtual time" : "live: updated from the cluster's watches";
       schedule();
     });
