@@ -3,11 +3,9 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -18,12 +16,10 @@ import (
 	"github.com/ladder-eks/ladder/internal/awsserve"
 	"github.com/ladder-eks/ladder/internal/awsserve/twinserve"
 	"github.com/ladder-eks/ladder/internal/lab"
+	"github.com/ladder-eks/ladder/internal/lab/labtest"
 	"github.com/ladder-eks/ladder/internal/scenario"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -114,43 +110,10 @@ func impersonating(t *testing.T, group string) string {
 	return path
 }
 
-// applyRBAC creates the roles and bindings of deploy/FILE, decoded with the
-// upstream types.
+// applyRBAC creates the roles and bindings of deploy/FILE.
 func applyRBAC(t *testing.T, ctx context.Context, cs kubernetes.Interface, file string) {
 	t.Helper()
-	data, err := os.ReadFile("../../deploy/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := r.Read()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
-		if err != nil {
-			t.Fatalf("deploy/%s: %v", file, err)
-		}
-		switch o := obj.(type) {
-		case *rbacv1.ClusterRole:
-			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.Role:
-			_, err = cs.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRoleBinding:
-			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.RoleBinding:
-			_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		default:
-			t.Fatalf("deploy/%s: unexpected %T", file, obj)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	labtest.ApplyRBAC(t, ctx, cs, "../../deploy/"+file, false)
 }
 
 // TestLabLeastPrivilegePerCommand: `ladder check`, `ladder capture` and
