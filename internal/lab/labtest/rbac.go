@@ -42,7 +42,9 @@ func ApplyRBAC(t testing.TB, ctx context.Context, cs kubernetes.Interface, path 
 		switch o := obj.(type) {
 		case *rbacv1.ClusterRole:
 			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
-			del = func() error { return cs.RbacV1().ClusterRoles().Delete(context.Background(), o.Name, metav1.DeleteOptions{}) }
+			del = func() error {
+				return cs.RbacV1().ClusterRoles().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
+			}
 		case *rbacv1.Role:
 			_, err = cs.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 			del = func() error {
