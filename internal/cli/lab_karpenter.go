@@ -39,7 +39,7 @@ version is the lab's EKS cluster's (DescribeCluster on the lab's endpoint, read
 again at every EC2NodeClass refresh), so an UpdateClusterVersion moves an
 @latest alias to the next minor's AMI and Karpenter drifts the nodes.
 
-Karpenter binds its metrics and health ports on every interface; free ports are
+Karpenter's metrics and health ports listen on 127.0.0.1 only; free ports are
 picked unless --metrics-port and --health-port are given.`,
 		Example: `  ladder lab up --scenario karpenter-drift
   ladder lab karpenter --kubeconfig ~/.cache/ladder/lab/kubeconfig --cluster-version 1.31`,

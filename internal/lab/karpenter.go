@@ -82,9 +82,8 @@ func (lb *Lab) StartKarpenter(ctx context.Context, o KarpenterOptions) error {
 }
 
 // karpenterArgs are Karpenter's command line: ladder's own `lab
-// karpenter`, told the lab it runs in and the cluster's zones. Karpenter
-// formats its listen addresses as ":port" (every interface); the ports
-// are free loopback ones.
+// karpenter`, told the lab it runs in and the cluster's zones; the ports
+// are free loopback ones, where it listens (internal/labkarpenter).
 func karpenterArgs(l layout, p Ports, zones []string) []string {
 	return []string{"lab", string(Karpenter),
 		"--lab-dir=" + l.dir,

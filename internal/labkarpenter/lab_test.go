@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"sort"
@@ -90,10 +91,19 @@ func TestKarpenterDriftOnTheLab(t *testing.T) {
 	t.Setenv("BATCH_MAX_DURATION", "3s")
 	karpCtx, stopKarpenter := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	metricsPort, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	healthPort, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		done <- Run(karpCtx, Config{
 			Kubeconfig: lb.Kubeconfig, Region: sc.Spec.Cluster.Region, Zones: sc.Spec.Cluster.Zones,
 			Version: version(sc.Spec.Cluster.Version), LogLevel: "debug", Seed: 1,
+			MetricsPort: metricsPort, HealthPort: healthPort,
 		})
 	}()
 	t.Cleanup(func() {
@@ -119,6 +129,8 @@ func TestKarpenterDriftOnTheLab(t *testing.T) {
 			!slices.ContainsFunc(nodes, disruptedOrDeleting)
 	})
 	t.Logf("before the drift: %s (the twin: %d nodes)", describe(before), twinBefore)
+	checkLoopbackOnly(t, metricsPort, "/metrics")
+	checkLoopbackOnly(t, healthPort, "/healthz")
 	asTwin := len(before) == twinBefore
 	if !asTwin {
 		t.Logf("FIDELITY: %d nodes before the drift, the twin %d: checkout's pods reached Karpenter's batcher in more than one batch", len(before), twinBefore)
@@ -355,4 +367,40 @@ func describePods(cs kubernetes.Interface) string {
 		out = append(out, s)
 	}
 	return strings.Join(out, "; ")
+}
+
+// checkLoopbackOnly: Karpenter's server on port listens on 127.0.0.1 and on
+// no other address (the kernel's own table of listening sockets,
+// /proc/net/tcp and tcp6), and answers path with 200 there.
+func checkLoopbackOnly(t *testing.T, port int, path string) {
+	t.Helper()
+	var addrs []string
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			f := strings.Fields(line)
+			// sl local_address rem_address st ...; st 0A is LISTEN.
+			if len(f) < 4 || f[3] != "0A" {
+				continue
+			}
+			addr, p, _ := strings.Cut(f[1], ":")
+			if p == fmt.Sprintf("%04X", port) {
+				addrs = append(addrs, addr)
+			}
+		}
+	}
+	if len(addrs) != 1 || addrs[0] != "0100007F" {
+		t.Fatalf("port %d listens on %q (hex, as /proc/net/tcp has them), want only 127.0.0.1 (0100007F)", port, addrs)
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s on port %d: %s", path, port, resp.Status)
+	}
 }

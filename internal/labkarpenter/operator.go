@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
 	"sigs.k8s.io/karpenter/pkg/controllers"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
-	"sigs.k8s.io/karpenter/pkg/operator"
 )
 
 // Config is how the lab runs Karpenter.
@@ -75,7 +74,7 @@ func run(ctx context.Context, cfg Config) error {
 	// the program name only, and its options from the environment.
 	args := os.Args
 	os.Args = os.Args[:1]
-	opCtx, op := operator.NewOperator()
+	opCtx, op := newOperator()
 	os.Args = args
 
 	runCtx, cancel := context.WithCancel(opCtx)
@@ -94,8 +93,8 @@ func run(ctx context.Context, cfg Config) error {
 
 // configure sets the environment Karpenter's options read (aws-apis.md
 // §6.3): the kubeconfig, leader election off, the two ports, the log level.
-// Karpenter binds its ports on every interface (":<port>"); a free port is
-// picked on the loopback one.
+// The ports are bound on 127.0.0.1 (newOperator); a free one is picked
+// there when none is given.
 func configure(cfg *Config) error {
 	if cfg.Kubeconfig == "" {
 		return fmt.Errorf("no kubeconfig: pass --kubeconfig (the lab's is in its directory)")
