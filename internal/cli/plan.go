@@ -16,9 +16,9 @@ import (
 )
 
 func newPlanCommand() *cobra.Command {
-	var kubeconfig, kubeContext, cluster, region, scenarioArg, to, output, now, htmlFile string
+	var kubeconfig, kubeContext, cluster, region, scenarioArg, to, output, now, htmlFile, strategy string
 	cmd := &cobra.Command{
-		Use:   "plan [--to V] [--scenario NAME|FILE | --kubeconfig K --context C --cluster NAME] [-o markdown|json]",
+		Use:   "plan [--to V] [--scenario NAME|FILE | --kubeconfig K --context C --cluster NAME] [-o markdown|json] [--strategy instance-refresh|ladder]",
 		Short: "Write the upgrade's runbook: every step rehearsed, with its manual command and rollback",
 		Long: `Plan rehearses the upgrade to --to (default: the next minor) and writes it as
 a runbook to follow and file with a change ticket. Hop by hop (one minor
@@ -83,6 +83,9 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 				}
 				to = v.Next().String()
 			}
+			if err := applyStrategy(sc, strategy); err != nil {
+				return err
+			}
 			// A plan is the playbook's: a scenario without one gets the
 			// default playbook (spec.upgrade: {}), and a script that does not
 			// run it (a write-up's own steps) is left out.
@@ -97,6 +100,7 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 	f.StringVarP(&output, "output", "o", "markdown", "markdown or json")
 	f.StringVar(&now, "now", "", "judge support status at this instant (RFC 3339; default: now)")
 	f.StringVar(&htmlFile, "report", "", "also write the plan's rehearsal as a self-contained HTML file with charts (docs/report-html.md)")
+	addStrategyFlag(f, &strategy)
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/report"
+	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
@@ -101,6 +102,12 @@ func (r *run) report(status string) *report.Report {
 		}
 		if g.SelfManaged != nil {
 			r.selfManagedReport(&grp)
+			if st, err := r.asg.Status(g.Name); err == nil && g.StrategyOf() == scenario.Ladder {
+				// Ladder raises the desired capacity itself: its surge is
+				// above the group's size in the scenario, not above the
+				// desired capacity of the moment.
+				grp.SurgeNodes = max(0, st.MaxLive-g.SelfManaged.Desired)
+			}
 		}
 		if g.Fargate != nil {
 			st := r.fargate.Stats(g.Name)

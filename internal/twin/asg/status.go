@@ -29,6 +29,10 @@ type GroupStatus struct {
 	// MaxSurge is the most instances above the desired capacity (pending or
 	// in service, not terminating): a launch-first refresh's surge.
 	MaxSurge int
+	// MaxLive is the most instances pending or in service, not
+	// terminating: against the group's size before it, the surge of a
+	// replacement that raises the desired capacity itself (Ladder's).
+	MaxLive int
 	// MinInService is the fewest instances in service, healthy and warmed
 	// up at any time: how far a terminate-first refresh dipped.
 	MinInService int
@@ -66,6 +70,7 @@ type stats struct {
 	launched, terminated int
 	maxTerminating       int
 	maxSurge             int
+	maxLive              int
 	minInService         int
 }
 
@@ -81,6 +86,7 @@ func (g *group) observe() {
 	s := &g.stats
 	s.maxTerminating = max(s.maxTerminating, terminating)
 	s.maxSurge = max(s.maxSurge, live-g.spec.Desired)
+	s.maxLive = max(s.maxLive, live)
 	s.minInService = min(s.minInService, g.inService())
 }
 
@@ -104,6 +110,7 @@ func (a *ASG) Status(name string) (GroupStatus, error) {
 		Replaced:                 g.stats.terminated,
 		MaxConcurrentTerminating: g.stats.maxTerminating,
 		MaxSurge:                 g.stats.maxSurge,
+		MaxLive:                  g.stats.maxLive,
 		MinInService:             g.stats.minInService,
 		Failures:                 append([]Failure(nil), g.failures...),
 	}
