@@ -59,7 +59,10 @@ func updateAddon(cluster, addon string) string {
 // each add-on its 1.31 version, every node runs a v1.31 kubelet, each
 // original node was deleted once and none is left, one update was asked
 // per target, every pod is Ready, and no PDB was ever exceeded while it
-// ran. While it runs, a second `ladder upgrade` is refused, naming it.
+// ran. While it runs, a second `ladder upgrade` is refused, naming it, and
+// `ladder view --journal FILE` open in headless Chromium shows a step under
+// way and a node cordoned or draining; at the end, every node at 1.31 and
+// every step done.
 func TestUpgradeOnTheLab(t *testing.T) {
 	l := startLab(t, smallScenario)
 	settle(t, l)
@@ -68,6 +71,7 @@ func TestUpgradeOnTheLab(t *testing.T) {
 
 	journalFile := filepath.Join(t.TempDir(), "journal.json")
 	page := filepath.Join(t.TempDir(), "upgrade.html")
+	view := startView(t, l, journalFile)
 	began := time.Now()
 	cmd := exec.Command(ladderBin, "upgrade", "--to", "1.31", "--approve", "--journal", journalFile, "--report", page)
 	cmd.Env = l.env
@@ -89,6 +93,8 @@ func TestUpgradeOnTheLab(t *testing.T) {
 		!strings.Contains(errs, "another ladder upgrade holds lease kube-system/ladder-upgrade (holder ") || !strings.Contains(errs, holder+",") {
 		t.Errorf("a second upgrade while the first runs: exit %d\n%s\n%s", code, out, errs)
 	}
+	view.await(t, "a step under way and a node cordoned or draining", viewUpgrading, 3*time.Minute)
+	view.screenshot(t, "upgrade")
 	err = cmd.Wait()
 	out, errs := stdout.String(), stderr.String()
 	t.Logf("ladder upgrade --to 1.31 --approve: %v in %s", err, time.Since(began).Round(time.Millisecond))
@@ -100,6 +106,7 @@ func TestUpgradeOnTheLab(t *testing.T) {
 	}
 	assertUpgraded(t, l, original, watch)
 	assertJournalDone(t, journalFile)
+	view.await(t, "every node at 1.31 and every step done", viewUpgraded, time.Minute)
 	assertPredicted(t, l, "--journal", journalFile)
 	if !strings.Contains(out, "prediction vs reality: agreed") {
 		t.Errorf("ladder upgrade does not end with the comparison:\n%s", out)
