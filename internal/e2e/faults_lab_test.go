@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ladder-eks/ladder/internal/awsport/sdkaws"
 	"github.com/ladder-eks/ladder/internal/awsserve/faulty"
 )
 
@@ -26,8 +27,11 @@ import (
 // between Ladder and every endpoint it uses, on a fixed schedule:
 //
 //   - the lab's EKS, Auto Scaling, EC2 and SSM: throttling (429), server
-//     errors (500), and the answer to the first UpdateClusterVersion,
-//     UpdateNodegroupVersion and UpdateAddon lost after EKS acted;
+//     errors (500), the answer to the first UpdateClusterVersion,
+//     UpdateNodegroupVersion and UpdateAddon lost after EKS acted, and the
+//     first UpdateAddon of aws-ebs-csi-driver held past Ladder's
+//     per-attempt timeout (sdkaws.RequestTimeout: the SDK gives the
+//     attempt up and retries);
 //   - the kube-apiserver: throttling (429 with Retry-After), the server
 //     unavailable (503 with Retry-After), the connection dropped after a
 //     read, and writes of the journal refused as stale (409) or their
@@ -73,6 +77,8 @@ func TestFaultsOnTheLab(t *testing.T) {
 		want := []faulty.Fault{faulty.Throttle, faulty.ServerError, faulty.Drop}
 		if side == "kubernetes" {
 			want = append(want, faulty.Conflict)
+		} else {
+			want = append(want, faulty.Slow)
 		}
 		for _, f := range want {
 			if injected[f] == 0 {
@@ -113,6 +119,7 @@ func faultyEnv(t *testing.T, l *lab) ([]string, map[string][]*faulty.Proxy) {
 		// The reverse proxy keeps the client's Host header, which its
 		// SigV4 signature covers.
 		p := faulty.New(httputil.NewSingleHostReverseProxy(u), aws)
+		p.SlowFor = sdkaws.RequestTimeout + 15*time.Second
 		srv := httptest.NewServer(p)
 		t.Cleanup(srv.Close)
 		env = append(env, k+"="+srv.URL)
@@ -124,8 +131,9 @@ func faultyEnv(t *testing.T, l *lab) ([]string, map[string][]*faulty.Proxy) {
 }
 
 // awsFaults throttles the 3rd of every 7 requests an operation makes and
-// answers the 5th with a server error, and loses the answer to the first
-// request of each update after the service acted.
+// answers the 5th with a server error, loses the answer to the first
+// request of each update after the service acted, and holds the first
+// UpdateAddon of aws-ebs-csi-driver until the client gives it up.
 func awsFaults(cluster string) func(n int, op string) faulty.Fault {
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -135,9 +143,15 @@ func awsFaults(cluster string) func(n int, op string) faulty.Fault {
 		"POST /clusters/" + cluster + "/node-groups/initial/update-version",
 		"POST /clusters/" + cluster + "/addons/kube-proxy/update",
 	}
+	slow := "POST /clusters/" + cluster + "/addons/aws-ebs-csi-driver/update"
+	held := false
 	return func(_ int, op string) faulty.Fault {
 		mu.Lock()
 		defer mu.Unlock()
+		if op == slow && !held {
+			held = true
+			return faulty.Slow
+		}
 		for _, u := range updates {
 			if op == u && !dropped[u] {
 				dropped[u] = true

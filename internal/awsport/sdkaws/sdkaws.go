@@ -11,7 +11,9 @@ package sdkaws
 import (
 	"context"
 	"fmt"
+	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -21,11 +23,24 @@ import (
 	"github.com/ladder-eks/ladder/internal/awsport"
 )
 
+// RequestTimeout bounds one attempt of one call, from sending it to reading
+// the whole answer: every operation Ladder calls answers in well under a
+// second, so an attempt still open after this is stuck (a dead connection,
+// a hung proxy), and the SDK's retryer tries again — with the same client
+// request token for the calls that take one, so a retried update is the
+// same update. Without it an attempt could wait for ever.
+const RequestTimeout = 30 * time.Second
+
+// requestTimeout is RequestTimeout; the tests shorten it.
+var requestTimeout = RequestTimeout
+
 // New loads the SDK's default configuration — region overrides the
 // chain's when not empty — and returns the ports of that account and
 // region, and the region.
 func New(ctx context.Context, region string) (awsport.Ports, string, error) {
-	var opts []func(*config.LoadOptions) error
+	opts := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(requestTimeout)),
+	}
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))
 	}
