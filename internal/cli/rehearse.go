@@ -91,19 +91,9 @@ Built-in scenarios: ` + builtinList() + `
 			if cmd.Flags().Changed("time-limit") && (timeLimit <= 0 || timeLimit > scenario.MaxTimeLimit) {
 				return fmt.Errorf("--time-limit %s: use a positive virtual duration of at most %s, e.g. --time-limit 6h", timeLimit, scenario.MaxTimeLimit)
 			}
-			sc, err := scenario.Resolve(name)
+			sc, err := resolveScenario(cmd, name, strategy)
 			if err != nil {
 				return err
-			}
-			if err := applyStrategy(sc, strategy); err != nil {
-				return err
-			}
-			warnings, err := sc.Validate()
-			if err != nil {
-				return err
-			}
-			for _, w := range warnings {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
 			pr, err := progressOf(cmd)
 			if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/ladder-eks/ladder/internal/scenario"
@@ -44,4 +45,25 @@ func applyStrategy(sc *scenario.Scenario, strategy string) error {
 		}
 	}
 	return nil
+}
+
+// resolveScenario resolves a scenario name or file, gives its self-managed
+// groups the --strategy, validates it and prints its warnings: what
+// rehearse and view --scenario do before they rehearse.
+func resolveScenario(cmd *cobra.Command, name, strategy string) (*scenario.Scenario, error) {
+	sc, err := scenario.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyStrategy(sc, strategy); err != nil {
+		return nil, err
+	}
+	warnings, err := sc.Validate()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
+	return sc, nil
 }

@@ -123,19 +123,9 @@ func runView(cmd *cobra.Command, f viewFlags) error {
 		what   string
 	)
 	if f.scenario != "" {
-		sc, err := scenario.Resolve(f.scenario)
+		sc, err := resolveScenario(cmd, f.scenario, f.strategy)
 		if err != nil {
 			return err
-		}
-		if err := applyStrategy(sc, f.strategy); err != nil {
-			return err
-		}
-		warnings, err := sc.Validate()
-		if err != nil {
-			return err
-		}
-		for _, w := range warnings {
-			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 		}
 		opts := rehearse.Options{TimeLimit: f.timeLimit, To: f.to}
 		if fl.Changed("seed") {

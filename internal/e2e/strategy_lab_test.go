@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // selfmngScenario is testdata/selfmng: one self-managed group of three
@@ -56,18 +58,34 @@ func TestLadderStrategyOnTheLab(t *testing.T) {
 		t.Errorf("%d nodes at the end, want the group's 3 (the desired capacity back at its size)", len(nodes))
 	}
 	for name, n := range nodes {
-		if _, old := original[name]; old {
-			t.Errorf("original node %s is still there", name)
-		}
-		if v := n.Status.NodeInfo.KubeletVersion; !strings.HasPrefix(v, "v1.31.") {
-			t.Errorf("node %s: kubelet %s, want v1.31.x", name, v)
-		}
 		if g := n.Labels["alpha.eksctl.io/nodegroup-name"]; g != "workers" {
 			t.Errorf("node %s is in group %q, want workers", name, g)
 		}
 	}
+	assertReplaced(t, l, nodes, original, watch)
+	assertJournalDone(t, journalFile)
+	assertPredictedGroup(t, l, "workers", "--journal", journalFile)
+	if t.Failed() {
+		t.Logf("ladder upgrade's output:\n%s\n%s", out, errs)
+	}
+}
+
+// assertReplaced checks the nodes after an upgrade to 1.31: none of the
+// original ones left, every kubelet at 1.31, every pod Ready, each
+// original node deleted once and no PDB ever exceeded while it ran.
+func assertReplaced(t *testing.T, l *lab, nodes, original map[string]corev1.Node, watch *budgetWatch) {
+	t.Helper()
+	for name, n := range nodes {
+		if _, old := original[name]; old {
+			t.Errorf("original node %s is still there (kubelet %s)", name, n.Status.NodeInfo.KubeletVersion)
+		}
+		if v := n.Status.NodeInfo.KubeletVersion; !strings.HasPrefix(v, "v1.31.") {
+			t.Errorf("node %s: kubelet %s, want v1.31.x", name, v)
+		}
+	}
 	podsReady(t, l)
 	watch.mu.Lock()
+	defer watch.mu.Unlock()
 	for name := range original {
 		if n := watch.deleted[name]; n != 1 {
 			t.Errorf("original node %s deleted %d times, want once", name, n)
@@ -75,11 +93,5 @@ func TestLadderStrategyOnTheLab(t *testing.T) {
 	}
 	for _, v := range watch.violations {
 		t.Errorf("PDB exceeded: %s", v)
-	}
-	watch.mu.Unlock()
-	assertJournalDone(t, journalFile)
-	assertPredictedGroup(t, l, "workers", "--journal", journalFile)
-	if t.Failed() {
-		t.Logf("ladder upgrade's output:\n%s\n%s", out, errs)
 	}
 }

@@ -47,25 +47,7 @@ func TestWorkshopUpgradeOnTheLab(t *testing.T) {
 	if err != nil || aws.ToString(desc.Cluster.Version) != "1.31" {
 		t.Errorf("DescribeCluster after the upgrade: %v, %v", desc, err)
 	}
-	for name, n := range l.nodes(t) {
-		if _, old := original[name]; old {
-			t.Errorf("original node %s is still there (kubelet %s)", name, n.Status.NodeInfo.KubeletVersion)
-		}
-		if v := n.Status.NodeInfo.KubeletVersion; !strings.HasPrefix(v, "v1.31.") {
-			t.Errorf("node %s: kubelet %s, want v1.31.x", name, v)
-		}
-	}
-	podsReady(t, l)
-	watch.mu.Lock()
-	for name := range original {
-		if n := watch.deleted[name]; n != 1 {
-			t.Errorf("original node %s deleted %d times, want once", name, n)
-		}
-	}
-	for _, v := range watch.violations {
-		t.Errorf("PDB exceeded: %s", v)
-	}
-	watch.mu.Unlock()
+	assertReplaced(t, l, l.nodes(t), original, watch)
 
 	code, js, errs := ladder(t, l.env, "upgrade", "status", "--journal", journalFile, "--compare", "-o", "json")
 	var c journal.Comparison

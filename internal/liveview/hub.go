@@ -99,14 +99,19 @@ func (h *Hub) Subscribe() (snapshot []byte, events <-chan []byte, cancel func())
 
 // Run flushes every interval until ctx ends.
 func (h *Hub) Run(ctx context.Context, every time.Duration) {
+	tick(ctx, every, func(time.Time) { h.Flush() })
+}
+
+// tick calls fn every interval, with the tick's time, until ctx ends.
+func tick(ctx context.Context, every time.Duration, fn func(time.Time)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			h.Flush()
+		case now := <-t.C:
+			fn(now)
 		}
 	}
 }

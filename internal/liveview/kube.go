@@ -106,18 +106,7 @@ func Watch(ctx context.Context, cs kubernetes.Interface, hub *Hub, j Journal) er
 	}
 	if j != nil {
 		readJournal(ctx, hub, j)
-		go func() {
-			t := time.NewTicker(JournalEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					readJournal(ctx, hub, j)
-				}
-			}
-		}()
+		go tick(ctx, JournalEvery, func(time.Time) { readJournal(ctx, hub, j) })
 	}
 	return nil
 }

@@ -299,16 +299,9 @@ func (p *Player) Do(c Control) error {
 
 // Run advances the clock every interval until ctx ends.
 func (p *Player) Run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
 	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			p.Advance(now.Sub(last))
-			last = now
-		}
-	}
+	tick(ctx, every, func(now time.Time) {
+		p.Advance(now.Sub(last))
+		last = now
+	})
 }
