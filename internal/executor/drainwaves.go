@@ -89,7 +89,7 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 		}}))
 		if IsTimeLimit(err) && len(plan.Waiting) > 0 {
 			r := plan.Waiting[0]
-			return fmt.Errorf("%w: node/%s: pod %s: PDB %s: %s", ErrTimeLimit, r.Node, r.Pod, strings.Join(r.PDBs, ", "), r.Err.Error())
+			return &DrainBlocked{Node: r.Node, Pod: r.Pod, PDBs: r.PDBs, detail: fmt.Sprintf("PDB %s: %s", strings.Join(r.PDBs, ", "), r.Err.Error())}
 		}
 		if err != nil {
 			return err
@@ -114,8 +114,13 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 			refused, err = e.evict(ctx, left, plan.Nodes)
 			return false, err
 		}}))
-		if IsTimeLimit(err) && refused != "" {
-			return fmt.Errorf("%w: %s", ErrTimeLimit, refused)
+		if IsTimeLimit(err) && refused != nil {
+			if pdbs, lerr := k.ListPDBs(ctx, ""); lerr == nil {
+				for _, p := range eviction.MatchingPDBs(refused.pod, pointers(pdbs)) {
+					refused.PDBs = append(refused.PDBs, p.Namespace+"/"+p.Name)
+				}
+			}
+			return refused
 		}
 		if err != nil {
 			return err
@@ -130,11 +135,28 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 	return nil
 }
 
+// DrainBlocked is a drain of Ladder's own that the PDBs still refused
+// when the step's time ran out: the node, the pod whose eviction the API
+// refuses, the PDBs that select it and the API's message. It is a time
+// limit (IsTimeLimit), and the step's journal record names the pod and
+// PDB from it (groupProgress).
+type DrainBlocked struct {
+	Node, Pod string
+	PDBs      []string
+	detail    string      // what the error says after the pod
+	pod       *corev1.Pod // the refused pod, whose PDBs are looked up once the time is out
+}
+
+func (d *DrainBlocked) Error() string {
+	return fmt.Sprintf("%v: node/%s: pod %s: %s", ErrTimeLimit, d.Node, d.Pod, d.detail)
+}
+
+func (d *DrainBlocked) Unwrap() error { return ErrTimeLimit }
+
 // evict evicts the pods of the nodes of todo that wave names. A 429 is
 // left for the caller to try again, and the first is returned as refused
-// ("node/N: pod NS/P: <the API's message>"); a pod already gone is
-// evicted.
-func (e *Executor) evict(ctx context.Context, todo []drainwave.Node, wave []string) (refused string, err error) {
+// (its node, pod and the API's message); a pod already gone is evicted.
+func (e *Executor) evict(ctx context.Context, todo []drainwave.Node, wave []string) (refused *DrainBlocked, err error) {
 	for _, n := range todo {
 		if !slices.Contains(wave, n.Name) {
 			continue
@@ -144,11 +166,11 @@ func (e *Executor) evict(ctx context.Context, todo []drainwave.Node, wave []stri
 			switch {
 			case err == nil || apierrors.IsNotFound(err):
 			case apierrors.IsTooManyRequests(err):
-				if refused == "" {
-					refused = fmt.Sprintf("node/%s: pod %s/%s: %s", n.Name, p.Namespace, p.Name, evictionMessage(err))
+				if refused == nil {
+					refused = &DrainBlocked{Node: n.Name, Pod: p.Namespace + "/" + p.Name, detail: evictionMessage(err), pod: p}
 				}
 			default:
-				return "", fmt.Errorf("evict pod %s/%s on node/%s: %w", p.Namespace, p.Name, n.Name, err)
+				return nil, fmt.Errorf("evict pod %s/%s on node/%s: %w", p.Namespace, p.Name, n.Name, err)
 			}
 		}
 	}

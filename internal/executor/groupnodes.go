@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,7 +66,7 @@ func atMinor(n *corev1.Node, minor kubeversion.Minor) bool {
 // PodDisruptionBudget allows no disruption — the drain EKS or Karpenter
 // waits on (semantics.md §B: a managed node group's update fails with
 // PodEvictionFailure without naming the pod; the cluster does).
-func (e *Executor) groupProgress(ctx context.Context, en *Entry, st plan.Step, to kubeversion.Minor, failed bool) {
+func (e *Executor) groupProgress(ctx context.Context, en *Entry, st plan.Step, to kubeversion.Minor, stepErr error) {
 	k := e.Ports.Kube
 	all, err := k.ListNodes(ctx)
 	if err != nil {
@@ -84,7 +85,13 @@ func (e *Executor) groupProgress(ctx context.Context, en *Entry, st plan.Step, t
 			en.Replaced++
 		}
 	}
-	if !failed || en.Nodes == en.NodesAtVersion {
+	if stepErr == nil || en.Nodes == en.NodesAtVersion {
+		return
+	}
+	// Ladder's own drain knows the pod and PDB it waited on.
+	var blocked *DrainBlocked
+	if errors.As(stepErr, &blocked) && len(blocked.PDBs) > 0 {
+		en.BlockedPod, en.BlockedPDB, en.BlockedNode = blocked.Pod, blocked.PDBs[0], blocked.Node
 		return
 	}
 	pdbs, err := k.ListPDBs(ctx, "")

@@ -184,7 +184,7 @@ func (e *Executor) runStep(ctx context.Context, h plan.Hop, st plan.Step) (skipp
 	if e.Journal != nil && st.Kind == plan.NodeGroup {
 		// A run stopped by Ctrl-C still counts: the context is done, the
 		// cluster is not.
-		e.groupProgress(context.WithoutCancel(ctx), &end, st, h.To, err != nil)
+		e.groupProgress(context.WithoutCancel(ctx), &end, st, h.To, err)
 	}
 	if rerr := e.record(key, end); rerr != nil {
 		return false, rerr

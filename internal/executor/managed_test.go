@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -273,6 +274,10 @@ func TestUpgradeBlueGreenDrainBlocked(t *testing.T) {
 	err := tw.ex.UpgradeBlueGreen(ctx, BlueGreen{Group: "orders", Blue: "blue", Green: Green{Name: "green", Desired: aws.Int32(3)}}, v131)
 	if !IsTimeLimit(err) || !strings.Contains(err.Error(), "pod default/orders-") || !strings.Contains(err.Error(), "The disruption budget orders needs") {
 		t.Fatalf("error %v, want the time limit naming an orders pod and the PDB orders", err)
+	}
+	var blocked *DrainBlocked
+	if !errors.As(err, &blocked) || !strings.HasPrefix(blocked.Pod, "default/orders-") || !slices.Equal(blocked.PDBs, []string{"default/orders"}) || blocked.Node == "" {
+		t.Errorf("error %#v, want a DrainBlocked naming the node, the pod and default/orders", err)
 	}
 	if st, _ := tw.groups.Status("blue"); st.Status != mng.StatusActive {
 		t.Errorf("blue is %s, want ACTIVE: not deleted while its drain is blocked", st.Status)

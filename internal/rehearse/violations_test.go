@@ -7,6 +7,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/report"
 )
 
@@ -29,9 +30,16 @@ func TestWorkshopOrdersPDBMaxUnavailableZero(t *testing.T) {
 	if !found {
 		t.Fatal("the workshop has no orders/orders-pdb")
 	}
-	rep, err := Run(sc, Options{})
+	j := mapJournal{}
+	rep, err := Run(sc, Options{Journal: j})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The journal's record of the paused step names what holds it, as
+	// ladder upgrade status shows it.
+	if en := j["1.31/node-group/blue-mng"]; en.State != executor.StepFailed || !strings.HasPrefix(en.BlockedPod, "orders/orders-") ||
+		en.BlockedPDB != "orders/orders-pdb" || en.BlockedNode == "" {
+		t.Errorf("journal's blue-mng step %+v, want failed, blocked by an orders pod, orders/orders-pdb and its node", en)
 	}
 	if rep.Status != report.Stuck || len(rep.Violations) != 0 {
 		t.Fatalf("status %s with violations %+v, want %s with none (%s %v)", rep.Status, rep.Violations, report.Stuck, rep.Failure, rep.Stuck)
@@ -51,6 +59,12 @@ func TestWorkshopOrdersPDBMaxUnavailableZero(t *testing.T) {
 		}
 	}
 }
+
+// mapJournal is an executor.Journal in a map.
+type mapJournal map[string]executor.Entry
+
+func (j mapJournal) Get(key string) (executor.Entry, bool)  { e, ok := j[key]; return e, ok }
+func (j mapJournal) Put(key string, e executor.Entry) error { j[key] = e; return nil }
 
 func hasPodOf(pods map[string]bool, prefix string) bool {
 	for p := range pods {
