@@ -17,7 +17,8 @@ import (
 const captureTimeout = 5 * time.Minute
 
 func newCaptureCommand() *cobra.Command {
-	var kubeconfig, kubeContext, cluster, region, to string
+	var target liveTarget
+	var to string
 	cmd := &cobra.Command{
 		Use:   "capture --to DIR [--kubeconfig K] [--context C] [--cluster NAME] [--region R]",
 		Short: "Write a scenario of a live EKS cluster, to rehearse its upgrade",
@@ -68,7 +69,7 @@ problem is reported with its file and field, and the files are kept.`,
 			if to == "" {
 				return fmt.Errorf("--to DIR is required: the directory to write scenario.yaml and manifests/ into")
 			}
-			c, err := readLive(cmd.Context(), kubeconfig, kubeContext, cluster, region)
+			c, err := readLive(cmd.Context(), target)
 			if err != nil {
 				return err
 			}
@@ -80,16 +81,16 @@ problem is reported with its file and field, and the files are kept.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "directory to write scenario.yaml and manifests/ into (created; must not hold a scenario.yaml)")
-	addLiveFlags(f, &kubeconfig, &kubeContext, &cluster, &region)
+	target.register(f)
 	return cmd
 }
 
 // readLive captures the EKS cluster of a kubeconfig context: cluster
 // names it, else the context's cluster entry does.
-func readLive(ctx context.Context, kubeconfig, kubeContext, cluster, region string) (*capture.Capture, error) {
+func readLive(ctx context.Context, target liveTarget) (*capture.Capture, error) {
 	ctx, cancel := context.WithTimeout(ctx, captureTimeout)
 	defer cancel()
-	lc, err := openLive(ctx, kubeconfig, kubeContext, cluster, region)
+	lc, err := openLive(ctx, target)
 	if err != nil {
 		return nil, err
 	}

@@ -17,20 +17,21 @@ import (
 
 func newCheckCommand() *cobra.Command {
 	var (
-		files       []string
-		target      string
-		failOn      string
-		output      string
-		showPassing bool
-		scenarioArg string
-		kubeconfig  string
-		kubeContext string
-		cluster     string
-		now         string
-		addVersions string
-		values      []string
-		sets        []string
-		noRender    bool
+		files          []string
+		target         string
+		failOn         string
+		output         string
+		showPassing    bool
+		scenarioArg    string
+		kubeconfig     string
+		kubeContext    string
+		cluster        string
+		now            string
+		addVersions    string
+		values         []string
+		sets           []string
+		noRender       bool
+		requestTimeout time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "check [-f FILE|DIR|-]... [--scenario S] [--target V] [--fail-on SEVERITY] [-o text|wide|json|sarif]",
@@ -138,7 +139,7 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 			case live || len(files) == 0:
 				// A live cluster: the one named, or the current
 				// kubeconfig context's when nothing else is given.
-				if in, err = liveInput(cmd.Context(), kubeconfig, kubeContext, cluster); err != nil {
+				if in, err = liveInput(cmd.Context(), kubeconfig, kubeContext, cluster, requestTimeout); err != nil {
 					return err
 				}
 			}
@@ -208,6 +209,7 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of a live cluster (default: kubectl's loading rules)")
 	f.StringVar(&kubeContext, "context", "", "kubeconfig context of a live cluster (default: the current context)")
 	f.StringVar(&cluster, "cluster", "", clusterFlagHelp)
+	addRequestTimeout(f, &requestTimeout)
 	f.StringVar(&now, "now", "", "evaluate budget and support windows at this instant (RFC 3339; default: now)")
 	f.StringArrayVar(&values, "values", nil, "values file for the Helm charts found under -f (as helm template --values); repeatable, later files win")
 	f.StringArrayVar(&sets, "set", nil, "value for the Helm charts found under -f, e.g. --set replicaCount=3 (as helm template --set); repeatable")

@@ -11,11 +11,13 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/insights"
 	"github.com/ladder-eks/ladder/internal/insights/live"
+	kubelive "github.com/ladder-eks/ladder/internal/kubeport/live"
 )
 
-// liveRequestTimeout bounds every request to the API server, so an
-// unreachable cluster is an error, not a hang. A page of 500 pods takes
-// well under a second; the bound is for the network.
+// liveRequestTimeout is --request-timeout's default: it bounds each
+// request to the API server, so an unreachable cluster is an error, not a
+// hang. A page of 500 pods takes well under a second; the bound is for
+// the network.
 const liveRequestTimeout = 60 * time.Second
 
 // liveInput reads a live cluster for ladder check: its objects (with the
@@ -28,11 +30,12 @@ const liveRequestTimeout = 60 * time.Second
 // or an EKS endpoint configured), the control plane's version is EKS's
 // DescribeCluster's, not the API server's. Target and Now are left to the
 // caller.
-func liveInput(ctx context.Context, kubeconfig, kubeContext, clusterFlag string) (*insights.Input, error) {
-	cfg, entry, err := liveConfig(kubeconfig, kubeContext)
+func liveInput(ctx context.Context, kubeconfig, kubeContext, clusterFlag string, requestTimeout time.Duration) (*insights.Input, error) {
+	kt, err := liveConfig(kubeconfig, kubeContext, requestTimeout, "check manifests with -f")
 	if err != nil {
 		return nil, err
 	}
+	cfg, entry := kt.cfg, kt.entry
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -60,48 +63,61 @@ func liveInput(ctx context.Context, kubeconfig, kubeContext, clusterFlag string)
 	return in, nil
 }
 
+// kubeTarget is a kubeconfig context resolved: its client configuration,
+// the context's name and its cluster entry's (an EKS cluster's ARN, as
+// `aws eks update-kubeconfig` writes it).
+type kubeTarget struct {
+	cfg            *rest.Config
+	context, entry string
+}
+
 // liveConfig builds the client configuration of a kubeconfig context, with
-// messages that say what is missing, and the name of the context's cluster
-// entry (an EKS cluster's ARN, as `aws eks update-kubeconfig` writes it).
-func liveConfig(kubeconfig, kubeContext string) (*rest.Config, string, error) {
+// messages that say what is missing, each request to the API server
+// bounded by requestTimeout (kubelive.BoundRequests). orElse is what the
+// command can do without a cluster, offered when there is no kubeconfig
+// ("check manifests with -f"), or "".
+func liveConfig(kubeconfig, kubeContext string, requestTimeout time.Duration, orElse string) (kubeTarget, error) {
+	if requestTimeout < 0 {
+		return kubeTarget{}, fmt.Errorf("--request-timeout %s: give a duration such as 30s or 2m, or 0 to wait for ever", requestTimeout)
+	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
 	raw, err := loader.RawConfig()
 	if err != nil {
-		return nil, "", fmt.Errorf("reading the kubeconfig: %v (fix the file or pass another with --kubeconfig)", err)
+		return kubeTarget{}, fmt.Errorf("reading the kubeconfig: %v (fix the file or pass another with --kubeconfig)", err)
 	}
 	name := raw.CurrentContext
 	if kubeContext != "" {
 		name = kubeContext
 	}
 	if len(raw.Contexts) == 0 {
-		return nil, "", fmt.Errorf("no kubeconfig with a context found (looked at %s): pass --kubeconfig, set KUBECONFIG, or check manifests with -f", kubeconfigPaths(rules))
+		return kubeTarget{}, fmt.Errorf("no kubeconfig with a context found (looked at %s): %s", kubeconfigPaths(rules), orElseHint(orElse))
 	}
 	kc, ok := raw.Contexts[name]
 	switch {
 	case !ok && name == "":
-		return nil, "", fmt.Errorf("the kubeconfig has no current context: pass --context (one of %s)", contextNames(raw.Contexts))
+		return kubeTarget{}, fmt.Errorf("the kubeconfig has no current context: pass --context (one of %s)", contextNames(raw.Contexts))
 	case !ok:
-		return nil, "", fmt.Errorf("--context %q: no such context in the kubeconfig (known: %s)", name, contextNames(raw.Contexts))
+		return kubeTarget{}, fmt.Errorf("--context %q: no such context in the kubeconfig (known: %s)", name, contextNames(raw.Contexts))
 	case kc == nil:
-		return nil, "", fmt.Errorf("kubeconfig context %q is empty: give it a cluster and a user, or pick another with --context", name)
+		return kubeTarget{}, fmt.Errorf("kubeconfig context %q is empty: give it a cluster and a user, or pick another with --context", name)
 	}
 	switch cluster, ok := raw.Clusters[kc.Cluster]; {
 	case !ok:
-		return nil, "", fmt.Errorf("kubeconfig context %q names cluster %q, which the kubeconfig does not define (known clusters: %s): fix the context or pick another with --context", name, kc.Cluster, contextNames(raw.Clusters))
+		return kubeTarget{}, fmt.Errorf("kubeconfig context %q names cluster %q, which the kubeconfig does not define (known clusters: %s): fix the context or pick another with --context", name, kc.Cluster, contextNames(raw.Clusters))
 	case cluster.Server == "":
-		return nil, "", fmt.Errorf("kubeconfig cluster %q (context %q) has no server: set clusters[].cluster.server, or for EKS run aws eks update-kubeconfig --name CLUSTER", kc.Cluster, name)
+		return kubeTarget{}, fmt.Errorf("kubeconfig cluster %q (context %q) has no server: set clusters[].cluster.server, or for EKS run aws eks update-kubeconfig --name CLUSTER", kc.Cluster, name)
 	}
 	if _, ok := raw.AuthInfos[kc.AuthInfo]; kc.AuthInfo != "" && !ok {
-		return nil, "", fmt.Errorf("kubeconfig context %q names user %q, which the kubeconfig does not define (known users: %s): fix the context or pick another with --context", name, kc.AuthInfo, contextNames(raw.AuthInfos))
+		return kubeTarget{}, fmt.Errorf("kubeconfig context %q names user %q, which the kubeconfig does not define (known users: %s): fix the context or pick another with --context", name, kc.AuthInfo, contextNames(raw.AuthInfos))
 	}
 	cfg, err := loader.ClientConfig()
 	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig context %q: %s", name, strings.ReplaceAll(err.Error(), "\n", "; "))
+		return kubeTarget{}, fmt.Errorf("kubeconfig context %q: %s", name, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	cfg.Timeout = liveRequestTimeout
-	return cfg, kc.Cluster, nil
+	kubelive.BoundRequests(cfg, requestTimeout)
+	return kubeTarget{cfg: cfg, context: name, entry: kc.Cluster}, nil
 }
 
 // eksClusterName is the EKS cluster's name in a kubeconfig cluster entry
@@ -111,4 +127,11 @@ func eksClusterName(entry string) string {
 		return name
 	}
 	return entry
+}
+
+func orElseHint(orElse string) string {
+	if orElse == "" {
+		return "pass --kubeconfig or set KUBECONFIG"
+	}
+	return "pass --kubeconfig, set KUBECONFIG, or " + orElse
 }

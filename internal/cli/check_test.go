@@ -66,7 +66,7 @@ func writeCheckFile(t *testing.T, dir, name, content string) string {
 // (liveInput's error; the test machine has no cluster).
 func liveError(t *testing.T, kubeconfig, kubeContext string) string {
 	t.Helper()
-	_, err := liveInput(context.Background(), kubeconfig, kubeContext, "")
+	_, err := liveInput(context.Background(), kubeconfig, kubeContext, "", liveRequestTimeout)
 	if err == nil {
 		t.Skip("a live cluster is reachable from this machine")
 	}

@@ -17,12 +17,9 @@ import (
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
-// inventoryTimeout bounds every request to the API server, so an
-// unreachable cluster is an error, not a hang.
-const inventoryTimeout = 30 * time.Second
-
 func newInventoryCommand() *cobra.Command {
 	var kubeconfig, kubeContext, cluster, scenarioName, output string
+	var requestTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "inventory [--kubeconfig K] [--context C] [--cluster NAME] [--scenario NAME|FILE] [-o text|json]",
 		Short: "List the cluster's node groups by type and what each carries",
@@ -74,7 +71,7 @@ pod), and optionally on Karpenter's nodeclaims (for Karpenter nodes' AMIs).`,
 			if scenarioName != "" {
 				inv, err = scenarioInventory(scenarioName)
 			} else {
-				inv, err = clusterInventory(cmd.Context(), kubeconfig, kubeContext, cluster)
+				inv, err = clusterInventory(cmd.Context(), kubeconfig, kubeContext, cluster, requestTimeout)
 			}
 			if err != nil {
 				return err
@@ -88,6 +85,7 @@ pod), and optionally on Karpenter's nodeclaims (for Karpenter nodes' AMIs).`,
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	cmd.Flags().StringVar(&kubeContext, "context", "", "kubeconfig context to use (default: the current context)")
 	cmd.Flags().StringVar(&cluster, "cluster", "", clusterFlagHelp)
+	addRequestTimeout(cmd.Flags(), &requestTimeout)
 	cmd.Flags().StringVar(&scenarioName, "scenario", "", "inventory a built-in scenario or scenario file instead of a cluster")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return cmd
@@ -101,48 +99,12 @@ func scenarioInventory(name string) (*inventory.Inventory, error) {
 	return inventory.FromScenario(sc)
 }
 
-func clusterInventory(ctx context.Context, kubeconfig, kubeContext, clusterFlag string) (*inventory.Inventory, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	raw, err := loader.RawConfig()
+func clusterInventory(ctx context.Context, kubeconfig, kubeContext, clusterFlag string, requestTimeout time.Duration) (*inventory.Inventory, error) {
+	kt, err := liveConfig(kubeconfig, kubeContext, requestTimeout, "inventory a scenario with --scenario")
 	if err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig: %v (fix the file or pass another with --kubeconfig)", err)
+		return nil, err
 	}
-	name := raw.CurrentContext
-	if kubeContext != "" {
-		name = kubeContext
-	}
-	if len(raw.Contexts) == 0 {
-		return nil, fmt.Errorf("no kubeconfig with a context found (looked at %s): pass --kubeconfig, set KUBECONFIG, or inventory a scenario with --scenario", kubeconfigPaths(rules))
-	}
-	if _, ok := raw.Contexts[name]; !ok {
-		if name == "" {
-			return nil, fmt.Errorf("the kubeconfig has no current context: pass --context (one of %s)", contextNames(raw.Contexts))
-		}
-		return nil, fmt.Errorf("--context %q: no such context in the kubeconfig (known: %s)", name, contextNames(raw.Contexts))
-	}
-	// clientcmd's own message for these is "no configuration has been
-	// provided, try setting KUBERNETES_MASTER": say what is missing instead.
-	kc := raw.Contexts[name]
-	if kc == nil {
-		return nil, fmt.Errorf("kubeconfig context %q is empty: give it a cluster and a user, or pick another with --context", name)
-	}
-	switch cluster, ok := raw.Clusters[kc.Cluster]; {
-	case !ok:
-		return nil, fmt.Errorf("kubeconfig context %q names cluster %q, which the kubeconfig does not define (known clusters: %s): fix the context or pick another with --context", name, kc.Cluster, contextNames(raw.Clusters))
-	case cluster.Server == "":
-		return nil, fmt.Errorf("kubeconfig cluster %q (context %q) has no server: set clusters[].cluster.server, or for EKS run aws eks update-kubeconfig --name CLUSTER", kc.Cluster, name)
-	}
-	if _, ok := raw.AuthInfos[kc.AuthInfo]; kc.AuthInfo != "" && !ok {
-		return nil, fmt.Errorf("kubeconfig context %q names user %q, which the kubeconfig does not define (known users: %s): fix the context or pick another with --context", name, kc.AuthInfo, contextNames(raw.AuthInfos))
-	}
-	cfg, err := loader.ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig context %q: %s", name, strings.ReplaceAll(err.Error(), "\n", "; "))
-	}
-	cfg.Timeout = inventoryTimeout
+	cfg, name := kt.cfg, kt.context
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig context %q: %v", name, err)
@@ -156,7 +118,7 @@ func clusterInventory(ctx context.Context, kubeconfig, kubeContext, clusterFlag 
 	}
 	src := inventory.Source{Kind: "cluster", Name: name, Server: cfg.Host}
 	if askEKS(clusterFlag) {
-		cp, err := describeEKSCluster(ctx, clusterFlag, kc.Cluster)
+		cp, err := describeEKSCluster(ctx, clusterFlag, kt.entry)
 		if err != nil {
 			return nil, err
 		}

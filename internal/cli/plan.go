@@ -16,7 +16,8 @@ import (
 )
 
 func newPlanCommand() *cobra.Command {
-	var kubeconfig, kubeContext, cluster, region, scenarioArg, to, output, now, htmlFile, strategy string
+	var target liveTarget
+	var scenarioArg, to, output, now, htmlFile, strategy string
 	cmd := &cobra.Command{
 		Use:   "plan [--to V] [--scenario NAME|FILE | --kubeconfig K --context C --cluster NAME] [-o markdown|json] [--strategy instance-refresh|ladder]",
 		Short: "Write the upgrade's runbook: every step rehearsed, with its manual command and rollback",
@@ -63,7 +64,7 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 			var source string
 			var err error
 			if scenarioArg != "" {
-				if kubeconfig != "" || kubeContext != "" || cluster != "" {
+				if target.kubeconfig != "" || target.kubeContext != "" || target.cluster != "" {
 					return fmt.Errorf("--scenario plans a scenario, --kubeconfig/--context/--cluster a live cluster: give one or the other")
 				}
 				if sc, err = scenario.Resolve(scenarioArg); err != nil {
@@ -71,7 +72,7 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 				}
 				source = "scenario " + sc.Metadata.Name
 			} else {
-				if sc, err = captureLive(cmd.Context(), kubeconfig, kubeContext, cluster, region); err != nil {
+				if sc, err = captureLive(cmd.Context(), target); err != nil {
 					return err
 				}
 				source = "live cluster " + sc.Spec.Cluster.Name + " (captured " + at.Format(time.RFC3339) + ")"
@@ -96,7 +97,7 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "target Kubernetes minor (default: the next one)")
 	f.StringVar(&scenarioArg, "scenario", "", "plan a scenario (a built-in name or a file) instead of a live cluster")
-	addLiveFlags(f, &kubeconfig, &kubeContext, &cluster, &region)
+	target.register(f)
 	f.StringVarP(&output, "output", "o", "markdown", "markdown or json")
 	f.StringVar(&now, "now", "", "judge support status at this instant (RFC 3339; default: now)")
 	f.StringVar(&htmlFile, "report", "", "also write the plan's rehearsal as a self-contained HTML file with charts (docs/report-html.md)")
@@ -165,8 +166,8 @@ func planCheck(sc *scenario.Scenario, to string, at time.Time) (*insights.Report
 
 // captureLive reads a live cluster as `ladder capture` does, into a
 // scenario.
-func captureLive(ctx context.Context, kubeconfig, kubeContext, cluster, region string) (*scenario.Scenario, error) {
-	lc, err := openLive(ctx, kubeconfig, kubeContext, cluster, region)
+func captureLive(ctx context.Context, target liveTarget) (*scenario.Scenario, error) {
+	lc, err := openLive(ctx, target)
 	if err != nil {
 		return nil, err
 	}

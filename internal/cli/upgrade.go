@@ -95,14 +95,15 @@ actions and the Kubernetes RBAC it needs).`,
 
 // upgradeFlags are the flags of upgrade and its status.
 type upgradeFlags struct {
-	kubeconfig, kubeContext, cluster, region, journal, to, window, probeURL, htmlFile, strategy string
-	approve                                                                                     bool
-	timeout                                                                                     time.Duration
+	liveTarget
+	journal, to, window, probeURL, htmlFile, strategy string
+	approve                                           bool
+	timeout                                           time.Duration
 }
 
 func (f *upgradeFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	addLiveFlags(fl, &f.kubeconfig, &f.kubeContext, &f.cluster, &f.region)
+	f.liveTarget.register(fl)
 	fl.StringVar(&f.journal, "journal", "", "keep the journal in this local file instead of the ConfigMap kube-system/ladder-upgrade")
 }
 
@@ -114,11 +115,13 @@ type liveCluster struct {
 	aws  capture.Source
 }
 
-func openLive(ctx context.Context, kubeconfig, kubeContext, cluster, region string) (*liveCluster, error) {
-	cfg, entry, err := liveConfig(kubeconfig, kubeContext)
+func openLive(ctx context.Context, t liveTarget) (*liveCluster, error) {
+	cluster := t.cluster
+	kt, err := liveConfig(t.kubeconfig, t.kubeContext, t.requestTimeout, "")
 	if err != nil {
 		return nil, err
 	}
+	cfg, entry := kt.cfg, kt.entry
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -127,7 +130,7 @@ func openLive(ctx context.Context, kubeconfig, kubeContext, cluster, region stri
 	if err != nil {
 		return nil, err
 	}
-	ports, region, err := sdkaws.New(ctx, region)
+	ports, region, err := sdkaws.New(ctx, t.region)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +152,7 @@ func openLive(ctx context.Context, kubeconfig, kubeContext, cluster, region stri
 func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	lc, err := openLive(ctx, f.kubeconfig, f.kubeContext, f.cluster, f.region)
+	lc, err := openLive(ctx, f.liveTarget)
 	if err != nil {
 		return err
 	}
@@ -558,11 +561,11 @@ Status changes nothing and takes no lock.`,
 				where = f.journal
 				rec, err = journal.ReadFile(f.journal)
 			} else {
-				cfg, _, cerr := liveConfig(f.kubeconfig, f.kubeContext)
+				kt, cerr := liveConfig(f.kubeconfig, f.kubeContext, f.requestTimeout, "read a journal file with --journal")
 				if cerr != nil {
 					return cerr
 				}
-				cs, cerr := kubernetes.NewForConfig(cfg)
+				cs, cerr := kubernetes.NewForConfig(kt.cfg)
 				if cerr != nil {
 					return cerr
 				}
@@ -610,14 +613,29 @@ Status changes nothing and takes no lock.`,
 	fl.StringVar(&f.journal, "journal", "", "the local journal file (default: the ConfigMap kube-system/ladder-upgrade)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context (default: the current one)")
+	addRequestTimeout(fl, &f.requestTimeout)
 	return cmd
 }
 
-// addLiveFlags registers the flags that name a live EKS cluster: its
-// kubeconfig and context, the EKS cluster and the AWS region.
-func addLiveFlags(f *pflag.FlagSet, kubeconfig, kubeContext, cluster, region *string) {
-	f.StringVar(kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
-	f.StringVar(kubeContext, "context", "", "kubeconfig context (default: the current one)")
-	f.StringVar(cluster, "cluster", "", "EKS cluster name (default: from the kubeconfig context's cluster entry)")
-	f.StringVar(region, "region", "", "AWS region (default: the AWS SDK's: AWS_REGION or the profile's)")
+// liveTarget names a live EKS cluster: its kubeconfig and context, the
+// EKS cluster and the AWS region, and the bound of each request to its
+// API server.
+type liveTarget struct {
+	kubeconfig, kubeContext, cluster, region string
+	requestTimeout                           time.Duration
+}
+
+// register registers the flags that set t.
+func (t *liveTarget) register(f *pflag.FlagSet) {
+	f.StringVar(&t.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	f.StringVar(&t.kubeContext, "context", "", "kubeconfig context (default: the current one)")
+	f.StringVar(&t.cluster, "cluster", "", "EKS cluster name (default: from the kubeconfig context's cluster entry)")
+	f.StringVar(&t.region, "region", "", "AWS region (default: the AWS SDK's: AWS_REGION or the profile's)")
+	addRequestTimeout(f, &t.requestTimeout)
+}
+
+// addRequestTimeout registers kubectl's --request-timeout: the bound of
+// each request to the API server (live.BoundRequests).
+func addRequestTimeout(f *pflag.FlagSet, d *time.Duration) {
+	f.DurationVar(d, "request-timeout", liveRequestTimeout, "give up a request to the API server without an answer after this long; a read is made again, 3 times in all (0: wait for ever)")
 }

@@ -21,6 +21,7 @@ const DefaultViewAddr = "127.0.0.1:8080"
 
 type viewFlags struct {
 	kubeconfig, kubeContext, journalFile string
+	requestTimeout                       time.Duration
 	scenario, to, strategy               string
 	seed                                 uint64
 	speed                                float64
@@ -73,6 +74,7 @@ Ctrl-C stops the server. More in docs/view.md.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	fl.StringVar(&f.kubeContext, "context", "", "the kubeconfig context (default: its current one)")
+	addRequestTimeout(fl, &f.requestTimeout)
 	fl.StringVar(&f.journalFile, "journal", "", "read the steps of an upgrade run with --journal FILE (default: the journal ConfigMap in the cluster)")
 	fl.StringVar(&f.scenario, "scenario", "", "replay this scenario's rehearsal (built-in name or file) instead of watching a cluster")
 	fl.StringVar(&f.to, "to", "", "with --scenario: rehearse up to this minor (default: the scenario's)")
@@ -142,10 +144,11 @@ func runView(cmd *cobra.Command, f viewFlags) error {
 		what = fmt.Sprintf("the rehearsal of %s (%s, %s virtual, %d changes)", sc.Metadata.Name, rep.Status,
 			time.Duration(replay.End()*float64(time.Second)).Round(time.Second), replay.Changes())
 	} else {
-		cfg, _, err := liveConfig(f.kubeconfig, f.kubeContext)
+		kt, err := liveConfig(f.kubeconfig, f.kubeContext, f.requestTimeout, "replay a rehearsal with --scenario")
 		if err != nil {
 			return err
 		}
+		cfg := kt.cfg
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return err

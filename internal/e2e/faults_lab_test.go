@@ -22,6 +22,11 @@ import (
 	"github.com/ladder-eks/ladder/internal/awsserve/faulty"
 )
 
+// kubeRequestTimeout is the upgrade's --request-timeout here: short, so
+// that the held read costs seconds, and long enough for the lab's
+// answers on a busy machine.
+const kubeRequestTimeout = 5 * time.Second
+
 // TestFaultsOnTheLab is the small scenario's `ladder upgrade --to 1.31
 // --approve`, its journal in the cluster, with a proxy that breaks calls
 // between Ladder and every endpoint it uses, on a fixed schedule:
@@ -34,8 +39,10 @@ import (
 //     attempt up and retries);
 //   - the kube-apiserver: throttling (429 with Retry-After), the server
 //     unavailable (503 with Retry-After), the connection dropped after a
-//     read, and writes of the journal refused as stale (409) or their
-//     answer lost after the server stored them.
+//     read, one read held past --request-timeout (Ladder gives the
+//     attempt up and reads again: kubelive.BoundRequests), and writes of
+//     the journal refused as stale (409) or their answer lost after the
+//     server stored them.
 //
 // The upgrade ends as it ends without faults: the control plane, add-ons
 // and nodes at 1.31, each original node replaced once, one EKS update per
@@ -51,7 +58,7 @@ func TestFaultsOnTheLab(t *testing.T) {
 
 	env, proxies := faultyEnv(t, l)
 	began := time.Now()
-	cmd := exec.Command(ladderBin, "upgrade", "--to", "1.31", "--approve")
+	cmd := exec.Command(ladderBin, "upgrade", "--to", "1.31", "--approve", "--request-timeout", kubeRequestTimeout.String())
 	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -74,11 +81,9 @@ func TestFaultsOnTheLab(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d requests, faults %v", side, requests, injected)
-		want := []faulty.Fault{faulty.Throttle, faulty.ServerError, faulty.Drop}
+		want := []faulty.Fault{faulty.Throttle, faulty.ServerError, faulty.Drop, faulty.Slow}
 		if side == "kubernetes" {
 			want = append(want, faulty.Conflict)
-		} else {
-			want = append(want, faulty.Slow)
 		}
 		for _, f := range want {
 			if injected[f] == 0 {
@@ -193,12 +198,16 @@ func kubeFaults(t *testing.T, kubeconfig string) (*faulty.Proxy, string) {
 	journalPut := "PUT /api/v1/namespaces/kube-system/configmaps/ladder-upgrade"
 	var mu sync.Mutex
 	seen := map[string]int{}
+	held := false
 	p := faulty.New(rp, func(_ int, op string) faulty.Fault {
 		mu.Lock()
 		defer mu.Unlock()
 		n := seen[op]
 		seen[op]++
 		switch {
+		case !held && n == 3 && strings.HasPrefix(op, "GET ") && !strings.HasSuffix(op, " watch"):
+			held = true
+			return faulty.Slow
 		case op == journalPut && n%4 == 1:
 			return faulty.Conflict
 		case op == journalPut && n == 6:
@@ -215,6 +224,7 @@ func kubeFaults(t *testing.T, kubeconfig string) (*faulty.Proxy, string) {
 		return faulty.None
 	})
 	p.Kubernetes = true
+	p.SlowFor = 3 * kubeRequestTimeout
 	srv := httptest.NewUnstartedServer(p)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
