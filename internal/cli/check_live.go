@@ -77,9 +77,6 @@ type kubeTarget struct {
 // command can do without a cluster, offered when there is no kubeconfig
 // ("check manifests with -f"), or "".
 func liveConfig(kubeconfig, kubeContext string, requestTimeout time.Duration, orElse string) (kubeTarget, error) {
-	if requestTimeout < 0 {
-		return kubeTarget{}, fmt.Errorf("--request-timeout %s: give a duration such as 30s or 2m, or 0 to wait for ever", requestTimeout)
-	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})

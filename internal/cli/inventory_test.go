@@ -208,7 +208,8 @@ contexts:
 		{[]string{"--kubeconfig", noServer}, `error: kubeconfig cluster "prod-cluster" (context "prod") has no server: set clusters[].cluster.server, or for EKS run aws eks update-kubeconfig --name CLUSTER`},
 		{[]string{"--kubeconfig", noUser}, `error: kubeconfig context "prod" names user "nobody", which the kubeconfig does not define (known users: none): fix the context or pick another with --context`},
 		{[]string{"--kubeconfig", noCurrent}, `error: the kubeconfig has no current context: pass --context (one of dev, prod)`},
-		{[]string{"--kubeconfig", kubeconfig, "--request-timeout", "-5s"}, `error: --request-timeout -5s: give a duration such as 30s or 2m, or 0 to wait for ever`},
+		{[]string{"--kubeconfig", kubeconfig, "--request-timeout", "-5s"}, `error: invalid argument "-5s" for "--request-timeout" flag: give a duration such as 30s or 2m, or 0 to wait for ever`},
+		{[]string{"--kubeconfig", kubeconfig, "--request-timeout", "soon"}, `error: invalid argument "soon" for "--request-timeout" flag: give a duration such as 30s or 2m, or 0 to wait for ever`},
 	} {
 		code, stdout, stderr := runLadder(append([]string{"inventory"}, tc.args...)...)
 		if code != 1 || stdout != "" {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -637,5 +638,25 @@ func (t *liveTarget) register(f *pflag.FlagSet) {
 // addRequestTimeout registers kubectl's --request-timeout: the bound of
 // each request to the API server (live.BoundRequests).
 func addRequestTimeout(f *pflag.FlagSet, d *time.Duration) {
-	f.DurationVar(d, "request-timeout", liveRequestTimeout, "give up a request to the API server without an answer after this long; a read is made again, 3 times in all (0: wait for ever)")
+	*d = liveRequestTimeout
+	f.Var((*requestTimeoutValue)(d), "request-timeout", "give up a request to the API server without an answer after this long (30s, 2m; a bare number is seconds, as for kubectl); a read is made again, 3 times in all (0: wait for ever)")
 }
+
+// requestTimeoutValue parses --request-timeout as kubectl does: a
+// duration, or a whole number of seconds.
+type requestTimeoutValue time.Duration
+
+func (v *requestTimeoutValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if n, aerr := strconv.ParseUint(s, 10, 32); aerr == nil {
+		d, err = time.Duration(n)*time.Second, nil
+	}
+	if err != nil || d < 0 {
+		return fmt.Errorf("give a duration such as 30s or 2m, or 0 to wait for ever")
+	}
+	*v = requestTimeoutValue(d)
+	return nil
+}
+
+func (v *requestTimeoutValue) String() string { return time.Duration(*v).String() }
+func (v *requestTimeoutValue) Type() string   { return "duration" }
