@@ -3,6 +3,7 @@ package liveview
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,8 +21,9 @@ import (
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
-// SyncTimeout bounds the first lists of a live view's watches.
-const SyncTimeout = time.Minute
+// syncTimeout bounds the first lists of a live view's watches (a
+// variable for the tests).
+var syncTimeout = time.Minute
 
 // JournalEvery is how often a live view rereads the upgrade's journal.
 const JournalEvery = 2 * time.Second
@@ -80,16 +82,21 @@ func Watch(ctx context.Context, cs kubernetes.Interface, hub *Hub, j Journal) er
 			}
 		}
 	}))
-	// A list the user may not make fails at once, not after SyncTimeout.
-	timeout, cancelTimeout := context.WithTimeoutCause(ctx, SyncTimeout, fmt.Errorf("the lists did not finish within %s", SyncTimeout))
+	// A list the user may not make fails at once, not after syncTimeout.
+	timeout, cancelTimeout := context.WithTimeoutCause(ctx, syncTimeout, fmt.Errorf("the lists did not finish within %s", syncTimeout))
 	defer cancelTimeout()
 	syncCtx, refuse := context.WithCancelCause(timeout)
 	defer refuse(nil)
+	var lastMu sync.Mutex
+	var last error // the last list or watch error, for the message if the lists never finish
 	for _, inf := range []cache.SharedIndexInformer{nodes, pods, pdbs} {
 		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
 				refuse(err)
 			}
+			lastMu.Lock()
+			last = err
+			lastMu.Unlock()
 			hub.Update(func(s *State) { s.Error = fmt.Sprintf("watch: %v", err) })
 		})
 	}
@@ -102,7 +109,13 @@ func Watch(ctx context.Context, cs kubernetes.Interface, hub *Hub, j Journal) er
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%v (check the kubeconfig, and that its user may list and watch nodes, pods and poddisruptionbudgets: deploy/ladder-view-rbac.yaml)", context.Cause(syncCtx))
+		why := context.Cause(syncCtx).Error()
+		lastMu.Lock()
+		if last != nil && !apierrors.IsForbidden(last) && !apierrors.IsUnauthorized(last) {
+			why += "; the last error: " + last.Error()
+		}
+		lastMu.Unlock()
+		return fmt.Errorf("%s (check the kubeconfig, and that its user may list and watch nodes, pods and poddisruptionbudgets: deploy/ladder-view-rbac.yaml)", why)
 	}
 	if j != nil {
 		readJournal(ctx, hub, j)

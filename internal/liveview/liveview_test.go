@@ -18,7 +18,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 
 	"github.com/ladder-eks/ladder/internal/journal"
 	"github.com/ladder-eks/ladder/internal/rehearse"
@@ -460,5 +462,29 @@ func TestHandlerStreamsAndTakesReplayCommands(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("replay command to a live view: %d, want 404", resp.StatusCode)
+	}
+}
+
+// An API server whose lists keep failing: Watch gives up after
+// syncTimeout, saying so and what the last list said.
+func TestWatchGivesUpOnListsThatNeverFinish(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"etcdserver: request timed out","reason":"InternalError","code":500}`)
+	}))
+	defer srv.Close()
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { syncTimeout = d }(syncTimeout)
+	syncTimeout = 300 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err = Watch(ctx, cs, NewHub("test"), nil)
+	if err == nil || !strings.Contains(err.Error(), "the lists did not finish within 300ms; the last error: ") ||
+		!strings.Contains(err.Error(), "etcdserver: request timed out") {
+		t.Fatalf("Watch: %v, want the sync timeout with the server's last error", err)
 	}
 }
