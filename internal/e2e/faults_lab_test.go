@@ -90,6 +90,15 @@ func TestFaultsOnTheLab(t *testing.T) {
 				t.Errorf("%s: no %s injected: the test did not exercise it", side, f)
 			}
 		}
+		// Ladder, not the proxy, ended each held request: its timeout
+		// gave the attempt up before the hold would have.
+		abandoned := 0
+		for _, p := range ps {
+			abandoned += p.Abandoned()
+		}
+		if abandoned != injected[faulty.Slow] {
+			t.Errorf("%s: Ladder gave up %d of the %d held requests before the hold ended: it waited for the rest", side, abandoned, injected[faulty.Slow])
+		}
 	}
 	if t.Failed() {
 		t.Logf("ladder upgrade's output:\n%s", out.String())

@@ -56,9 +56,10 @@ type Proxy struct {
 	// (client-go retries those, and only those, by itself).
 	Kubernetes bool
 
-	mu  sync.Mutex
-	n   int
-	log []Entry
+	mu        sync.Mutex
+	n         int
+	log       []Entry
+	abandoned int
 }
 
 // Entry is one request the proxy saw: its operation and its fault.
@@ -77,6 +78,14 @@ func (p *Proxy) Log() []Entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Entry(nil), p.log...)
+}
+
+// Abandoned is how many Slow requests the client gave up before SlowFor
+// ended: a client without a timeout of its own waits the hold out.
+func (p *Proxy) Abandoned() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.abandoned
 }
 
 // ServeHTTP implements http.Handler.
@@ -127,6 +136,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(p.SlowFor):
 		case <-r.Context().Done():
+			p.mu.Lock()
+			p.abandoned++
+			p.mu.Unlock()
 			return
 		}
 		p.backend.ServeHTTP(w, r)

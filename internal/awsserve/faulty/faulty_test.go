@@ -2,6 +2,8 @@ package faulty_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -133,5 +135,32 @@ func TestRetriesLoseNothing(t *testing.T) {
 			ops = append(ops, e.Operation+" "+e.Fault.String())
 		}
 		t.Log(strings.Join(ops, "\n"))
+	}
+}
+
+// Abandoned counts the held requests whose client gave up first, and
+// only those.
+func TestAbandonedCountsTheClientsThatGaveUp(t *testing.T) {
+	backend := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+	for _, tc := range []struct {
+		name    string
+		slowFor time.Duration
+		timeout time.Duration
+		want    int
+	}{
+		{"the client's timeout ends the hold", time.Minute, 100 * time.Millisecond, 1},
+		{"the hold ends first", 50 * time.Millisecond, time.Minute, 0},
+	} {
+		p := faulty.New(backend, func(int, string) faulty.Fault { return faulty.Slow })
+		p.SlowFor = tc.slowFor
+		srv := httptest.NewServer(p)
+		resp, err := (&http.Client{Timeout: tc.timeout}).Get(srv.URL + "/x")
+		if err == nil {
+			resp.Body.Close()
+		}
+		srv.Close() // waits for the handler to return
+		if got := p.Abandoned(); got != tc.want {
+			t.Errorf("%s: Abandoned() = %d, want %d (client error %v)", tc.name, got, tc.want, err)
+		}
 	}
 }
