@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ladder-eks/ladder/internal/awsport"
 	"github.com/ladder-eks/ladder/internal/awsport/sdkaws"
@@ -639,18 +639,16 @@ func (t *liveTarget) register(f *pflag.FlagSet) {
 // each request to the API server (live.BoundRequests).
 func addRequestTimeout(f *pflag.FlagSet, d *time.Duration) {
 	*d = liveRequestTimeout
-	f.Var((*requestTimeoutValue)(d), "request-timeout", "give up a request to the API server without an answer after this long (30s, 2m; a bare number is seconds, as for kubectl); a read is made again, 3 times in all (0: wait for ever)")
+	f.Var((*requestTimeoutValue)(d), "request-timeout", "give up a request to the API server without an answer after this long (30s, 2m, or a bare number of seconds, as kubectl reads it; kubectl's own default is no limit); a read is made again, 3 times in all (0: wait for ever)")
 }
 
-// requestTimeoutValue parses --request-timeout as kubectl does: a
-// duration, or a whole number of seconds.
+// requestTimeoutValue parses --request-timeout as kubectl does
+// (clientcmd.ParseTimeout: a duration, or a whole number of seconds), and
+// refuses a negative duration, which ParseTimeout lets through.
 type requestTimeoutValue time.Duration
 
 func (v *requestTimeoutValue) Set(s string) error {
-	d, err := time.ParseDuration(s)
-	if n, aerr := strconv.ParseUint(s, 10, 32); aerr == nil {
-		d, err = time.Duration(n)*time.Second, nil
-	}
+	d, err := clientcmd.ParseTimeout(s)
 	if err != nil || d < 0 {
 		return fmt.Errorf("give a duration such as 30s or 2m, or 0 to wait for ever")
 	}
