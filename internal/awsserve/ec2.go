@@ -24,7 +24,10 @@ import (
 // what the lab does not model.
 
 // ec2Namespace is EC2's XML namespace (aws-apis.md §1.1).
-const ec2Namespace = "http://ec2.amazonaws.com/doc/2016-11-15/"
+const ec2Namespace = "http://ec2.amazonaws.com/doc/" + ec2Version + "/"
+
+// ec2Version is EC2's API version, every request's Version.
+const ec2Version = "2016-11-15"
 
 // ec2Operation decodes its input from the form, calls the port and writes
 // its output members into the response.
