@@ -41,6 +41,14 @@ func NewAutoScaling(p awsport.AutoScaling) http.Handler {
 		errorBody:     asgErrorBody,
 		status:        asgStatus,
 		internalError: "InternalFailure",
+		version:       asgVersion,
+		wrongVersion:  asgWrongVersion,
+		check: func(f *queryForm) error {
+			if err := checkMemberIndexes(f); err != nil {
+				return err
+			}
+			return checkASGConstraints(f)
+		},
 	}
 }
 

@@ -99,7 +99,8 @@ func NewEC2(images awsport.Images, lts awsport.LaunchTemplates) http.Handler {
 			return nil
 		}),
 	}
-	return &queryService{ops: ops, envelope: ec2Envelope, errorBody: ec2ErrorBody, status: ec2Status, internalError: "InternalError"}
+	return &queryService{ops: ops, envelope: ec2Envelope, errorBody: ec2ErrorBody, status: ec2Status, internalError: "InternalError",
+		version: ec2Version, wrongVersion: ec2WrongVersion, check: checkEC2Form}
 }
 
 // ec2Envelope is ec2Query's success response: <ActionResponse> in the
