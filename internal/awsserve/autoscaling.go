@@ -13,7 +13,10 @@ import (
 )
 
 // asgNamespace is Auto Scaling's XML namespace (aws-apis.md §1.1).
-const asgNamespace = "http://autoscaling.amazonaws.com/doc/2011-01-01/"
+const asgNamespace = "http://autoscaling.amazonaws.com/doc/" + asgVersion + "/"
+
+// asgVersion is Auto Scaling's API version, every request's Version.
+const asgVersion = "2011-01-01"
 
 // NewAutoScaling serves Auto Scaling's awsQuery protocol (aws-apis.md §1.3,
 // §3) over p: every awsport.AutoScaling operation, its input read and its
@@ -38,6 +41,14 @@ func NewAutoScaling(p awsport.AutoScaling) http.Handler {
 		errorBody:     asgErrorBody,
 		status:        asgStatus,
 		internalError: "InternalFailure",
+		version:       asgVersion,
+		wrongVersion:  asgWrongVersion,
+		check: func(f *queryForm) error {
+			if err := checkMemberIndexes(f); err != nil {
+				return err
+			}
+			return checkASGConstraints(f)
+		},
 	}
 }
 

@@ -24,7 +24,10 @@ import (
 // what the lab does not model.
 
 // ec2Namespace is EC2's XML namespace (aws-apis.md §1.1).
-const ec2Namespace = "http://ec2.amazonaws.com/doc/2016-11-15/"
+const ec2Namespace = "http://ec2.amazonaws.com/doc/" + ec2Version + "/"
+
+// ec2Version is EC2's API version, every request's Version.
+const ec2Version = "2016-11-15"
 
 // ec2Operation decodes its input from the form, calls the port and writes
 // its output members into the response.
@@ -96,7 +99,8 @@ func NewEC2(images awsport.Images, lts awsport.LaunchTemplates) http.Handler {
 			return nil
 		}),
 	}
-	return &queryService{ops: ops, envelope: ec2Envelope, errorBody: ec2ErrorBody, status: ec2Status, internalError: "InternalError"}
+	return &queryService{ops: ops, envelope: ec2Envelope, errorBody: ec2ErrorBody, status: ec2Status, internalError: "InternalError",
+		version: ec2Version, wrongVersion: ec2WrongVersion, check: checkEC2Form}
 }
 
 // ec2Envelope is ec2Query's success response: <ActionResponse> in the

@@ -150,7 +150,7 @@ func checkVersion(t *testing.T, want, got *ec2types.LaunchTemplateVersion) {
 func TestEC2RefusesWhatItDoesNotModel(t *testing.T) {
 	rec := &recordingEC2{out: &ec2.CreateLaunchTemplateVersionOutput{}}
 	c := ec2Client(serve(t, NewEC2(rec, rec)))
-	_, err := c.CreateLaunchTemplateVersion(t.Context(), &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: aws.String("lt"),
+	_, err := c.CreateLaunchTemplateVersion(t.Context(), &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: aws.String("workers-a"),
 		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-1"), Monitoring: &ec2types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(true)}}})
 	var ae smithy.APIError
 	if !errors.As(err, &ae) || ae.ErrorCode() != "UnknownParameter" || ae.ErrorMessage() != "The parameter LaunchTemplateData.Monitoring.Enabled is not recognized (the lab does not model it)." {

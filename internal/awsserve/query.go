@@ -218,6 +218,13 @@ type queryService struct {
 	// internalError is the code of an error that is not an API error: the
 	// service's own failure.
 	internalError string
+	// version is the service's API version, which every request must
+	// give; wrongVersion the service's error for another.
+	version      string
+	wrongVersion func(action, got string) error
+	// check, if set, is the service's own check of the form, before an
+	// operation reads it.
+	check func(f *queryForm) error
 }
 
 // ServeHTTP implements http.Handler. The operations call their ports
@@ -230,11 +237,29 @@ func (s *queryService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, id, &smithy.GenericAPIError{Code: "MalformedQueryString", Message: err.Error(), Fault: smithy.FaultClient})
 		return
 	}
+	if err := checkQueryForm(form); err != nil {
+		s.fail(w, id, err)
+		return
+	}
 	action := form.action()
+	if action == "" {
+		s.fail(w, id, unknownAction(action))
+		return
+	}
+	if err := checkAPIVersion(form, action, s.version, s.wrongVersion); err != nil {
+		s.fail(w, id, err)
+		return
+	}
 	op, ok := s.ops[action]
 	if !ok {
 		s.fail(w, id, unknownAction(action))
 		return
+	}
+	if s.check != nil {
+		if err := s.check(form); err != nil {
+			s.fail(w, id, err)
+			return
+		}
 	}
 	var body queryXML
 	if err := op(r.Context(), form, action, &body); err != nil {
@@ -272,7 +297,7 @@ func unknownAction(action string) error {
 	if action == "" {
 		return &smithy.GenericAPIError{Code: "MissingAction", Message: "The request must contain the parameter Action.", Fault: smithy.FaultClient}
 	}
-	return &smithy.GenericAPIError{Code: "InvalidAction", Message: "The action " + action + " is not valid for this web service.", Fault: smithy.FaultClient}
+	return &smithy.GenericAPIError{Code: "InvalidAction", Message: "The action " + truncated(action) + " is not valid for this web service.", Fault: smithy.FaultClient}
 }
 
 // queryStatus is the HTTP status of an error the service's table does not

@@ -3,6 +3,7 @@ package awsserve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/traits"
 )
@@ -72,7 +75,16 @@ func restJSONRoute[In any, Out smithy.Serializable, Opt any](m *restJSONMux, op,
 	m.mux.HandleFunc(h.Method+" "+path, func(w http.ResponseWriter, r *http.Request) {
 		in := new(In)
 		if err := restJSONDecode(r, input, in); err != nil {
+			var dup *duplicateParamError
+			if errors.As(err, &dup) {
+				restJSON1.writeError(w, &ekstypes.InvalidParameterException{Message: aws.String(dup.Error())})
+				return
+			}
 			restJSON1.writeErrorCode(w, http.StatusBadRequest, "SerializationException", err.Error())
+			return
+		}
+		if err := validateEKSInput(in); err != nil {
+			restJSON1.writeError(w, err)
 			return
 		}
 		out, err := call(r.Context(), in)
@@ -118,6 +130,9 @@ func restJSONDecode(r *http.Request, input *smithy.Schema, in any) error {
 		if len(raw) == 0 {
 			continue
 		}
+		if t := m.Type(); len(raw) > 1 && t != smithy.ShapeTypeList && t != smithy.ShapeTypeSet {
+			return &duplicateParamError{name, len(raw)}
+		}
 		v, err := restJSONBound(m, raw)
 		if err != nil {
 			return fmt.Errorf("%s: %v", name, err)
@@ -129,6 +144,18 @@ func restJSONDecode(r *http.Request, input *smithy.Schema, in any) error {
 		return err
 	}
 	return json.Unmarshal(merged, in)
+}
+
+// duplicateParamError is a query parameter or header of a single value
+// given more than once (?nodegroupName=a&nodegroupName=b): refused, not
+// read as its first value.
+type duplicateParamError struct {
+	name string
+	n    int
+}
+
+func (e *duplicateParamError) Error() string {
+	return fmt.Sprintf("%s is given %d times; give it once", e.name, e.n)
 }
 
 // restJSONBound is a label's, query parameter's or header's text as the

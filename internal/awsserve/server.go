@@ -14,10 +14,13 @@ package awsserve
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,8 +66,16 @@ const HealthPath = "/healthz"
 // clock: SigV4's 15 minutes, after which AWS answers "Signature expired".
 const maxSkew = 15 * time.Minute
 
-// maxBody bounds a request body the server reads to check its signature.
-const maxBody = 8 << 20
+// MaxBody bounds a request body: 1 MiB, far above the largest input of
+// the operations served (a launch template's user data, 16 KiB encoded;
+// an SSM parameter, 8 KiB), and the bound the server reads at most. A
+// body declared longer is refused before a byte of it is read, with 413.
+const MaxBody = 1 << 20
+
+// unsignedPayload is the payload hash a client declares in
+// X-Amz-Content-Sha256 when it signs the headers only (SigV4's
+// UNSIGNED-PAYLOAD).
+const unsignedPayload = "UNSIGNED-PAYLOAD"
 
 // Server routes each request to its service's handler.
 type Server struct {
@@ -123,13 +134,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// when a signature is refused for skew.
 	w.Header().Set("Date", s.opts.Now().UTC().Format(http.TimeFormat))
 
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		http.Error(w, "request body unreadable or larger than 8 MiB", http.StatusRequestEntityTooLarge)
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-
 	auth, err := parseAuthorization(r.Header.Get("Authorization"))
 	service := auth.service
 	if service == "" {
@@ -141,9 +145,50 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Credential should be scoped to a service this endpoint serves (%s), not %q.", strings.Join(s.services(), ", "), service))
 		return
 	}
-	if refusal := s.verify(r, body, auth, err); refusal != nil {
+	// Everything the headers decide is decided before a byte of the body
+	// is read: a client without the key cannot make the server read it.
+	if refusal := s.verifyHeaders(r, auth, err); refusal != nil {
 		s.writeError(w, r, h, refusal.status(service), refusal.code(service), refusal.message)
 		return
+	}
+	if r.ContentLength > MaxBody {
+		s.writeError(w, r, h, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", tooLarge(r.ContentLength))
+		return
+	}
+	// A client that declares its payload's hash (X-Amz-Content-Sha256, or
+	// UNSIGNED-PAYLOAD) has its signature checked over the headers and that
+	// hash first, and only then its body read; the body must then have the
+	// declared hash.
+	declared := r.Header.Get("X-Amz-Content-Sha256")
+	if declared != "" {
+		if refusal := s.verifySignature(r, auth, declared, r.ContentLength); refusal != nil {
+			s.writeError(w, r, h, refusal.status(service), refusal.code(service), refusal.message)
+			return
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		s.writeError(w, r, h, http.StatusBadRequest, "IncompleteBody", "The request body could not be read: "+err.Error())
+		return
+	}
+	if len(body) > MaxBody {
+		s.writeError(w, r, h, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", tooLarge(-1))
+		return
+	}
+	sum := sha256.Sum256(body)
+	switch hash := hex.EncodeToString(sum[:]); declared {
+	case "":
+		if refusal := s.verifySignature(r, auth, hash, int64(len(body))); refusal != nil {
+			s.writeError(w, r, h, refusal.status(service), refusal.code(service), refusal.message)
+			return
+		}
+	case unsignedPayload:
+	default:
+		if !strings.EqualFold(declared, hash) {
+			s.writeError(w, r, h, sigV4Errors[service].status, (&sigV4Refusal{kind: refusedSignature}).code(service),
+				"The provided 'x-amz-content-sha256' header does not match what was computed.")
+			return
+		}
 	}
 	if s.opts.Policy != nil {
 		if op, ok := h.(Operator); ok {
@@ -155,22 +200,76 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	// The handler answers into a buffer under the lock; the answer is
+	// written after the lock is released, so a client that never reads
+	// its response holds up its own connection, not the twins' engine and
+	// the other clients.
+	out := &bufferedResponse{header: w.Header()}
 	if s.opts.Lock != nil {
 		s.opts.Lock.Lock()
-		defer s.opts.Lock.Unlock()
 	}
-	h.ServeHTTP(w, r)
+	func() {
+		if s.opts.Lock != nil {
+			defer s.opts.Lock.Unlock()
+		}
+		h.ServeHTTP(out, r)
+	}()
+	out.writeTo(w)
+}
+
+// tooLarge is the refusal of a body longer than MaxBody; n is its declared
+// length, or -1 when it was found reading.
+func tooLarge(n int64) string {
+	if n < 0 {
+		return fmt.Sprintf("The request body is larger than %d bytes, the most this endpoint accepts.", MaxBody)
+	}
+	return fmt.Sprintf("The request body of %d bytes is larger than %d bytes, the most this endpoint accepts.", n, MaxBody)
+}
+
+// bufferedResponse is an answer written in memory, to be sent once the
+// lock is released. Its header is the real response's: setting a header
+// is no I/O.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	return b.body.Write(p)
+}
+
+// writeTo sends the answer to w.
+func (b *bufferedResponse) writeTo(w http.ResponseWriter) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(b.body.Len()))
+	w.WriteHeader(b.status)
+	_, _ = w.Write(b.body.Bytes())
 }
 
 // serviceOf routes a request that carries no credential scope as
 // aws-apis.md §1.6 does: X-Amz-Target is awsJson (SSM), a form POST is a
-// query protocol told apart by its Version, anything else is EKS's REST.
+// query protocol told apart by a Version in its URL (Auto Scaling without
+// one: its body is not read), anything else is EKS's REST.
 func serviceOf(r *http.Request) string {
 	if r.Header.Get("X-Amz-Target") != "" {
 		return ServiceSSM
 	}
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		if err := r.ParseForm(); err == nil && r.PostForm.Get("Version") == "2016-11-15" {
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") || r.URL.Query().Has("Action") {
+		// The body is not read for an unsigned request: only a Version in
+		// the URL tells EC2 from Auto Scaling.
+		if r.URL.Query().Get("Version") == ec2Version {
 			return ServiceEC2
 		}
 		return ServiceAutoScaling

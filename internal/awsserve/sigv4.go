@@ -2,8 +2,6 @@ package awsserve
 
 import (
 	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -125,8 +123,11 @@ const (
 	sigV4SignatureMessage  = "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details."
 )
 
-// verify checks r's signature over body; nil when it holds.
-func (s *Server) verify(r *http.Request, body []byte, a sigV4Authorization, parseErr error) *sigV4Refusal {
+// verifyHeaders checks what r's headers alone decide: a signature is
+// there and well formed, for the server's key (a long-term key, so
+// without a session token), region and a current date. nil when they
+// hold; the signature itself is verifySignature's.
+func (s *Server) verifyHeaders(r *http.Request, a sigV4Authorization, parseErr error) *sigV4Refusal {
 	if r.Header.Get("Authorization") == "" {
 		return &sigV4Refusal{refusedMissing, "Missing Authentication Token"}
 	}
@@ -134,6 +135,12 @@ func (s *Server) verify(r *http.Request, body []byte, a sigV4Authorization, pars
 		return &sigV4Refusal{refusedIncomplete, parseErr.Error()}
 	}
 	if a.accessKeyID != s.opts.AccessKeyID {
+		return &sigV4Refusal{refusedUnknownKey, sigV4UnknownKeyMessage}
+	}
+	// A session token belongs to temporary credentials (ASIA… keys from
+	// STS); with a long-term key (AKIA…) AWS refuses the token as it
+	// refuses an unknown key.
+	if _, ok := r.Header["X-Amz-Security-Token"]; ok && !strings.HasPrefix(a.accessKeyID, "ASIA") {
 		return &sigV4Refusal{refusedUnknownKey, sigV4UnknownKeyMessage}
 	}
 	if s.opts.Region != "" && a.region != s.opts.Region {
@@ -147,10 +154,18 @@ func (s *Server) verify(r *http.Request, body []byte, a sigV4Authorization, pars
 		return &sigV4Refusal{refusedSignature, "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '" +
 			a.date + "' != '" + signed.Format(sigV4Date) + "'"}
 	}
-	if f := sigV4Skew(signed, s.opts.Now()); f != nil {
-		return f
+	return sigV4Skew(signed, s.opts.Now())
+}
+
+// verifySignature checks r's signature, r's headers having passed
+// verifyHeaders, for a payload with the given hash and length; nil when
+// it holds.
+func (s *Server) verifySignature(r *http.Request, a sigV4Authorization, payloadHash string, length int64) *sigV4Refusal {
+	signed, err := time.Parse(sigV4Time, r.Header.Get("X-Amz-Date"))
+	if err != nil {
+		return &sigV4Refusal{refusedIncomplete, "Authorization header requires existence of a valid 'X-Amz-Date' header."}
 	}
-	want, err := s.signature(r, body, a, signed)
+	want, err := s.signature(r, payloadHash, length, a, signed)
 	if err != nil || !hmac.Equal([]byte(want), []byte(a.signature)) {
 		return &sigV4Refusal{refusedSignature, sigV4SignatureMessage}
 	}
@@ -175,7 +190,7 @@ func sigV4Skew(signed, now time.Time) *sigV4Refusal {
 // signature signs, with the server's secret, the request the client
 // signed: r's method, path and query, and only the headers a names —
 // whatever a proxy or the transport added afterwards is not part of it.
-func (s *Server) signature(r *http.Request, body []byte, a sigV4Authorization, signed time.Time) (string, error) {
+func (s *Server) signature(r *http.Request, payloadHash string, length int64, a sigV4Authorization, signed time.Time) (string, error) {
 	u := *r.URL
 	req := &http.Request{Method: r.Method, URL: &u, Host: r.Host, Header: http.Header{}}
 	for _, h := range a.signedHeaders {
@@ -183,17 +198,16 @@ func (s *Server) signature(r *http.Request, body []byte, a sigV4Authorization, s
 		case "host":
 		case "content-length":
 			// The signer signs the length it is given, not a header.
-			req.ContentLength = int64(len(body))
+			req.ContentLength = length
 		default:
 			if v, ok := r.Header[http.CanonicalHeaderKey(h)]; ok {
 				req.Header[http.CanonicalHeaderKey(h)] = v
 			}
 		}
 	}
-	sum := sha256.Sum256(body)
 	creds := aws.Credentials{AccessKeyID: a.accessKeyID, SecretAccessKey: s.opts.SecretAccessKey,
 		SessionToken: r.Header.Get("X-Amz-Security-Token")}
-	if err := v4.NewSigner().SignHTTP(r.Context(), creds, req, hex.EncodeToString(sum[:]), a.service, a.region, signed); err != nil {
+	if err := v4.NewSigner().SignHTTP(r.Context(), creds, req, payloadHash, a.service, a.region, signed); err != nil {
 		return "", err
 	}
 	got, err := parseAuthorization(req.Header.Get("Authorization"))

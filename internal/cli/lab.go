@@ -199,8 +199,8 @@ func hasKarpenter(sc *scenario.Scenario) bool {
 // the scenario as the child ladder, running in the lab's directory, finds
 // it again — a built-in's name, or the file's absolute path.
 func labAWSOptions(arg string, sc *scenario.Scenario, timeScale float64) (*lab.AWSOptions, error) {
-	if timeScale <= 0 {
-		return nil, fmt.Errorf("--time-scale %g: give a positive factor, e.g. %d", timeScale, twinserve.DefaultTimeScale)
+	if err := checkTimeScale(timeScale); err != nil {
+		return nil, err
 	}
 	if _, err := scenario.BuiltinSource(arg); err != nil {
 		if arg, err = filepath.Abs(arg); err != nil {

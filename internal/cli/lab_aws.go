@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
@@ -78,9 +80,46 @@ func swapControlPlane(ctx context.Context, labDir, version string) error {
 	return lab.UpgradeControlPlane(ctx, labDir, to.String(), os.Stderr)
 }
 
+// maxTimeScale bounds --time-scale: a day of the twin's time per
+// wall-clock second, far past any update's useful speed.
+const maxTimeScale = 86400
+
+// checkTimeScale refuses a --time-scale that is not a number above 0 and
+// at most maxTimeScale (NaN and the infinities included).
+func checkTimeScale(v float64) error {
+	if math.IsNaN(v) || v <= 0 || v > maxTimeScale {
+		return fmt.Errorf("--time-scale %v: give virtual seconds per wall-clock second, above 0 and at most %d (default %d)", v, maxTimeScale, twinserve.DefaultTimeScale)
+	}
+	return nil
+}
+
+// checkServeAddr refuses an --addr that is not HOST:PORT, and one that is
+// not a loopback address unless allowRemote: the endpoints accept the
+// lab's printed dummy credentials and act on the twin and the lab.
+func checkServeAddr(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %v (give HOST:PORT, e.g. 127.0.0.1:4566; port 0 picks a free one)", addr, err)
+	}
+	if allowRemote {
+		return nil
+	}
+	switch ip := net.ParseIP(strings.Trim(host, "[]")); {
+	case host == "":
+		return fmt.Errorf("--addr %q listens on every interface, and the endpoints accept the lab's public dummy credentials: give a loopback address (127.0.0.1:PORT), or pass --allow-remote to serve them beyond this machine", addr)
+	case host == "localhost":
+	case ip == nil:
+		return fmt.Errorf("--addr %q: give an IP address (127.0.0.1:PORT), not a host name, or pass --allow-remote", addr)
+	case !ip.IsLoopback():
+		return fmt.Errorf("--addr %q is not a loopback address, and the endpoints accept the lab's public dummy credentials: use 127.0.0.1:PORT, or pass --allow-remote to serve them on %s", addr, host)
+	}
+	return nil
+}
+
 func newLabAWSServeCommand() *cobra.Command {
 	var scenarioName, addr, labDir, policyFile string
 	var timeScale float64
+	var allowRemote bool
 	cmd := &cobra.Command{
 		Use:   "aws-serve",
 		Short: "Serve a scenario's twins behind AWS endpoints (EKS, Auto Scaling, EC2, SSM) until interrupted",
@@ -94,11 +133,24 @@ point the AWS CLI, boto3 and aws-sdk-go-v2 at it; paste them into another shell.
 With --iam-policy the endpoints evaluate that policy's actions (Allow, Deny,
 wildcards; not resources or conditions) and refuse the others with each
 service's own AccessDenied error: how to try a least-privilege role.
-Add-on updates complete at once here.`,
+Add-on updates complete at once here.
+
+The endpoints listen on a loopback address only: their credentials are
+printed and public, and they change the twin (and the lab's cluster) for
+whoever reaches them; --allow-remote serves them elsewhere. Request bodies
+over 1 MiB are refused, and a request's signature is checked before its
+body is read. More in docs/lab.md.`,
 		Example: `  ladder lab aws-serve --scenario workshop
   ladder lab aws-serve --scenario workshop --addr 127.0.0.1:4566 --time-scale 600`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The flags first: a bad one fails before a twin is built.
+			if err := checkTimeScale(timeScale); err != nil {
+				return err
+			}
+			if err := checkServeAddr(addr, allowRemote); err != nil {
+				return err
+			}
 			sc, err := scenario.Resolve(scenarioName)
 			if err != nil {
 				return err
@@ -133,6 +185,7 @@ Add-on updates complete at once here.`,
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to listen on; port 0 picks a free one")
 	cmd.Flags().Float64Var(&timeScale, "time-scale", twinserve.DefaultTimeScale, "virtual seconds of the twin per wall-clock second")
 	cmd.Flags().StringVar(&labDir, "lab-dir", "", "the lab whose endpoints these are (set by `ladder lab up --scenario`)")
+	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow an --addr that is not a loopback address")
 	cmd.Flags().StringVar(&policyFile, "iam-policy", "", "an IAM policy document (JSON): refuse every action it does not allow, as AWS refuses a role without the permission (e.g. deploy/ladder-capture-iam-policy.json)")
 	return cmd
 }

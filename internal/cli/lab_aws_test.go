@@ -246,3 +246,46 @@ func TestSwapControlPlaneWithoutLab(t *testing.T) {
 		t.Error("a directory without a lab: no error")
 	}
 }
+
+// `ladder lab aws-serve` refuses a bad flag in one line naming it, before
+// a twin is built or a port taken: a --time-scale that is not a finite
+// positive number, an --addr that is not HOST:PORT, or that is not a
+// loopback address without --allow-remote.
+func TestLabAWSServeRefusesBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--time-scale", "NaN"}, "--time-scale NaN: give virtual seconds per wall-clock second, above 0 and at most 86400"},
+		{[]string{"--time-scale", "+Inf"}, "--time-scale +Inf: give virtual seconds per wall-clock second"},
+		{[]string{"--time-scale", "-Inf"}, "--time-scale -Inf: give virtual seconds per wall-clock second"},
+		{[]string{"--time-scale", "0"}, "--time-scale 0: give virtual seconds per wall-clock second"},
+		{[]string{"--time-scale", "-60"}, "--time-scale -60: give virtual seconds per wall-clock second"},
+		{[]string{"--time-scale", "1e9"}, "--time-scale 1e+09: give virtual seconds per wall-clock second"},
+		{[]string{"--addr", "0.0.0.0:4566"}, `--addr "0.0.0.0:4566" is not a loopback address, and the endpoints accept the lab's public dummy credentials: use 127.0.0.1:PORT, or pass --allow-remote`},
+		{[]string{"--addr", ":4566"}, `--addr ":4566" listens on every interface`},
+		{[]string{"--addr", "[::]:4566"}, `--addr "[::]:4566" is not a loopback address`},
+		{[]string{"--addr", "192.0.2.1:4566"}, `--addr "192.0.2.1:4566" is not a loopback address`},
+		{[]string{"--addr", "example.com:4566"}, `--addr "example.com:4566": give an IP address (127.0.0.1:PORT), not a host name, or pass --allow-remote`},
+		{[]string{"--addr", "127.0.0.1"}, `--addr "127.0.0.1": address 127.0.0.1: missing port in address (give HOST:PORT`},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			cmd := newLabAWSServeCommand()
+			cmd.SetArgs(append([]string{"--scenario", "no-such-scenario"}, c.args...))
+			cmd.SetOut(io.Discard)
+			cmd.SetErr(io.Discard)
+			err := cmd.ExecuteContext(t.Context())
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v, want one line containing %q", err, c.want)
+			}
+		})
+	}
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0", "localhost:0", "127.0.0.2:0"} {
+		if err := checkServeAddr(addr, false); err != nil {
+			t.Errorf("checkServeAddr(%s): %v, want it accepted", addr, err)
+		}
+	}
+	if err := checkServeAddr("0.0.0.0:4566", true); err != nil {
+		t.Errorf("checkServeAddr(0.0.0.0:4566) with --allow-remote: %v, want it accepted", err)
+	}
+}

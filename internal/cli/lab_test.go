@@ -45,7 +45,8 @@ func TestLabBadInput(t *testing.T) {
 		{"port out of range", []string{"up", "--port", "70000"}, "--port 70000 is not a TCP port: use 1-65535"},
 		{"port in use", []string{"up", "--port", busy}, "kube-apiserver port " + busy + " on 127.0.0.1 is in use"},
 		{"arguments", []string{"up", "extra"}, `unknown command "extra"`},
-		{"time scale", []string{"up", "--scenario", "workshop", "--time-scale", "0"}, "--time-scale 0: give a positive factor, e.g. 60"},
+		{"time scale", []string{"up", "--scenario", "workshop", "--time-scale", "0"}, "--time-scale 0: give virtual seconds per wall-clock second, above 0"},
+		{"time scale NaN", []string{"up", "--scenario", "workshop", "--time-scale", "NaN"}, "--time-scale NaN: give virtual seconds per wall-clock second, above 0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

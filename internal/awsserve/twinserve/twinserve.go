@@ -144,6 +144,23 @@ func (t *Twin) Serve(ctx context.Context, ln net.Listener, out io.Writer) error 
 	return Serve(ctx, ln, out, t.Region, t.Cluster, t, t.Run)
 }
 
+// Timeouts are the endpoints' HTTP server's: a client that sends its
+// headers or its body slowly, or does not read its answer, or holds an
+// idle connection, is cut off after them (its own connection only: the
+// answer is written outside the twins' lock, awsserve.Server). Read
+// covers the body, at most awsserve.MaxBody; Write the wait for the lab's
+// nodes before a first answer (labserve), seconds in practice.
+var Timeouts = struct{ ReadHeader, Read, Write, Idle time.Duration }{
+	ReadHeader: 10 * time.Second,
+	Read:       time.Minute,
+	Write:      2 * time.Minute,
+	Idle:       2 * time.Minute,
+}
+
+// maxHeaderBytes bounds a request's headers: a SigV4-signed AWS request's
+// are under 2 KiB.
+const maxHeaderBytes = 64 << 10
+
 // Serve answers h's endpoints for cluster in region on ln, running run
 // until ctx ends, after printing the exports to out; Twin.Serve is it for
 // the twins.
@@ -151,7 +168,8 @@ func Serve(ctx context.Context, ln net.Listener, out io.Writer, region, cluster 
 	url := "http://" + ln.Addr().String()
 	awsserve.WriteExports(out, awsserve.ClientEnv(url, region, AccessKeyID, SecretAccessKey))
 	fmt.Fprintf(out, "# then: aws eks describe-cluster --name %s\n", cluster)
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: Timeouts.ReadHeader, ReadTimeout: Timeouts.Read,
+		WriteTimeout: Timeouts.Write, IdleTimeout: Timeouts.Idle, MaxHeaderBytes: maxHeaderBytes}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	run(ctx, tick)
