@@ -41,7 +41,7 @@ func (c commands) step(s Step) ([]Command, string) {
 				{"eksctl", fmt.Sprintf("eksctl upgrade cluster --name %s --version %s --approve", cl, s.To)},
 				{"terraform", fmt.Sprintf(`cluster_version = "%s"   # terraform-aws-eks (kubernetes_version from v21); terraform apply`, s.To)},
 			}, fmt.Sprintf("within 7 days of the upgrade, `aws eks update-cluster-version --name %s --kubernetes-version %s` is a VersionRollback "+
-				"(aws-apis.md §2.7): first roll the node groups back to %s and delete Fargate pods at %s; the ROLLBACK_READINESS insights must show no ERROR; "+
+				"(https://docs.aws.amazon.com/eks/latest/userguide/rollback-cluster.html): first roll the node groups back to %s and delete Fargate pods at %s; the ROLLBACK_READINESS insights must show no ERROR; "+
 				"add-ons, etcd data and workloads are not rolled back", cl, s.From, s.From, s.To)
 	case "addon":
 		if s.From == s.To {
@@ -134,7 +134,7 @@ func (c commands) nodeGroup(s Step) ([]Command, string) {
 				cmds = append(cmds, Command{"kubectl", line})
 			}
 		}
-		return cmds, "none: Fargate starts each pod at the control plane's version, and EKS cannot roll Fargate back (aws-apis.md §2.7)"
+		return cmds, "none: Fargate starts each pod at the control plane's version, and EKS cannot roll Fargate back (https://docs.aws.amazon.com/eks/latest/userguide/rollback-cluster.html)"
 	}
 	return nil, ""
 }

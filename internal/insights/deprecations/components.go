@@ -38,6 +38,8 @@ func (e ComponentEntry) ComponentName() string {
 		return "Karpenter"
 	case "aws-load-balancer-controller":
 		return "AWS Load Balancer Controller"
+	case "istio":
+		return "Istio"
 	}
 	return e.Component
 }

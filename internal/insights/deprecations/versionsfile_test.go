@@ -99,6 +99,13 @@ func TestShippedComponents(t *testing.T) {
 		{"cert-manager.io/v1alpha2", "Certificate", "cert-manager", "v1.4.0", "v1.6.0", "cert-manager.io/v1 Certificate"},
 		{"acme.cert-manager.io/v1beta1", "Order", "cert-manager", "v1.4.0", "v1.6.0", "acme.cert-manager.io/v1 Order"},
 		{"elbv2.k8s.aws/v1alpha1", "TargetGroupBinding", "aws-load-balancer-controller", "v2.2.0", "", "elbv2.k8s.aws/v1beta1 TargetGroupBinding"},
+		// pluto's versions.yaml: cert-manager's group before v0.11, and
+		// Istio's v1alpha1 security APIs.
+		{"certmanager.k8s.io/v1alpha1", "Certificate", "cert-manager", "v0.11.0", "v0.11.0", "cert-manager.io/v1 Certificate"},
+		{"certmanager.k8s.io/v1alpha1", "ClusterIssuer", "cert-manager", "v0.11.0", "v0.11.0", "cert-manager.io/v1 ClusterIssuer"},
+		{"certmanager.k8s.io/v1alpha1", "Challenge", "cert-manager", "v0.11.0", "v0.11.0", "acme.cert-manager.io/v1 Challenge"},
+		{"authentication.istio.io/v1alpha1", "Policy", "istio", "v1.4.0", "v1.6.0", "security.istio.io/v1beta1 PeerAuthentication"},
+		{"rbac.istio.io/v1alpha1", "ServiceRoleBinding", "istio", "v1.4.0", "v1.6.0", "security.istio.io/v1beta1 AuthorizationPolicy"},
 	}
 	for _, tt := range tests {
 		e, ok := Shipped().LookupComponent(tt.apiVersion, tt.kind)
