@@ -127,7 +127,7 @@ func writeRunbookReport(w io.Writer, sc *scenario.Scenario, source, to string, a
 	if output == "json" {
 		return rb.WriteJSON(w)
 	}
-	return rb.WriteMarkdown(w)
+	return writeText(w, rb.WriteMarkdown)
 }
 
 // playbookOnly makes sc run the playbook: the default one when it has
