@@ -11,6 +11,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/capture"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // captureTimeout bounds the whole capture: every list and Describe call.
@@ -135,12 +136,12 @@ func reportCapture(cmd *cobra.Command, c *capture.Capture, dir string) error {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, c.Counts[k]))
 	}
 	path := filepath.Join(dir, capture.ScenarioFile)
-	fmt.Fprintf(out, "Captured EKS cluster %s (%s, %s) into %s\n", cl.Name, cl.Version, cl.Region, path)
-	fmt.Fprintf(out, "  node groups: %s (%d EC2 nodes)\n", strings.Join(groups, ", "), nodes)
+	termtext.Fprintf(out, "Captured EKS cluster %s (%s, %s) into %s\n", cl.Name, cl.Version, cl.Region, path)
+	termtext.Fprintf(out, "  node groups: %s (%d EC2 nodes)\n", strings.Join(groups, ", "), nodes)
 	fmt.Fprintf(out, "  add-ons:     %d\n", len(sc.Spec.Addons))
-	fmt.Fprintf(out, "  manifests:   %d files, %d objects (%s)\n", len(c.Files), objects, strings.Join(kinds, ", "))
+	termtext.Fprintf(out, "  manifests:   %d files, %d objects (%s)\n", len(c.Files), objects, strings.Join(kinds, ", "))
 	for _, n := range c.Notes {
-		fmt.Fprintf(out, "  note: %s\n", n)
+		termtext.Fprintf(out, "  note: %s\n", n)
 	}
 	loaded, err := scenario.LoadFile(path)
 	if err == nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -187,7 +188,7 @@ at or above it, 1 Ladder could not run (bad flags, unreadable paths).`,
 			case "sarif":
 				err = rep.WriteSARIF(out, opts, buildVersion())
 			default:
-				err = rep.WriteText(out, opts)
+				err = writeText(out, func(w io.Writer) error { return rep.WriteText(w, opts) })
 			}
 			if err != nil {
 				return err

@@ -79,7 +79,7 @@ pod), and optionally on Karpenter's nodeclaims (for Karpenter nodes' AMIs).`,
 			if output == "json" {
 				return inv.WriteJSON(cmd.OutOrStdout())
 			}
-			return inv.WriteText(cmd.OutOrStdout())
+			return writeText(cmd.OutOrStdout(), inv.WriteText)
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")

@@ -137,7 +137,7 @@ func writeRunbookReport(page, w io.Writer, sc *scenario.Scenario, source, to str
 	if output == "json" {
 		return rb.WriteJSON(w)
 	}
-	return rb.WriteMarkdown(w)
+	return writeText(w, rb.WriteMarkdown)
 }
 
 // playbookOnly makes sc run the playbook: the default one when it has

@@ -122,7 +122,7 @@ Built-in scenarios: ` + builtinList() + `
 			if output == "json" {
 				err = rep.WriteJSON(out)
 			} else {
-				err = rep.WriteText(out)
+				err = writeText(out, rep.WriteText)
 			}
 			if err != nil {
 				return err

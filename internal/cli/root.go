@@ -8,6 +8,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // exitError carries a process exit code through cobra.
@@ -36,12 +38,26 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "error:", ee.err)
+			fmt.Fprintln(stderr, "error:", termtext.EscapeLines(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	// An error quotes names and messages from manifests, clusters and
+	// AWS: printed escaped (termtext), keeping the lines of a joined error.
+	fmt.Fprintln(stderr, "error:", termtext.EscapeLines(err.Error()))
 	return 1
+}
+
+// writeText writes a text output through termtext's net: whatever a value
+// holds, no control character or escape sequence reaches the terminal
+// raw (the printers escape each value; the net catches one they missed).
+func writeText(w io.Writer, write func(io.Writer) error) error {
+	tw := termtext.NewWriter(w)
+	err := write(tw)
+	if ferr := tw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 func newRootCommand(stdout, stderr io.Writer) (*cobra.Command, func() error) {

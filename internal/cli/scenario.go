@@ -21,6 +21,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/outfile"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // scenarioFormat is the short description of the scenario format that the
@@ -187,12 +188,12 @@ func runScenarioValidate(cmd *cobra.Command, name, output string) error {
 		return nil
 	}
 	for _, w := range warnings {
-		fmt.Fprintln(stderr, "warning:", w)
+		termtext.Fprintln(stderr, "warning:", w)
 	}
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(out, "scenario %s is valid: %d node group(s), %s, %d action(s)\n",
+	_, err = termtext.Fprintf(out, "scenario %s is valid: %d node group(s), %s, %d action(s)\n",
 		name, len(sc.Spec.NodeGroups), manifestSummary(sc), len(sc.Spec.Actions))
 	return err
 }
@@ -557,7 +558,7 @@ func writeFiles(stdout, stderr io.Writer, dir string, files []sourceFile, notes 
 		fmt.Fprintf(stdout, "wrote %s\n", d.Join(f.path))
 	}
 	for _, n := range notes {
-		fmt.Fprintln(stderr, "note:", n)
+		termtext.Fprintln(stderr, "note:", n)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // selfManagedStrategies are the --strategy values: who replaces a
@@ -63,7 +64,7 @@ func resolveScenario(cmd *cobra.Command, name, strategy string) (*scenario.Scena
 		return nil, err
 	}
 	for _, w := range warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+		termtext.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 	}
 	return sc, nil
 }

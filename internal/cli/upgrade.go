@@ -34,6 +34,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/rules/controlplane"
 	"github.com/ladder-eks/ladder/internal/rules/window"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 func newUpgradeCommand() *cobra.Command {
@@ -217,7 +218,7 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 	if err := keepRehearsal(j, sc, to.String()); err != nil {
 		// The time left is a courtesy of "ladder upgrade status": not a
 		// reason to hold the upgrade.
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; ladder upgrade status will show no time left\n", err)
+		termtext.Fprintf(cmd.ErrOrStderr(), "warning: %v; ladder upgrade status will show no time left\n", err)
 	}
 	// A resumed upgrade carries out the plan it began with: the control
 	// plane may be at the target already, an add-on updated whose step
@@ -266,19 +267,19 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 	}
 	if err := ex.Run(ctx, p); err != nil {
 		if rerr := upgradeReport(f.htmlFile, cmd.OutOrStdout(), j, journalWhere(f.journal)); rerr != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", rerr)
+			termtext.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", rerr)
 		}
 		return withExit(2, fmt.Errorf("upgrade paused: %v (fix it, then run ladder upgrade --to %s --approve again: the journal resumes where it stopped)", err, to))
 	}
-	fmt.Fprintf(out, "%s  upgrade of %s to %s done\n", stamp(), lc.name, to)
+	termtext.Fprintf(out, "%s  upgrade of %s to %s done\n", stamp(), lc.name, to)
 	if err := recordOutcome(ctx, lc, j); err != nil {
 		// The upgrade is done; only its comparison with the rehearsal
 		// is missing.
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; ladder upgrade status --compare will have no end state\n", err)
+		termtext.Fprintf(cmd.ErrOrStderr(), "warning: %v; ladder upgrade status --compare will have no end state\n", err)
 	}
 	if k, ok := j.(interface{ Record() *journal.Record }); ok {
 		if c, err := k.Record().Compare(); err == nil {
-			fmt.Fprintf(out, "%s  %s (ladder upgrade status --compare)\n", stamp(), c.Verdict())
+			termtext.Fprintf(out, "%s  %s (ladder upgrade status --compare)\n", stamp(), c.Verdict())
 		}
 	}
 	return upgradeReport(f.htmlFile, cmd.OutOrStdout(), j, journalWhere(f.journal))
@@ -434,11 +435,11 @@ type upgradeLog struct {
 func stamp() string { return time.Now().UTC().Format("15:04:05") }
 
 func (p *upgradeLog) HopStarted(h plan.Hop) {
-	fmt.Fprintf(p.out, "%s  hop %s → %s\n", stamp(), h.From, h.To)
+	termtext.Fprintf(p.out, "%s  hop %s → %s\n", stamp(), h.From, h.To)
 }
 
 func (p *upgradeLog) StepStarted(h plan.Hop, st plan.Step) {
-	fmt.Fprintf(p.out, "%s  %-14s %s started\n", stamp(), st.Kind, executor.StepKey(h, st))
+	termtext.Fprintf(p.out, "%s  %-14s %s started\n", stamp(), st.Kind, executor.StepKey(h, st))
 	p.rep.Start(executor.StepKey(h, st))
 	if st.Kind == plan.NodeGroup && p.nodes != nil && p.rep != nil {
 		ctx, stop := context.WithCancel(context.Background())
@@ -476,18 +477,18 @@ func (p *upgradeLog) StepEnded(st plan.Step, err error) {
 	p.rep.End("", err)
 	switch {
 	case err == nil:
-		fmt.Fprintf(p.out, "%s  %-14s %s done\n", stamp(), st.Kind, st.Name)
+		termtext.Fprintf(p.out, "%s  %-14s %s done\n", stamp(), st.Kind, st.Name)
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(p.out, "%s  %-14s %s stopped\n", stamp(), st.Kind, st.Name)
+		termtext.Fprintf(p.out, "%s  %-14s %s stopped\n", stamp(), st.Kind, st.Name)
 	default:
-		fmt.Fprintf(p.out, "%s  %-14s %s paused: %v\n", stamp(), st.Kind, st.Name, err)
+		termtext.Fprintf(p.out, "%s  %-14s %s paused: %v\n", stamp(), st.Kind, st.Name, err)
 	}
 }
 
 func (p *upgradeLog) AddonVersion(name, version, note string) {}
 
 func (p *upgradeLog) Event(eventType, reason, message string) {
-	fmt.Fprintf(p.out, "%s  %-14s %s\n", stamp(), reason, message)
+	termtext.Fprintf(p.out, "%s  %-14s %s\n", stamp(), reason, message)
 }
 
 // reportingJournal shows on the progress line the AWS update or instance
@@ -598,7 +599,7 @@ Status changes nothing and takes no lock.`,
 				}
 			}
 			if entries {
-				return rec.WriteText(out, where)
+				return writeText(out, func(w io.Writer) error { return rec.WriteText(w, where) })
 			}
 			if compare {
 				c, err := rec.Compare()
@@ -608,13 +609,13 @@ Status changes nothing and takes no lock.`,
 				if output == "json" {
 					return c.WriteJSON(out)
 				}
-				return c.WriteText(out)
+				return writeText(out, c.WriteText)
 			}
 			st := rec.Status(where, time.Now())
 			if output == "json" {
 				return st.WriteJSON(out)
 			}
-			return st.WriteText(out)
+			return writeText(out, st.WriteText)
 		},
 	}
 	fl := cmd.Flags()

@@ -14,6 +14,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/liveview"
 	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // DefaultViewAddr is where `ladder view` serves unless told otherwise.
@@ -133,7 +134,7 @@ func runView(cmd *cobra.Command, f viewFlags) error {
 		if fl.Changed("seed") {
 			opts.Seed = &f.seed
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "rehearsing %s for the replay…\n", sc.Metadata.Name)
+		termtext.Fprintf(cmd.ErrOrStderr(), "rehearsing %s for the replay…\n", sc.Metadata.Name)
 		replay, rep, err := liveview.Record(sc, opts)
 		if err != nil {
 			return err

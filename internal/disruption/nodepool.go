@@ -127,6 +127,9 @@ type Written struct {
 	// Budgets has one entry per spec.disruption.budgets item, nil when the
 	// list is absent (non-nil and empty for "budgets: []").
 	Budgets []WrittenBudget
+	// ConsolidateAfterText and ExpireAfterText are the durations as
+	// written; nil when absent.
+	ConsolidateAfterText, ExpireAfterText *string
 }
 
 // WrittenBudget is one budget as written; a nil field was absent (or null).
@@ -189,6 +192,8 @@ func findWritten(doc any, name string) *Written {
 		ConsolidateAfter: lookup(m, "spec", "disruption", "consolidateAfter") != nil,
 		ExpireAfter:      lookup(m, "spec", "template", "spec", "expireAfter") != nil,
 	}
+	w.ConsolidateAfterText = scalar(lookup(m, "spec", "disruption", "consolidateAfter"))
+	w.ExpireAfterText = scalar(lookup(m, "spec", "template", "spec", "expireAfter"))
 	if budgets, ok := lookup(m, "spec", "disruption", "budgets").([]any); ok {
 		w.Budgets = make([]WrittenBudget, len(budgets))
 		for i, b := range budgets {

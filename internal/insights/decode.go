@@ -184,6 +184,7 @@ func decodeTypedFast(src Source, doc, js []byte, h manifest.Head) (objs []*Objec
 		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: "metadata.name", Severity: Warning,
 			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc})
 	}
+	problems = append(problems, metaProblems(src, o, doc, meta)...)
 	problems = append(problems, strictProblems(src, o, doc, strictErrs)...)
 	return []*Object{o}, append(problems, workloadProblems(src, o, doc, typed)...), true
 }
@@ -311,6 +312,8 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: "metadata.name", Severity: Warning,
 			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc})
 	}
+	problems = append(problems, metaProblems(src, o, doc, &metav1.ObjectMeta{Name: h.Metadata.Name, GenerateName: h.Metadata.GenerateName,
+		Namespace: h.Metadata.Namespace, Labels: h.Metadata.Labels, Annotations: h.Metadata.Annotations})...)
 	if newTyped, ok := typedKinds[typedKey{h.APIVersion, h.Kind}]; ok {
 		typed, strictErrs, err := manifest.DecodeStrict(js, newTyped)
 		switch {

@@ -9,6 +9,8 @@ import (
 	"iter"
 	"path/filepath"
 	"strings"
+
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // OutputOptions choose what the writers show.
@@ -57,20 +59,22 @@ func (r *Report) writeText(w *bufio.Writer, o OutputOptions) error {
 	if o.Wide {
 		cols = append(cols, "RECOMMENDATION")
 	}
+	// Every cell is escaped (termtext): names, sources and messages hold
+	// what manifests and clusters wrote.
 	row := func(f *Finding) []string {
-		row := []string{string(f.Severity), f.Check, dash(f.Object.String()), dash(f.Object.Source), f.Message}
+		row := []string{string(f.Severity), f.Check, dash(termtext.Escape(f.Object.String())), dash(termtext.Escape(f.Object.Source)), termtext.Escape(f.Message)}
 		if multi {
-			row = append([]string{dash(f.Hop)}, row...)
+			row = append([]string{dash(termtext.Escape(f.Hop))}, row...)
 		}
 		if o.Wide {
-			row = append(row, dash(f.Recommendation))
+			row = append(row, dash(termtext.Escape(f.Recommendation)))
 		}
 		return row
 	}
 	if r.CurrentSource != "" {
 		// Not the API server's own version: the reader should know why
 		// the kubelets are judged against another.
-		fmt.Fprintf(w, "Control plane %s (%s).\n\n", r.Current, r.CurrentSource)
+		termtext.Fprintf(w, "Control plane %s (%s).\n\n", r.Current, r.CurrentSource)
 	}
 	t := newTable(cols)
 	rows := 0
@@ -105,7 +109,7 @@ func (r *Report) writeText(w *bufio.Writer, o OutputOptions) error {
 				w.WriteString("\n")
 			}
 			first = false
-			fmt.Fprintf(w, "  %s %s: %s", f.Check, obj, f.Recommendation)
+			termtext.Fprintf(w, "  %s %s: %s", f.Check, obj, f.Recommendation)
 		}
 		if !first {
 			w.WriteString("\n")
@@ -114,13 +118,13 @@ func (r *Report) writeText(w *bufio.Writer, o OutputOptions) error {
 	if rows > 0 {
 		fmt.Fprintln(w)
 	}
-	_, err := fmt.Fprintln(w, r.summaryLine())
+	_, err := fmt.Fprintln(w, termtext.Escape(r.summaryLine()))
 	if err == nil && len(r.Skipped) > 0 {
 		var parts []string
 		for _, s := range r.Skipped {
 			parts = append(parts, fmt.Sprintf("%s (needs %s)", s.Check, s.Needs))
 		}
-		_, err = fmt.Fprintf(w, "Not run without a cluster or scenario: %s.\n", strings.Join(parts, ", "))
+		_, err = termtext.Fprintf(w, "Not run without a cluster or scenario: %s.\n", strings.Join(parts, ", "))
 	}
 	return err
 }

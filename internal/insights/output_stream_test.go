@@ -7,10 +7,13 @@ import (
 	"strings"
 	"testing"
 	"text/tabwriter"
+
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // referenceText is WriteText as a tabwriter holding the whole table
-// writes it: the bytes the streamed writer must reproduce.
+// writes it, each value escaped for the terminal (termtext.Escape): the
+// bytes the streamed writer must reproduce.
 func referenceText(r *Report, o OutputOptions) string {
 	var w bytes.Buffer
 	var fs []Finding
@@ -31,12 +34,12 @@ func referenceText(r *Report, o OutputOptions) string {
 		}
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 		for _, f := range fs {
-			row := []string{string(f.Severity), f.Check, dash(f.Object.String()), dash(f.Object.Source), f.Message}
+			row := []string{string(f.Severity), f.Check, dash(termtext.Escape(f.Object.String())), dash(termtext.Escape(f.Object.Source)), termtext.Escape(f.Message)}
 			if multi {
-				row = append([]string{dash(f.Hop)}, row...)
+				row = append([]string{dash(termtext.Escape(f.Hop))}, row...)
 			}
 			if o.Wide {
-				row = append(row, dash(f.Recommendation))
+				row = append(row, dash(termtext.Escape(f.Recommendation)))
 			}
 			fmt.Fprintln(tw, strings.Join(row, "\t"))
 		}
@@ -50,7 +53,7 @@ func referenceText(r *Report, o OutputOptions) string {
 				if obj == "" {
 					obj = f.Object.Source
 				}
-				recs = append(recs, fmt.Sprintf("  %s %s: %s", f.Check, obj, f.Recommendation))
+				recs = append(recs, fmt.Sprintf("  %s %s: %s", f.Check, termtext.Escape(obj), termtext.Escape(f.Recommendation)))
 			}
 		}
 		if len(recs) > 0 {

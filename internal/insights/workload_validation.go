@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
@@ -36,6 +37,25 @@ func workloadProblems(src Source, o *Object, doc []byte, typed any) []Problem {
 	for _, e := range kube.ValidateWorkloadSelector(kind, sel, labels) {
 		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: e.Field, Severity: Error, doc: doc,
 			Message: e.ErrorBody() + "; the API server refuses the object", Fix: kube.WorkloadFix(e)})
+	}
+	return problems
+}
+
+// metaProblems reports the names, namespace, labels and annotations the
+// API server refuses (manifest.ValidateMeta: apimachinery's
+// ValidateObjectMetaAccessor with the kind's name rule — a Service's name
+// is a DNS-1035 label, a Namespace's a DNS-1123 label, most others
+// DNS-1123 subdomains): ERRORs of the invalid-manifest check naming the
+// field and the rule.
+func metaProblems(src Source, o *Object, doc []byte, meta metav1.Object) []Problem {
+	errs := manifest.ValidateMeta(o.APIVersion, o.Kind, meta)
+	if len(errs) == 0 {
+		return nil
+	}
+	problems := make([]Problem, 0, len(errs))
+	for _, e := range errs {
+		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: e.Field, Severity: Error, doc: doc,
+			Message: e.ErrorBody() + "; the API server refuses the object", Fix: manifest.MetaFix(o.Kind, e)})
 	}
 	return problems
 }

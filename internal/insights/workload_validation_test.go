@@ -42,3 +42,41 @@ func TestCheckRefusesAWorkloadTheAPIServerRefuses(t *testing.T) {
 	patch := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 3\n"
 	expectFindings(t, runCheck(t, "invalid-manifest", input(t, "", "1.31", patch)), nil)
 }
+
+// TestCheckRefusesNamesTheAPIServerRefuses: a name, namespace or label the
+// API server refuses for the kind is an ERROR of invalid-manifest naming
+// the field and the rule, on the field's line; what it accepts (a
+// ClusterRole's colons, a dotted Deployment name) is not.
+func TestCheckRefusesNamesTheAPIServerRefuses(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		object    string // "" for no finding
+		field     string
+		says      string
+		line      string
+	}{
+		{"a Service name with a dot", "apiVersion: v1\nkind: Service\nmetadata:\n  name: web.v2\n  namespace: shop\n",
+			"Service shop/web.v2", "metadata.name", "a DNS-1035 label must consist of", "test.yaml:4"},
+		{"a Deployment name with a dot", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web.v2\n  namespace: shop\n", "", "", "", ""},
+		{"an upper-case namespace", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: Shop\n",
+			"ConfigMap Shop/web", "metadata.namespace", "a lowercase RFC 1123 label must consist of", "test.yaml:5"},
+		{"a label value of 64 characters", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  labels:\n    team: " + strings.Repeat("t", 64) + "\n",
+			"ConfigMap web", "metadata.labels", "must be no more than 63 bytes", "test.yaml:5"},
+		{"a ClusterRole with colons", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: system:controller:web\n", "", "", "", ""},
+		{"a custom resource in upper case", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: Big\n",
+			"Widget Big", "metadata.name", "a lowercase RFC 1123 subdomain", "test.yaml:4"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runCheck(t, "invalid-manifest", input(t, "", "1.31", tc.doc))
+			if tc.object == "" {
+				expectFindings(t, got, nil)
+				return
+			}
+			expectFindings(t, got, []want{{Error, tc.object, tc.field, []string{tc.says, "the API server refuses the object"}}})
+			if file, line := got[0].Location(); fmt.Sprintf("%s:%d", file, line) != tc.line {
+				t.Errorf("location %s:%d, want %s", file, line, tc.line)
+			}
+		})
+	}
+}

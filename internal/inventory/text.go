@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // WriteJSON writes the inventory as indented JSON (schema: docs/inventory.md).
@@ -19,6 +21,7 @@ func (inv *Inventory) WriteJSON(w io.Writer) error {
 
 // WriteText writes the inventory as an operator reads a cluster: one
 // kubectl-style table of the node groups, then the workloads each carries.
+// Every value is escaped (termtext): names come from the cluster.
 func (inv *Inventory) WriteText(w io.Writer) error {
 	nodes, pods := 0, 0
 	for _, g := range inv.Groups {
@@ -31,16 +34,16 @@ func (inv *Inventory) WriteText(w io.Writer) error {
 	for _, wl := range inv.Unscheduled {
 		pending += wl.Pods
 	}
-	fmt.Fprintf(w, "%s: %s, %s, %s on them", inv.Source.describe(), plural(len(inv.Groups), "node group"), plural(nodes, "node"), plural(pods, "pod"))
+	termtext.Fprintf(w, "%s: %s, %s, %s on them", inv.Source.describe(), plural(len(inv.Groups), "node group"), plural(nodes, "node"), plural(pods, "pod"))
 	if pending > 0 {
-		fmt.Fprintf(w, ", %d pending", pending)
+		termtext.Fprintf(w, ", %d pending", pending)
 	}
 	fmt.Fprint(w, "\n\n")
 
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "GROUP\tTYPE\tNODES\tREADY\tZONES\tINSTANCE-TYPES\tCAPACITY\tKUBELET\tKUBE-PROXY\tAMI")
 	for _, g := range inv.Groups {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Name, g.Type, g.Nodes, g.ReadyNodes,
+		termtext.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Name, g.Type, g.Nodes, g.ReadyNodes,
 			names(g.Zones), counts(g.InstanceTypes), counts(g.CapacityTypes),
 			counts(g.KubeletVersions), counts(g.KubeProxyVersions), counts(g.AMIs))
 	}
@@ -49,14 +52,14 @@ func (inv *Inventory) WriteText(w io.Writer) error {
 	}
 
 	for _, g := range inv.Groups {
-		fmt.Fprintf(w, "\n%s (%s, %s): %s\n", g.Name, g.Type, plural(g.Nodes, "node"), g.Selector)
+		termtext.Fprintf(w, "\n%s (%s, %s): %s\n", g.Name, g.Type, plural(g.Nodes, "node"), g.Selector)
 		for _, id := range sortedKeys(g.AMINames) {
-			fmt.Fprintf(w, "  AMI %s is %s\n", id, g.AMINames[id])
+			termtext.Fprintf(w, "  AMI %s is %s\n", id, g.AMINames[id])
 		}
 		writeWorkloads(w, g.Workloads, "  no pods")
 	}
 	if len(inv.Unscheduled) > 0 {
-		fmt.Fprintf(w, "\nPENDING (bound to no node)\n")
+		termtext.Fprintf(w, "\nPENDING (bound to no node)\n")
 		writeWorkloads(w, inv.Unscheduled, "")
 	}
 	return nil
@@ -72,7 +75,7 @@ func writeWorkloads(w io.Writer, wls []WorkloadPods, none string) {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "  NAMESPACE\tKIND\tNAME\tPODS")
 	for _, wl := range wls {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\n", wl.Namespace, wl.Kind, wl.Name, wl.Pods)
+		termtext.Fprintf(tw, "  %s\t%s\t%s\t%d\n", wl.Namespace, wl.Kind, wl.Name, wl.Pods)
 	}
 	_ = tw.Flush()
 }

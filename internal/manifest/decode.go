@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -37,6 +38,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	yaml3 "gopkg.in/yaml.v3"
+
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // Source says where an object was read from.
@@ -117,7 +120,9 @@ func (e *Error) Error() string {
 		b.WriteString(e.Fix)
 		b.WriteString(")")
 	}
-	return b.String()
+	// One line, inert on a terminal: the object's name and the values
+	// come from the manifest (termtext).
+	return termtext.Escape(b.String())
 }
 
 var (
@@ -364,6 +369,7 @@ func intOrPercentValue(v intstr.IntOrString) int {
 
 var (
 	goFieldRE   = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
+	numberRE    = regexp.MustCompile(`cannot unmarshal number (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
 	unmarshalRE = regexp.MustCompile(`cannot unmarshal (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
 )
 
@@ -381,6 +387,9 @@ func DecodeError(doc []byte, err error) (field, msg, fix string) {
 		field = m[1]
 	}
 	msg, fix = CleanJSONError(err), "fix the value's type"
+	if lo, hi, ok := outOfRange(err); ok {
+		fix = fmt.Sprintf("use an integer from %s to %s", lo, hi)
+	}
 	if field == "" {
 		field, msg, fix = valueError(doc, err, msg, fix)
 	}
@@ -392,10 +401,47 @@ func DecodeError(doc []byte, err error) (field, msg, fix string) {
 // DeploymentSpec.spec.replicas of type int32".
 func CleanJSONError(err error) string {
 	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if lo, hi, ok := outOfRange(err); ok {
+		return fmt.Sprintf("%s is out of range (%s to %s)", numberRE.FindStringSubmatch(msg)[1], lo, hi)
+	}
 	if m := unmarshalRE.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("expected %s, got %s", DescribeGoType(m[2]), m[1])
 	}
 	return msg
+}
+
+// outOfRange reports whether err is an integer that does not fit its Go
+// integer type (encoding/json says "cannot unmarshal number 3000000000
+// into … of type int32", a type error), and the type's range: the number
+// is of the right kind, only too large or too small.
+func outOfRange(err error) (lo, hi string, ok bool) {
+	m := numberRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return "", "", false
+	}
+	n := m[1]
+	if _, perr := strconv.ParseInt(n, 10, 64); perr != nil && !errors.Is(perr, strconv.ErrRange) {
+		return "", "", false // 1.5: not an integer, a type error
+	}
+	switch m[2] {
+	case "int8":
+		return strconv.Itoa(math.MinInt8), strconv.Itoa(math.MaxInt8), true
+	case "int16":
+		return strconv.Itoa(math.MinInt16), strconv.Itoa(math.MaxInt16), true
+	case "int32":
+		return strconv.Itoa(math.MinInt32), strconv.Itoa(math.MaxInt32), true
+	case "int64", "int":
+		return strconv.FormatInt(math.MinInt64, 10), strconv.FormatInt(math.MaxInt64, 10), true
+	case "uint8":
+		return "0", strconv.Itoa(math.MaxUint8), true
+	case "uint16":
+		return "0", strconv.Itoa(math.MaxUint16), true
+	case "uint32":
+		return "0", strconv.FormatUint(math.MaxUint32, 10), true
+	case "uint64", "uint":
+		return "0", strconv.FormatUint(math.MaxUint64, 10), true
+	}
+	return "", "", false
 }
 
 // DescribeGoType names a Go type as a YAML author thinks of it: "int32" is

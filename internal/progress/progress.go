@@ -10,7 +10,9 @@
 // within a step at most one line per Interval, so a log of a four-hour
 // upgrade stays readable.
 //
-// Progress is written to standard error only: what a command prints on
+// Steps, details, notes and errors are escaped (termtext): they name
+// objects of the cluster and quote its API server. Progress is written to
+// standard error only: what a command prints on
 // standard output (reports, runbooks, JSON) is the same with or without it.
 // The wall clock it reads only decides what it prints on standard error.
 package progress
@@ -24,6 +26,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // Mode is the --progress flag's value.
@@ -136,6 +140,7 @@ func (r *Reporter) Start(step string) {
 	if r.step != "" {
 		r.end("", nil)
 	}
+	step = termtext.Escape(step)
 	r.step, r.began, r.done, r.total, r.detail = step, r.now(), 0, 0, ""
 	if r.live {
 		r.draw(true)
@@ -159,7 +164,7 @@ func (r *Reporter) Update(done, total int, detail string) {
 	}
 	// A bar replacing the spinner is drawn at once.
 	bar := total > 0 && r.total == 0
-	r.done, r.total, r.detail = done, total, detail
+	r.done, r.total, r.detail = done, total, termtext.Escape(detail)
 	now := r.now()
 	if r.live {
 		r.draw(bar || now.Sub(r.lastDraw) >= redrawEvery)
@@ -179,6 +184,7 @@ func (r *Reporter) Note(msg string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	msg = termtext.Escape(msg)
 	if r.live {
 		r.erase()
 		fmt.Fprintf(r.out, "  %s\n", msg)
@@ -206,7 +212,11 @@ func (r *Reporter) End(note string, err error) {
 func (r *Reporter) end(note string, err error) {
 	took := roundDuration(r.now().Sub(r.began))
 	if note != "" {
-		note = " " + note
+		note = " " + termtext.Escape(note)
+	}
+	var why string
+	if err != nil {
+		why = termtext.Escape(err.Error())
 	}
 	if r.live {
 		r.erase()
@@ -216,11 +226,11 @@ func (r *Reporter) end(note string, err error) {
 		}
 		fmt.Fprintf(r.out, "%s %s%s (%s)", r.paint(colour, mark), r.step, note, took)
 		if err != nil {
-			fmt.Fprintf(r.out, ": %v", err)
+			fmt.Fprintf(r.out, ": %s", why)
 		}
 		fmt.Fprintln(r.out)
 	} else if err != nil {
-		r.printf("%s failed%s after %s: %v", r.step, note, took, err)
+		r.printf("%s failed%s after %s: %s", r.step, note, took, why)
 	} else {
 		r.printf("%s done%s in %s", r.step, note, took)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // clock is a wall clock the test moves.
@@ -178,5 +180,37 @@ func TestParseMode(t *testing.T) {
 	}
 	if _, err := ParseMode("fancy"); err == nil || err.Error() != `--progress "fancy": use auto, plain or none` {
 		t.Errorf("ParseMode(fancy): %v", err)
+	}
+}
+
+// TestHostileTextIsInert: a step, a detail, a note or an error naming an
+// object whose name holds escape sequences, CR or LF is written escaped
+// (termtext): plain lines hold no control character at all, the live line
+// none but its own erase and colour sequences.
+func TestHostileTextIsInert(t *testing.T) {
+	const hostile = "node x\x1b]0;pwned\x07\x1b[2J\u202e\r\ny"
+	for _, tc := range []struct {
+		name     string
+		mode     Mode
+		terminal bool
+	}{{"plain", Plain, false}, {"live", Auto, true}} {
+		var out bytes.Buffer
+		c := &clock{}
+		r := New(Options{Mode: tc.mode, Out: &out, Terminal: tc.terminal, Getenv: env(map[string]string{"NO_COLOR": "x", "TERM": "xterm"}), Now: c.now, Interval: time.Second})
+		r.Start("drain " + hostile)
+		c.advance(2 * time.Second)
+		r.Update(1, 2, hostile)
+		r.Note(hostile)
+		r.End(hostile, errors.New(hostile))
+		got := out.String()
+		if tc.terminal {
+			got = strings.ReplaceAll(got, "\r\x1b[K", "") // the live line's own erase
+		}
+		if i, ch := termtext.FirstRaw([]byte(got), true); i >= 0 {
+			t.Errorf("%s: %U at %d reaches the terminal raw: %q", tc.name, ch, i, got)
+		}
+		if !strings.Contains(got, `x^[]0;pwned\a^[[2J\u202e\r\ny`) {
+			t.Errorf("%s: the name is not shown escaped: %q", tc.name, got)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // WriteText renders the report the way an operator reads a cluster: a
@@ -55,7 +57,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		if e.Type == "Warning" {
 			level = "WARN "
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s%s\n", Clock(e.T), e.Source, level, line)
+		termtext.Fprintf(tw, "%s\t%s\t%s%s\n", Clock(e.T), e.Source, level, line)
 	}
 	tw.Flush()
 
@@ -70,7 +72,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		if !n.Schedulable {
 			status += ",SchedulingDisabled"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t<none>\t%s\t%s\t%s\t%s\t%s\n", n.Name, status,
+		termtext.Fprintf(tw, "%s\t%s\t<none>\t%s\t%s\t%s\t%s\t%s\n", n.Name, status,
 			duration.HumanDuration(time.Duration(n.AgeSeconds*float64(time.Second))), n.Version, n.Group, n.InstanceType, n.Zone)
 	}
 	tw.Flush()
@@ -79,7 +81,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tKIND\tNAME\tDESIRED\tREADY\tMIN-READY\tZERO-READY\tUNSCHEDULABLE\tPDB-VIOLATIONS")
 	for _, wl := range r.Workloads {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\n", wl.Namespace, wl.Kind, wl.Name, wl.Desired, wl.Ready, wl.MinReady,
+		termtext.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\n", wl.Namespace, wl.Kind, wl.Name, wl.Desired, wl.Ready, wl.MinReady,
 			Duration(wl.ZeroReadySeconds), Duration(wl.UnschedulableSeconds), wl.PDBViolations)
 	}
 	tw.Flush()
@@ -88,7 +90,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTYPE\tNODES\tREPLACED\tLAUNCHED\tMAX-CONCURRENT-DISRUPTIONS\tSURGE\tSTRATEGY")
 	for _, g := range r.Groups {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", g.Name, g.Type, g.Nodes, g.Replaced, g.Launched, g.MaxConcurrentDisruptions, g.SurgeNodes, dash(g.Strategy))
+		termtext.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", g.Name, g.Type, g.Nodes, g.Replaced, g.Launched, g.MaxConcurrentDisruptions, g.SurgeNodes, dash(g.Strategy))
 	}
 	tw.Flush()
 
@@ -97,7 +99,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 		fmt.Fprintln(tw, "NODE\tPOD\tPDB\tFOR\tOUTCOME\tMESSAGE")
 		for _, b := range r.Blocked {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Node, b.Pod, dash(b.PDB), Duration(b.Seconds), b.Outcome, b.Message)
+			termtext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Node, b.Pod, dash(b.PDB), Duration(b.Seconds), b.Outcome, b.Message)
 		}
 		tw.Flush()
 	}
@@ -131,7 +133,7 @@ func (r *Report) writeUpgrade(p *printer, w io.Writer) {
 		if ph.Hop < len(r.Hops) {
 			hop = r.Hops[ph.Hop].To
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", hop, ph.Kind, dash(ph.Name), dash(ph.Strategy), dash(ph.From), dash(ph.To),
+		termtext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", hop, ph.Kind, dash(ph.Name), dash(ph.Strategy), dash(ph.From), dash(ph.To),
 			Clock(ph.Start), Clock(ph.End), ph.Status, Duration(ph.ProbeFailedSeconds))
 	}
 	tw.Flush()
@@ -145,7 +147,7 @@ func (r *Report) writeUpgrade(p *printer, w io.Writer) {
 		tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tFROM\tTO\tNOTE")
 		for _, a := range r.Addons {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, a.From, a.To, dash(a.Note))
+			termtext.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, a.From, a.To, dash(a.Note))
 		}
 		tw.Flush()
 	}
@@ -185,6 +187,8 @@ func dash(s string) string {
 	return s
 }
 
+// printer writes the report's lines with every value escaped (termtext):
+// names, messages and reasons come from manifests and clusters.
 type printer struct {
 	w   io.Writer
 	err error
@@ -192,7 +196,7 @@ type printer struct {
 
 func (p *printer) printf(format string, args ...any) {
 	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
+		_, p.err = termtext.Fprintf(p.w, format, args...)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // WriteJSON writes the runbook as indented JSON (docs/plan.md).
@@ -24,7 +25,11 @@ func (rb *Runbook) WriteJSON(w io.Writer) error {
 // with its commands and its rollback.
 func (rb *Runbook) WriteMarkdown(w io.Writer) error {
 	b := &strings.Builder{}
-	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	// Every value is escaped for a terminal and for a Markdown table
+	// (termtext.MarkdownCell): names and messages come from the cluster.
+	p := func(format string, args ...any) {
+		fmt.Fprintf(b, format, termtext.ArgsWith(args, termtext.MarkdownCell)...)
+	}
 	p("# Upgrade runbook: %s %s → %s\n\n", rb.Cluster, rb.From, rb.To)
 	r := rb.Rehearsal
 	p("Rehearsed by Ladder on %s (seed %d): **%s** after %s of virtual time", rb.Source, r.Seed, r.Status, span(r.Seconds))
@@ -99,11 +104,14 @@ func (rb *Runbook) WriteMarkdown(w io.Writer) error {
 					var lines []string
 					for _, cmd := range s.Commands {
 						if (cmd.Tool == "terraform") == (lang == "hcl") {
-							lines = append(lines, cmd.Line)
+							// A code block shows a backslash as
+							// itself: the line is escaped for
+							// the terminal only.
+							lines = append(lines, termtext.Escape(cmd.Line))
 						}
 					}
 					if len(lines) > 0 {
-						p("\n```%s\n%s\n```\n", lang, strings.Join(lines, "\n"))
+						fmt.Fprintf(b, "\n```%s\n%s\n```\n", lang, strings.Join(lines, "\n"))
 					}
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 //go:embed builtin
@@ -267,10 +268,12 @@ func (sc *Scenario) errorf(field, format string, args ...any) error {
 	if line := manifest.LineOf(sc.raw, field); line > 0 {
 		loc = fmt.Sprintf("%s:%d", sc.Path, line)
 	}
+	// One line, inert on a terminal (termtext): the values come from the
+	// scenario.
 	if field == "" {
-		return fmt.Errorf("%s: %s", loc, fmt.Sprintf(format, args...))
+		return errors.New(termtext.Escape(fmt.Sprintf("%s: %s", loc, fmt.Sprintf(format, args...))))
 	}
-	return fmt.Errorf("%s: %s: %s", loc, field, fmt.Sprintf(format, args...))
+	return errors.New(termtext.Escape(fmt.Sprintf("%s: %s: %s", loc, field, fmt.Sprintf(format, args...))))
 }
 
 // Find returns the manifest of a kind with a namespace and name.

@@ -126,6 +126,8 @@ func (v *validator) cluster() {
 	c := v.sc.Spec.Cluster
 	if c.Name == "" {
 		v.fail("spec.cluster.name", "missing")
+	} else if msg := eksName(c.Name, maxClusterName); msg != "" {
+		v.fail("spec.cluster.name", "%s (EKS CreateCluster refuses it: %s)", msg, eksNameRule(maxClusterName))
 	}
 	if err := checkVersion(c.Version); err != nil {
 		v.fail("spec.cluster.version", "%v", err)
@@ -257,6 +259,11 @@ func (v *validator) object(o manifest.Object, namespaces, classes, storageClasse
 		} else {
 			v.failObject(o, "metadata.namespace", fmt.Sprintf("namespace %q is not created by any manifest", ns), "add a Namespace manifest")
 		}
+	}
+	// Names, namespace, labels and annotations as the API server checks
+	// them for the kind (a Service's name is a DNS-1035 label, …).
+	for _, e := range manifest.ValidateMeta(o.GVK.GroupVersion().String(), o.GVK.Kind, o.Object) {
+		v.failObject(o, e.Field, e.ErrorBody(), manifest.MetaFix(o.GVK.Kind, e))
 	}
 	if err := manifest.ValidateSpec(o); err != nil {
 		v.errs = append(v.errs, err)
@@ -407,6 +414,10 @@ func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map
 		}
 		v.failObject(o, e.Field, e.Msg+" — "+e.Kind.String(), e.Fix)
 	}
+	// The CRD's weight, durations and limits (disruption.ValidateSpec).
+	for _, e := range disruption.ValidateSpec(np, written) {
+		v.failObject(o, e.Field, e.Msg, e.Fix)
+	}
 	ref := np.Spec.Template.Spec.NodeClassRef
 	switch {
 	case ref == nil || ref.Name == "":
@@ -422,6 +433,8 @@ func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map
 	var reqErr *karpenter.RequirementError
 	if errors.As(karpenter.CheckRequirements(np), &reqErr) {
 		v.failObject(o, reqErr.Field, reqErr.Msg, reqErr.Fix)
+	} else {
+		v.emptyRequirements(o, np)
 	}
 	for i, r := range np.Spec.Template.Spec.Requirements {
 		f := fmt.Sprintf("spec.template.spec.requirements[%d]", i)
@@ -519,6 +532,8 @@ func (v *validator) nodeGroups() {
 			v.fail(f+".name", "missing")
 		} else if names[g.Name] {
 			v.fail(f+".name", "%q is used by another node group", g.Name)
+		} else if msg := eksName(g.Name, maxNodegroupName); msg != "" && g.Type == Managed {
+			v.fail(f+".name", "%s (EKS CreateNodegroup refuses it: %s)", msg, eksNameRule(maxNodegroupName))
 		}
 		names[g.Name] = true
 		blocks := map[string]bool{Karpenter: g.Karpenter != nil, Managed: g.Managed != nil, SelfManaged: g.SelfManaged != nil, Fargate: g.Fargate != nil}
