@@ -11,7 +11,6 @@ import (
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart"
 	"helm.sh/helm/v4/pkg/chart/common"
-	"helm.sh/helm/v4/pkg/chart/loader"
 	"helm.sh/helm/v4/pkg/cli/values"
 	"helm.sh/helm/v4/pkg/getter"
 	release "helm.sh/helm/v4/pkg/release/v1"
@@ -26,7 +25,7 @@ type HelmOptions struct {
 	Namespace   string   // "default" when empty, as `helm template` without a kubeconfig
 }
 
-// Helm renders the chart in dir as `helm template` does
+// renderHelm renders the chart in dir as `helm template` does
 // (helm.sh/helm/v4/pkg/cmd/template.go): Helm's install action in
 // client-only dry-run mode, Helm's default capabilities with KubeVersion set,
 // release name "release-name", no cluster, no repository, no network.
@@ -42,7 +41,7 @@ type HelmOptions struct {
 // pairs of every template, and on a successful render those of the
 // templates that produced no object (disabled by values, or a version branch
 // not taken), so a removed API in the sources is still found.
-func Helm(dir string, opts HelmOptions) (Result, error) {
+func renderHelm(dir string, opts HelmOptions) (Result, error) {
 	chartFile := filepath.Join(dir, "Chart.yaml")
 	if !isRegular(chartFile) {
 		return Result{}, fmt.Errorf("%s: no Chart.yaml", dir)
@@ -66,7 +65,7 @@ func Helm(dir string, opts HelmOptions) (Result, error) {
 		return out, nil
 	}
 
-	ch, err := loader.Load(dir)
+	ch, err := loadChart(tree.files)
 	if err != nil {
 		out.Problems = []Problem{{File: chartFile, Line: 1,
 			Message: "helm cannot load the chart: " + oneLine(err.Error()),
@@ -91,14 +90,6 @@ func Helm(dir string, opts HelmOptions) (Result, error) {
 			out.Literals = tree.literals(nil)
 			return out, nil
 		}
-	}
-
-	if where, ok := recursiveTplSource(ch, vals); ok {
-		out.Problems = []Problem{{File: chartFile, Line: 1,
-			Message: fmt.Sprintf("helm template not run: %s holds text that calls tpl, and Helm does not bound tpl recursion (a loop would crash ladder)", where),
-			Fix:     "call tpl from templates only, on values that do not call tpl themselves"}}
-		out.Literals = tree.literals(nil)
-		return out, nil
 	}
 
 	cfg := action.NewConfiguration()

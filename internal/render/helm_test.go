@@ -216,24 +216,6 @@ metadata:
 			t.Fatalf("problems = %v, want Helm's recursion limit", res.Problems)
 		}
 	})
-	t.Run("tpl recursion, which Helm does not bound, is refused", func(t *testing.T) {
-		dir := copyChart(t, filepath.Join("testdata", "helm", "broken"))
-		write(t, filepath.Join(dir, "values.yaml"), "loop: '{{ tpl .Values.loop . }}'\n")
-		write(t, filepath.Join(dir, "templates", "deployment.yaml"), `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: x
-data:
-  v: {{ tpl .Values.loop . | quote }}
-`)
-		res, err := Helm(dir, HelmOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Message, "values.yaml loop") {
-			t.Fatalf("problems = %v, want the recursive tpl value", res.Problems)
-		}
-	})
 }
 
 func copyChart(t *testing.T, src string) string {

@@ -11,13 +11,13 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Kustomize builds the kustomization in dir as `kubectl apply -k dir` does:
+// buildKustomization builds the kustomization in dir as `kubectl apply -k dir` does:
 // kustomize's krusty API with the options kubectl passes
 // (k8s.io/cli-runtime/pkg/resource/kustomizevisitor.go:
 // krusty.MakeDefaultOptions with ReorderOptionLegacy — files only from under
 // the root, plugins and exec off). A build that fails is one Problem naming
 // the kustomization file and kustomize's error; Docs is then empty.
-func Kustomize(dir string) (Result, error) {
+func buildKustomization(dir string) (Result, error) {
 	kfile := kustomizationFile(dir)
 	if kfile == "" {
 		return Result{}, fmt.Errorf("%s: no kustomization.yaml, kustomization.yml or Kustomization file", dir)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 // MaxFileBytes caps every file a render reads (a resource, a patch, a values
@@ -55,3 +56,37 @@ func readCapped(path string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// The budgets of one render: one chart's `helm template`, or one
+// kustomization's build. Each render runs in a process of its own (see
+// sandbox.go), because nothing else bounds it: Go's text/template cannot be
+// cancelled, and a template that recurses through `tpl` overflows the Go
+// stack, a fatal error no recover() catches. docs/check-render.md gives the
+// measured reason for each number.
+const (
+	// RenderTime is the processor time the render's process may use
+	// (RLIMIT_CPU); it is stopped anyway when it has not answered after
+	// three times as long on the clock (a render that waits, or a machine
+	// too busy to run it).
+	RenderTime = 20 * time.Second
+	// RenderOutputBytes caps the rendered objects the process hands back.
+	RenderOutputBytes = 64 << 20
+	// RenderMemoryBytes caps the Go heap (objects and goroutine stacks) of
+	// the render's process.
+	RenderMemoryBytes = 1 << 30
+	// RenderStackBytes caps one goroutine's stack in the render's process:
+	// template recursion (`include` and `tpl` calling themselves) deepens
+	// it.
+	RenderStackBytes = 16 << 20
+)
+
+// budget is what one render may spend.
+type budget struct {
+	Time   time.Duration
+	Output int64
+	Memory int64
+	Stack  int
+}
+
+// budgets are the budgets renders get; tests shrink them.
+var budgets = budget{Time: RenderTime, Output: RenderOutputBytes, Memory: RenderMemoryBytes, Stack: RenderStackBytes}
