@@ -15,6 +15,9 @@ import (
 type chartTree struct {
 	consumed  consumedSet
 	templates []string // template files, in walk (lexical) order
+	// decide settles a template's {{ if }} on .Capabilities for the
+	// target (capabilityDecider); nil when there is no target.
+	decide func(cond string) (taken, ok bool)
 }
 
 // templatePath matches a template of the chart or of a subchart, relative to
@@ -111,7 +114,9 @@ func scanChart(dir string) (chartTree, *Problem) {
 // the values, and an object inside a template that rendered others but
 // whose `{{ if .Values.x }}` was not taken. A kind the template did render
 // is judged from its rendered object, so the other branch of a version
-// check on .Capabilities (the one the target does not take) stays quiet.
+// check on .Capabilities (the one the target does not take) stays quiet;
+// in a template that rendered nothing of the kind, a branch of a
+// .Capabilities check the target does not take (t.decide) is left out.
 func (t chartTree) literals(rendered map[string]map[string]bool) []Literal {
 	var out []Literal
 	for _, f := range t.templates {
@@ -119,7 +124,7 @@ func (t chartTree) literals(rendered map[string]map[string]bool) []Literal {
 		if err != nil {
 			continue
 		}
-		for _, l := range TemplateLiterals(f, data) {
+		for _, l := range templateLiterals(f, data, t.decide) {
 			if !rendered[f][l.Kind] {
 				out = append(out, l)
 			}
