@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/ladder-eks/ladder/internal/insights/deprecations"
+	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/render"
 )
@@ -14,7 +16,9 @@ import (
 // Helm chart (rendered as `helm template` renders it).
 type ReadOptions struct {
 	// Helm are the values and the Kubernetes version a chart is rendered
-	// with (--values, --set, and the target as .Capabilities.KubeVersion).
+	// with (--values, --set, and the target as .Capabilities.KubeVersion;
+	// the API versions the target serves as .Capabilities.APIVersions
+	// unless Helm.APIVersions says otherwise).
 	Helm render.HelmOptions
 	// Plain reads kustomizations and charts as plain files, unrendered.
 	Plain bool
@@ -40,7 +44,7 @@ func (s *stream) renderDirectory(dir string) (consumed map[string]bool, chart bo
 	var res render.Result
 	switch kind {
 	case render.Chart:
-		res, err = render.Helm(dir, s.opts.Helm)
+		res, err = render.Helm(dir, s.helmOptions())
 	default:
 		res, err = render.Kustomize(dir)
 	}
@@ -69,11 +73,28 @@ func (s *stream) renderDirectory(dir string) (consumed map[string]bool, chart bo
 	return consumed, kind == render.Chart, true, nil
 }
 
+// helmOptions are the options charts render with: the target's API
+// versions as .Capabilities.APIVersions (deprecations.ServedAt) when the
+// target is known and the caller gave none.
+func (s *stream) helmOptions() render.HelmOptions {
+	opts := s.opts.Helm
+	if opts.APIVersions == nil && opts.KubeVersion != "" {
+		if v, err := kubeversion.Parse(opts.KubeVersion); err == nil {
+			opts.APIVersions = deprecations.ServedAt(v)
+		}
+	}
+	return opts
+}
+
 // literal queues an apiVersion/kind pair written literally in a template
 // source as an object with no name and no typed body: only the API checks
 // read it.
 func (s *stream) literal(l render.Literal) {
 	o := &Object{Source: Source{File: l.File, Line: l.Line}, APIVersion: l.APIVersion, Kind: l.Kind}
+	if l.Branch != "" {
+		// "the {{ else }} branch of {{ if … }} at line 2 in x.yaml:5"
+		o.Source.Origin = l.Branch + " in"
+	}
 	s.outcome(&fileRead{name: l.File, literal: o})
 }
 

@@ -46,3 +46,35 @@ func TestReadRendersChartsAndKustomizations(t *testing.T) {
 		t.Errorf("skipped %+v, want %+v (docker-compose.yml only)", m.Skipped, want)
 	}
 }
+
+// A chart renders with the target's API versions as
+// .Capabilities.APIVersions, not Helm's default set: prometheus-pingmesh-
+// exporter (vendored in internal/render/testdata) picks policy/v1 when the
+// cluster serves policy/v1/PodDisruptionBudget. Off under its default
+// values, its template is scanned, and the literal says which branch it is
+// in.
+func TestReadRendersChartsWithTheTargetsAPIVersions(t *testing.T) {
+	dir := filepath.Join("..", "render", "testdata", "helm", "upstream", "prometheus-pingmesh-exporter")
+	opts := ReadOptions{}
+	opts.Helm.KubeVersion = "1.32"
+	opts.Helm.Set = []string{"podDisruptionBudget.maxUnavailable=1"}
+	m, err := Read([]string{dir}, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Objects) != 1 || m.Objects[0].APIVersion != "policy/v1" {
+		t.Fatalf("objects %v, want one policy/v1 PodDisruptionBudget", m.Objects)
+	}
+	opts.Helm.Set = nil
+	if m, err = Read([]string{dir}, nil, opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Objects) != 1 || m.Objects[0].APIVersion != "policy/v1" {
+		t.Fatalf("objects %v, want the policy/v1 literal only", m.Objects)
+	}
+	want := "the {{ if }} branch the target takes of a .Capabilities check at line 2 in " +
+		filepath.Join(dir, "templates", "poddisruptionbudget.yaml") + ":3"
+	if got := m.Objects[0].Source.String(); got != want {
+		t.Errorf("source\n %s\nwant\n %s", got, want)
+	}
+}

@@ -6,8 +6,9 @@ import (
 
 // document is one YAML document of a multi-document file.
 type document struct {
-	line int // 1-based line of the document's first line with content
-	body []byte
+	line   int // 1-based line of the document's first line with content
+	offset int // byte offset of body in the data split
+	body   []byte
 }
 
 // splitDocuments splits a stream into documents at separator lines the way
@@ -27,7 +28,7 @@ func splitDocuments(data []byte) []document {
 				head = body[:i]
 			}
 			if t := bytes.TrimSpace(head); len(t) > 0 && t[0] != '#' {
-				docs = append(docs, document{line: l, body: body})
+				docs = append(docs, document{line: l, offset: end - len(body), body: body})
 				return
 			}
 			if i < 0 {

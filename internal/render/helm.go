@@ -23,11 +23,16 @@ type HelmOptions struct {
 	KubeVersion string   // --kube-version: .Capabilities.KubeVersion, e.g. "1.32"; Helm's default when empty
 	ReleaseName string   // "release-name" when empty, as `helm template`
 	Namespace   string   // "default" when empty, as `helm template` without a kubeconfig
+	// APIVersions are .Capabilities.APIVersions, exactly: "group/version"
+	// and "group/version/Kind" entries, as a cluster's discovery gives
+	// them; Helm's default set when nil.
+	APIVersions []string
 }
 
 // renderHelm renders the chart in dir as `helm template` does
 // (helm.sh/helm/v4/pkg/cmd/template.go): Helm's install action in
-// client-only dry-run mode, Helm's default capabilities with KubeVersion set,
+// client-only dry-run mode, Helm's default capabilities with KubeVersion and
+// APIVersions (when given) replaced by the target's (installWithCapabilities),
 // release name "release-name", no cluster, no repository, no network.
 //
 // Docs are the release manifest then its hooks, in Helm's order, except test
@@ -58,6 +63,10 @@ func renderHelm(dir string, opts HelmOptions) (Result, error) {
 	}
 
 	tree, problem := scanChart(dir)
+	caps := targetCapabilities(kubeVersion, opts.APIVersions)
+	if kubeVersion != nil {
+		tree.decide = capabilityDecider(caps)
+	}
 	out := Result{Consumed: tree.consumed.sorted()}
 	if problem != nil {
 		out.Problems = []Problem{*problem}
@@ -100,7 +109,7 @@ func renderHelm(dir string, opts HelmOptions) (Result, error) {
 	install.Namespace = orDefault(opts.Namespace, "default")
 	install.Replace = true // `helm template` skips the name check
 	install.KubeVersion = kubeVersion
-	rel, err := install.RunWithContext(context.Background(), ch, vals)
+	rel, err := installWithCapabilities(context.Background(), install, ch, vals, caps)
 	if err != nil {
 		out.Problems = []Problem{templateProblem(dir, chartFile, err)}
 		out.Literals = tree.literals(nil)

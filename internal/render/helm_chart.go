@@ -30,6 +30,9 @@ type chartTree struct {
 	// them (names relative to the chart, "/"-separated), read by ladder:
 	// Helm loads the chart from them and never opens a file itself.
 	files []*archive.BufferedFile
+	// decide settles a template's {{ if }} on .Capabilities for the
+	// target (capabilityDecider); nil when there is no target.
+	decide func(cond string) (taken, ok bool)
 }
 
 // templatePath matches a template of the chart or of a subchart, relative to
@@ -220,7 +223,9 @@ func loadChart(files []*archive.BufferedFile) (chart.Charter, error) {
 // the values, and an object inside a template that rendered others but
 // whose `{{ if .Values.x }}` was not taken. A kind the template did render
 // is judged from its rendered object, so the other branch of a version
-// check on .Capabilities (the one the target does not take) stays quiet.
+// check on .Capabilities (the one the target does not take) stays quiet;
+// in a template that rendered nothing of the kind, a branch of a
+// .Capabilities check the target does not take (t.decide) is left out.
 func (t chartTree) literals(rendered map[string]map[string]bool) []Literal {
 	var out []Literal
 	for _, f := range t.templates {
@@ -228,7 +233,7 @@ func (t chartTree) literals(rendered map[string]map[string]bool) []Literal {
 		if err != nil {
 			continue
 		}
-		for _, l := range TemplateLiterals(f, data) {
+		for _, l := range templateLiterals(f, data, t.decide) {
 			if !rendered[f][l.Kind] {
 				out = append(out, l)
 			}

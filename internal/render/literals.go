@@ -30,7 +30,19 @@ import (
 // Each apiVersion is paired with the document's first literal kind; a
 // document without one yields nothing. Line is the apiVersion's line.
 func TemplateLiterals(file string, data []byte) []Literal {
+	return templateLiterals(file, data, nil)
+}
+
+// templateLiterals is TemplateLiterals that also says, for each literal,
+// which {{ if }} branches of the template enclose it (Literal.Branch), and
+// leaves out the literals in a branch decide says the target does not
+// take. decide answers for an {{ if }} pipeline whether its then-branch is
+// taken; ok is false when it cannot say (the condition reads values), and
+// then both branches are kept. A nil decide keeps every literal.
+func templateLiterals(file string, data []byte, decide func(cond string) (taken, ok bool)) []Literal {
 	var out []Literal
+	var spans []textSpan
+	parsed := false
 	for _, d := range splitDocuments(data) {
 		var versions []literalField
 		kind := ""
@@ -45,8 +57,16 @@ func TemplateLiterals(file string, data []byte) []Literal {
 		if kind == "" {
 			continue
 		}
+		if !parsed && len(versions) > 0 {
+			spans, parsed = templateBranches(file, data), true
+		}
 		for _, v := range versions {
-			out = append(out, Literal{File: file, Line: d.line + v.line - 1, APIVersion: v.value, Kind: kind})
+			chain := branchesAt(spans, d.offset+v.offset)
+			branch, taken := describeBranches(data, chain, decide)
+			if !taken {
+				continue
+			}
+			out = append(out, Literal{File: file, Line: d.line + v.line - 1, APIVersion: v.value, Kind: kind, Branch: branch})
 		}
 	}
 	return out
@@ -56,6 +76,7 @@ func TemplateLiterals(file string, data []byte) []Literal {
 type literalField struct {
 	key, value string
 	line       int // 1-based, within the document
+	offset     int // byte offset of the value, within the document
 }
 
 // actionMark replaces a template action's text; it cannot occur in YAML.
@@ -74,11 +95,15 @@ var (
 // kind keys of one template document.
 func scanLiterals(doc []byte) []literalField {
 	var out []literalField
+	lineStart := 0
 	for i, line := range bytes.Split(blankActions(doc), []byte("\n")) {
+		start := lineStart
+		lineStart += len(line) + 1
 		// Actions before the key ({{- if ... }}apiVersion: x) do not
 		// indent it in the output.
-		line = bytes.TrimLeft(line, string(actionMark))
-		key, value, ok := bytes.Cut(line, []byte(":"))
+		trimmed := bytes.TrimLeft(line, string(actionMark))
+		start += len(line) - len(trimmed)
+		key, value, ok := bytes.Cut(trimmed, []byte(":"))
 		if !ok {
 			continue
 		}
@@ -86,16 +111,21 @@ func scanLiterals(doc []byte) []literalField {
 		if k != "apiVersion" && k != "kind" {
 			continue // indented keys are not top level
 		}
+		start += len(key) + 1
 		if j := bytes.Index(value, []byte(" #")); j >= 0 {
 			value = value[:j]
 		}
+		pos := start
 		for _, part := range strings.Split(string(value), string(actionMark)) {
+			partStart := pos
+			pos += len(part) + 1
 			v := strings.Trim(strings.TrimSpace(part), `"'`)
 			if v == "" {
 				continue
 			}
 			if (k == "apiVersion" && apiVersionSyntax.MatchString(v)) || (k == "kind" && kindSyntax.MatchString(v)) {
-				out = append(out, literalField{key: k, value: v, line: i + 1})
+				lead := len(part) - len(strings.TrimLeft(part, " \t\r\"'"))
+				out = append(out, literalField{key: k, value: v, line: i + 1, offset: partStart + lead})
 			}
 		}
 	}

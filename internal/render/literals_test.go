@@ -24,8 +24,10 @@ metadata:
 {{- end }}
 `,
 		want: []Literal{
-			{File: "t.yaml", Line: 3, APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
-			{File: "t.yaml", Line: 5, APIVersion: "extensions/v1beta1", Kind: "Ingress"},
+			{File: "t.yaml", Line: 3, APIVersion: "networking.k8s.io/v1", Kind: "Ingress",
+				Branch: "the {{ if }} branch of a .Capabilities check at line 2"},
+			{File: "t.yaml", Line: 5, APIVersion: "extensions/v1beta1", Kind: "Ingress",
+				Branch: "the {{ else }} branch of a .Capabilities check at line 2"},
 		},
 	}, {
 		name: "literals inside the value's actions, after a leading action",
@@ -34,8 +36,10 @@ kind: Deployment
 {{- end }}
 `,
 		want: []Literal{
-			{File: "t.yaml", Line: 1, APIVersion: "extensions/v1beta1", Kind: "Deployment"},
-			{File: "t.yaml", Line: 1, APIVersion: "apps/v1", Kind: "Deployment"},
+			{File: "t.yaml", Line: 1, APIVersion: "extensions/v1beta1", Kind: "Deployment",
+				Branch: "the {{ if }} branch of a .Values check at line 1"},
+			{File: "t.yaml", Line: 1, APIVersion: "apps/v1", Kind: "Deployment",
+				Branch: "the {{ else }} branch of a .Values check at line 1"},
 		},
 	}, {
 		name: "a computed apiVersion is skipped",

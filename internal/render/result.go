@@ -35,6 +35,10 @@ type Literal struct {
 	Line       int // line of the apiVersion
 	APIVersion string
 	Kind       string
+	// Branch says which {{ if }} branches of the template enclose the
+	// literal, innermost first ("the {{ else }} branch of {{ if
+	// semverCompare … }} at line 2"); empty when none does.
+	Branch string
 }
 
 // Result is what a render produced; see the package documentation.
