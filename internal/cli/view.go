@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ladder-eks/ladder/internal/liveview"
@@ -29,6 +31,7 @@ type viewFlags struct {
 	paused                               bool
 	addr                                 string
 	allowRemote                          bool
+	allowHosts                           []string
 	timeLimit                            time.Duration
 }
 
@@ -57,7 +60,10 @@ With --scenario it replays the scenario's rehearsal in virtual time instead
 
 The page is served on a loopback address only, because it shows the
 cluster's nodes and pods to whoever reaches it; --allow-remote serves it
-elsewhere. Keyboard: Tab reaches the controls and node cards, arrow keys
+elsewhere. It answers only requests addressed to localhost, a loopback or
+the bound address, or a name given with --allow-host (a page of another
+site cannot reach it by rebinding its name to 127.0.0.1), and takes replay
+commands from its own page only. Keyboard: Tab reaches the controls and node cards, arrow keys
 move between nodes, and the focused node's details show on the right.
 Ctrl-C stops the server. More in docs/view.md.`,
 		Example: `  # The cluster of the current context, while "ladder upgrade" runs elsewhere
@@ -86,6 +92,7 @@ Ctrl-C stops the server. More in docs/view.md.`,
 	fl.BoolVar(&f.paused, "paused", false, "with --scenario: start paused at the beginning")
 	fl.StringVar(&f.addr, "addr", DefaultViewAddr, "where to serve the page, HOST:PORT (port 0 picks a free one)")
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "allow an --addr that is not a loopback address")
+	fl.StringSliceVar(&f.allowHosts, "allow-host", nil, "also answer requests for this host name (the name in the browser's address bar, e.g. a bastion's); repeatable; * answers any, and lets a DNS-rebinding page in")
 	return cmd
 }
 
@@ -109,6 +116,20 @@ func runView(cmd *cobra.Command, f viewFlags) error {
 	}
 	if fl.Changed("time-limit") && (f.timeLimit <= 0 || f.timeLimit > scenario.MaxTimeLimit) {
 		return fmt.Errorf("--time-limit %s: use a positive virtual duration of at most %s", f.timeLimit, scenario.MaxTimeLimit)
+	}
+	for i, h := range f.allowHosts {
+		if h == "*" {
+			continue
+		}
+		if ip, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+			f.allowHosts[i] = ip.String()
+			continue
+		}
+		h = strings.ToLower(h)
+		if errs := validation.IsDNS1123Subdomain(h); len(errs) > 0 {
+			return fmt.Errorf("--allow-host %q: %s (give the host name without scheme or port, e.g. bastion.example.com, an IP address, or * for any)", f.allowHosts[i], strings.Join(errs, "; "))
+		}
+		f.allowHosts[i] = h
 	}
 	// Listen first: a taken port or a remote address fails before a
 	// rehearsal or a cluster's lists are paid for.
@@ -167,12 +188,9 @@ func runView(cmd *cobra.Command, f viewFlags) error {
 	hub.Flush()
 	go hub.Run(ctx, liveview.FlushEvery)
 
-	srv := &http.Server{
-		Handler:           liveview.Handler(hub, player),
-		ReadHeaderTimeout: 10 * time.Second,
-		// The event streams end with the command.
-		BaseContext: func(_ net.Listener) context.Context { return ctx },
-	}
+	srv := liveview.Server(liveview.Handler(hub, player, liveview.Access{Addr: l.Addr(), Hosts: f.allowHosts}))
+	// The event streams end with the command.
+	srv.BaseContext = func(_ net.Listener) context.Context { return ctx }
 	fmt.Fprintf(cmd.OutOrStdout(), "Serving %s on http://%s/ — Ctrl-C stops.\n", what, l.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

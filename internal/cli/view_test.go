@@ -24,6 +24,8 @@ func TestViewRefusesBadFlags(t *testing.T) {
 		{[]string{"--speed", "10"}, "--speed applies to a replay: add --scenario S"},
 		{[]string{"--scenario", "workshop", "--speed", "0"}, "--speed 0: give virtual seconds per second"},
 		{[]string{"--scenario", "no-such-scenario", "--addr", "127.0.0.1:0"}, "no-such-scenario"},
+		{[]string{"--scenario", "workshop", "--allow-host", "http://bastion.example:8080"}, `--allow-host "http://bastion.example:8080": a lowercase RFC 1123 subdomain must consist of`},
+		{[]string{"--scenario", "workshop", "--allow-host", "ok.example,bad_name"}, `--allow-host "bad_name": `},
 	} {
 		code, stdout, stderr := runLadder(append([]string{"view"}, c.args...)...)
 		if code != 1 || !strings.Contains(stderr, c.want) || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
@@ -36,7 +38,7 @@ func TestViewRefusesBadFlags(t *testing.T) {
 // stops when its context ends.
 func TestViewServesAReplay(t *testing.T) {
 	cmd := newViewCommand()
-	cmd.SetArgs([]string{"--scenario", "karpenter-drift", "--addr", "127.0.0.1:0", "--paused"})
+	cmd.SetArgs([]string{"--scenario", "karpenter-drift", "--addr", "127.0.0.1:0", "--paused", "--allow-host", "Bastion.Example"})
 	out, w := io.Pipe()
 	cmd.SetOut(w)
 	cmd.SetErr(io.Discard)
@@ -75,6 +77,20 @@ func TestViewServesAReplay(t *testing.T) {
 	}
 	if len(got.State.Nodes) == 0 || got.State.Clock == nil || got.State.Clock.T != 0 || !got.State.Clock.Paused {
 		t.Fatalf("state: %d nodes, clock %+v; want the start of the replay, paused", len(got.State.Nodes), got.State.Clock)
+	}
+	// Only its own address, and the name given with --allow-host, are
+	// answered: a DNS-rebinding page's name is not.
+	for host, want := range map[string]int{"evil.example": http.StatusMisdirectedRequest, "bastion.example:9000": http.StatusOK} {
+		req, _ := http.NewRequest(http.MethodGet, m[1]+"api/state", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {

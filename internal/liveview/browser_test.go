@@ -44,7 +44,9 @@ func serve(t *testing.T, sc *scenario.Scenario) (*liveview.Replay, *liveview.Pla
 	t.Cleanup(cancel)
 	go hub.Run(ctx, liveview.FlushEvery)
 	go p.Run(ctx, liveview.FlushEvery)
-	srv := httptest.NewServer(liveview.Handler(hub, p))
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.Handler = liveview.Handler(hub, p, liveview.Access{Addr: srv.Listener.Addr()})
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return r, p, srv.URL
 }

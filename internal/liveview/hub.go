@@ -29,6 +29,49 @@ type Hub struct {
 	cur, sent *State
 	seq       uint64
 	subs      map[chan []byte]struct{}
+	// snap is the snapshot at seq, encoded once for every subscriber and
+	// GET /api/state that asks at that seq; nil until one asks.
+	snap *snapshot
+}
+
+// snapshot is the State at seq, encoded outside the hub's lock: the first
+// to ask encodes a copy taken under the lock, the others wait for it and
+// share its bytes, so a thousand browsers opening the page cost one
+// encoding and one copy of the JSON, and no Update or Flush waits for one.
+type snapshot struct {
+	seq   uint64
+	state *State // the copy to encode; nil once encoded
+	once  sync.Once
+	data  []byte // {"seq": N, "state": {...}}
+}
+
+// beforeEncode runs before a snapshot is encoded; tests hold it to show
+// the hub is not locked meanwhile, and count encodings.
+var beforeEncode = func() {}
+
+func (s *snapshot) json() []byte {
+	s.once.Do(func() {
+		beforeEncode()
+		data, err := json.Marshal(struct {
+			Seq   uint64 `json:"seq"`
+			State *State `json:"state"`
+		}{s.seq, s.state})
+		if err != nil {
+			// The State holds strings, numbers and booleans only.
+			panic(fmt.Sprintf("liveview: encoding the snapshot: %v", err))
+		}
+		s.data, s.state = data, nil
+	})
+	return s.data
+}
+
+// current is the snapshot at seq, the one cached if it is for seq; the
+// caller holds mu.
+func (h *Hub) current() *snapshot {
+	if h.snap == nil || h.snap.seq != h.seq {
+		h.snap = &snapshot{seq: h.seq, state: h.sent.Clone()}
+	}
+	return h.snap
 }
 
 // NewHub returns a Hub with an empty State.
@@ -55,6 +98,7 @@ func (h *Hub) Flush() *Delta {
 	h.seq++
 	d.Seq = h.seq
 	h.sent.Apply(d)
+	h.snap = nil // the next subscriber needs the new one
 	ev := event("delta", h.seq, d)
 	for ch := range h.subs {
 		select {
@@ -75,19 +119,28 @@ func (h *Hub) Snapshot() (*State, uint64) {
 	return h.sent.Clone(), h.seq
 }
 
-// Subscribe returns the snapshot event, the channel of the delta events
-// that follow it, and the function that ends the subscription. The channel
-// is closed when the hub drops a subscriber that fell behind.
-func (h *Hub) Subscribe() (snapshot []byte, events <-chan []byte, cancel func()) {
+// SnapshotJSON is {"seq": N, "state": {...}}: the State every subscriber
+// has now, encoded outside the lock, shared by every caller at the same
+// seq (do not change it).
+func (h *Hub) SnapshotJSON() []byte {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	snap := h.current()
+	h.mu.Unlock()
+	return snap.json()
+}
+
+// Subscribe returns the snapshot the subscriber starts from (its sequence
+// number and SnapshotJSON's bytes, shared: do not change them), the
+// channel of the delta events that follow it, and the function that ends
+// the subscription. The channel is closed when the hub drops a subscriber
+// that fell behind.
+func (h *Hub) Subscribe() (seq uint64, snapshot []byte, events <-chan []byte, cancel func()) {
+	h.mu.Lock()
 	ch := make(chan []byte, subscriberBuffer)
 	h.subs[ch] = struct{}{}
-	snap := event("snapshot", h.seq, struct {
-		Seq   uint64 `json:"seq"`
-		State *State `json:"state"`
-	}{h.seq, h.sent})
-	return snap, ch, func() {
+	snap := h.current()
+	h.mu.Unlock()
+	return snap.seq, snap.json(), ch, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if _, ok := h.subs[ch]; ok {
@@ -95,6 +148,13 @@ func (h *Hub) Subscribe() (snapshot []byte, events <-chan []byte, cancel func())
 			close(ch)
 		}
 	}
+}
+
+// Subscribers is how many subscribers the hub sends to now.
+func (h *Hub) Subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
 }
 
 // Run flushes every interval until ctx ends.

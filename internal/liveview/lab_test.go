@@ -100,7 +100,9 @@ func TestBrowserViewOnTheLab(t *testing.T) {
 		t.Fatalf("the view with deploy/ladder-view-rbac.yaml's rights: %v", watchErr)
 	}
 	go hub.Run(ctx, liveview.FlushEvery)
-	srv := httptest.NewServer(liveview.Handler(hub, nil))
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.Handler = liveview.Handler(hub, nil, liveview.Access{Addr: srv.Listener.Addr()})
+	srv.Start()
 	// Closed after the browser (cleanups run last first): Close waits for
 	// the page's event stream to end.
 	t.Cleanup(srv.Close)

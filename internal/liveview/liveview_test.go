@@ -81,10 +81,10 @@ func TestHubSendsSnapshotThenOnlyWhatChanged(t *testing.T) {
 	if d := hub.Flush(); d == nil || len(d.Nodes) != 2 || d.Seq != 1 {
 		t.Fatalf("first flush: %+v, want both nodes at seq 1", d)
 	}
-	snap, events, cancel := hub.Subscribe()
+	seq, snap, events, cancel := hub.Subscribe()
 	defer cancel()
-	if !strings.HasPrefix(string(snap), "event: snapshot\nid: 1\ndata: ") {
-		t.Fatalf("snapshot event: %q", snap)
+	if seq != 1 || !strings.HasPrefix(string(snap), `{"seq":1,"state":{`) {
+		t.Fatalf("snapshot %d: %q", seq, snap)
 	}
 	hub.Update(func(s *State) {
 		n := s.Nodes["a"]
@@ -116,9 +116,9 @@ func TestHubSendsSnapshotThenOnlyWhatChanged(t *testing.T) {
 // keep getting their events, and the dropped one reconnects to a snapshot.
 func TestHubDropsASubscriberThatFallsBehind(t *testing.T) {
 	hub := NewHub("test")
-	_, slow, cancelSlow := hub.Subscribe()
+	_, _, slow, cancelSlow := hub.Subscribe()
 	defer cancelSlow()
-	_, fast, cancelFast := hub.Subscribe()
+	_, _, fast, cancelFast := hub.Subscribe()
 	defer cancelFast()
 	for i := range subscriberBuffer + 1 {
 		hub.Update(func(s *State) { s.Nodes["n"] = Node{Name: "n", Version: fmt.Sprint(i)} })
@@ -390,7 +390,9 @@ func TestHandlerStreamsAndTakesReplayCommands(t *testing.T) {
 	hub := NewHub("x")
 	p := NewPlayer(r, hub, 60, true)
 	hub.Flush()
-	srv := httptest.NewServer(Handler(hub, p))
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.Handler = Handler(hub, p, Access{Addr: srv.Listener.Addr()})
+	srv.Start()
 	defer srv.Close()
 
 	resp, err := http.Get(srv.URL + "/")
@@ -453,7 +455,9 @@ func TestHandlerStreamsAndTakesReplayCommands(t *testing.T) {
 		}
 	}
 
-	live := httptest.NewServer(Handler(NewHub("live"), nil))
+	live := httptest.NewUnstartedServer(nil)
+	live.Config.Handler = Handler(NewHub("live"), nil, Access{Addr: live.Listener.Addr()})
+	live.Start()
 	defer live.Close()
 	resp, err = http.Post(live.URL+"/api/replay", "application/json", strings.NewReader(`{"action":"play"}`))
 	if err != nil {

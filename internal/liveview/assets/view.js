@@ -453,7 +453,11 @@
       apply(d);
       schedule();
     });
-    es.onerror = () => { $("conn").textContent = "disconnected: reconnecting…"; };
+    es.onerror = () => {
+      $("conn").textContent = "disconnected: reconnecting…";
+      // Refused (503: every stream taken) the browser gives up: try again.
+      if (es.readyState === EventSource.CLOSED) setTimeout(connect, 5000);
+    };
   }
   connect();
 })();
