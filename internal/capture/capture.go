@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ladder-eks/ladder/internal/awsport"
+	"github.com/ladder-eks/ladder/internal/outfile"
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
@@ -139,30 +140,49 @@ func regionOf(arn string) (string, error) {
 // ScenarioFile is the scenario's name inside a capture's directory.
 const ScenarioFile = "scenario.yaml"
 
-// Write writes the capture into dir: scenario.yaml and the manifest files
-// beside it. An existing scenario.yaml is an error: a capture never
-// overwrites a scenario someone may have edited.
-func (c *Capture) Write(dir string) error {
+// Check refuses, before a capture reads anything, a directory Write would
+// refuse: a path that is not a directory, or one that holds a
+// scenario.yaml already.
+func Check(dir string) error {
+	if err := outfile.CheckDir("--to", dir); err != nil {
+		return err
+	}
 	path := filepath.Join(dir, ScenarioFile)
-	if _, err := os.Stat(path); err == nil {
+	if _, err := os.Lstat(path); err == nil {
 		return fmt.Errorf("%s exists: capture into a new directory, or remove it first", path)
 	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Write writes the capture into dir: scenario.yaml and the manifest files
+// beside it. An existing scenario.yaml is an error: a capture never
+// overwrites a scenario someone may have edited. Every file stays inside
+// dir and none is written through a link found there (internal/outfile):
+// the manifests' names come from the cluster.
+func (c *Capture) Write(dir string) error {
+	if err := Check(dir); err != nil {
 		return err
 	}
 	data, err := c.ScenarioYAML()
 	if err != nil {
 		return err
 	}
+	d, err := outfile.OpenDir("--to", dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
 	for _, f := range c.Files {
-		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+		if err := d.Replace(f.Path, f.Data); err != nil {
 			return err
 		}
 	}
-	return os.WriteFile(path, data, 0o644)
+	if err := d.Create(ScenarioFile, data); err != nil {
+		return err
+	}
+	return nil
 }
 
 // ScenarioYAML is scenario.yaml's text: a header saying where it came

@@ -349,3 +349,37 @@ func TestCaptureSaysWhatEC2Refused(t *testing.T) {
 		t.Errorf("a deregistered AMI captured as %+v, want its id as its name", amis)
 	}
 }
+
+// TestCaptureWriteStaysInside: a manifest file whose name a hostile API
+// server made lead out of the directory (a namespace "../../x"), or a
+// link planted inside the directory, is refused: nothing is written
+// outside it, no link followed.
+func TestCaptureWriteStaysInside(t *testing.T) {
+	c := newCluster(t, "pdb-deadlock")
+	got, err := capture.Read(context.Background(), c.src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "a", "capture")
+	escaping := *got
+	escaping.Files = append(slices.Clone(got.Files), capture.File{Path: "manifests/../../../escape.yaml", Data: []byte("evil")})
+	if err := escaping.Write(dir); err == nil || !strings.Contains(err.Error(), "is not a path inside it") {
+		t.Errorf("a file leading out: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(parent, "escape.yaml")); err == nil {
+		t.Error("escape.yaml written outside --to")
+	}
+
+	outside := t.TempDir()
+	linked := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(linked, "manifests")); err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Write(linked); err == nil || !strings.Contains(err.Error(), "is a symbolic link, not a directory") {
+		t.Errorf("a link planted at manifests/: %v", err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("written through the link: %v", entries)
+	}
+}

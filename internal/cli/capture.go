@@ -69,6 +69,11 @@ problem is reported with its file and field, and the files are kept.`,
 			if to == "" {
 				return fmt.Errorf("--to DIR is required: the directory to write scenario.yaml and manifests/ into")
 			}
+			// Before the cluster is read: a directory that cannot take
+			// the capture should not cost one.
+			if err := capture.Check(to); err != nil {
+				return err
+			}
 			c, err := readLive(cmd.Context(), target)
 			if err != nil {
 				return err

@@ -52,6 +52,11 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 			if output != "markdown" && output != "json" {
 				return fmt.Errorf("-o %q: use markdown or json", output)
 			}
+			// Before the cluster is read and rehearsed: a page that cannot
+			// be written should not cost them.
+			if err := checkReportDir(htmlFile); err != nil {
+				return err
+			}
 			at := time.Now().UTC()
 			if now != "" {
 				t, err := time.Parse(time.RFC3339, now)
@@ -91,7 +96,12 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 			// default playbook (spec.upgrade: {}), and a script that does not
 			// run it (a write-up's own steps) is left out.
 			notes := playbookOnly(sc)
-			return writeRunbookReport(cmd.OutOrStdout(), sc, source, to, at, output, htmlFile, notes...)
+			if htmlFile == "-" {
+				// Standard output holds the page alone; the runbook
+				// goes to standard error.
+				return writeRunbookReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), sc, source, to, at, output, htmlFile, notes...)
+			}
+			return writeRunbookReport(nil, cmd.OutOrStdout(), sc, source, to, at, output, htmlFile, notes...)
 		},
 	}
 	f := cmd.Flags()
@@ -108,13 +118,13 @@ chain). Nothing is changed: plan only reads and rehearses.`,
 // writeRunbook rehearses sc's upgrade to `to`, runs the checks, and
 // writes the runbook as markdown or json.
 func writeRunbook(w io.Writer, sc *scenario.Scenario, source, to string, at time.Time, output string, notes ...string) error {
-	return writeRunbookReport(w, sc, source, to, at, output, "", notes...)
+	return writeRunbookReport(nil, w, sc, source, to, at, output, "", notes...)
 }
 
 // writeRunbookReport is writeRunbook that, with htmlFile named, also writes
-// the rehearsal as the HTML report (plan --report).
-func writeRunbookReport(w io.Writer, sc *scenario.Scenario, source, to string, at time.Time, output, htmlFile string, notes ...string) error {
-	rep, err := rehearseWithReport(sc, rehearse.Options{To: to}, htmlFile)
+// the rehearsal as the HTML report (plan --report), to page for "-".
+func writeRunbookReport(page, w io.Writer, sc *scenario.Scenario, source, to string, at time.Time, output, htmlFile string, notes ...string) error {
+	rep, err := rehearseWithReport(sc, rehearse.Options{To: to}, htmlFile, page)
 	if err != nil {
 		return err
 	}

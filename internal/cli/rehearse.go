@@ -2,16 +2,14 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-eks/ladder/internal/htmlreport"
+	"github.com/ladder-eks/ladder/internal/outfile"
 	"github.com/ladder-eks/ladder/internal/progress"
 	"github.com/ladder-eks/ladder/internal/rehearse"
 	"github.com/ladder-eks/ladder/internal/report"
@@ -50,7 +48,10 @@ with its phases, the add-on versions and the availability probe.
 offline: a timeline of the steps, each node's life coloured by kubelet
 version, each workload's Ready replicas against desired and its PDB floor,
 each NodePool's disruptions against its budget, the blocked drains, and the
-report's tables (docs/report-html.md).
+report's tables (docs/report-html.md). --report - writes the page to
+standard output and the text report to standard error. Only a new or a
+regular file is written: a path that is a link, a FIFO, a device or a
+directory is refused before the rehearsal runs.
 
 The same scenario and seed give byte-identical output. A rehearsal stops at
 its virtual-time limit; then its status is "stuck" and the report says what
@@ -108,12 +109,16 @@ Built-in scenarios: ` + builtinList() + `
 				show = &rehearsalProgress{rep: pr, name: sc.Metadata.Name, now: time.Now}
 				opts.Progress = show.update
 			}
-			rep, err := rehearseWithReport(sc, opts, htmlFile)
+			rep, err := rehearseWithReport(sc, opts, htmlFile, cmd.OutOrStdout())
 			show.end(rep, err)
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if htmlFile == "-" {
+				// Standard output holds the page alone.
+				out = cmd.ErrOrStderr()
+			}
 			if output == "json" {
 				err = rep.WriteJSON(out)
 			} else {
@@ -202,8 +207,9 @@ func builtinList() string {
 }
 
 // rehearseWithReport runs the rehearsal; with an HTML file named, it
-// records the timeline too and writes the page (the report is the same).
-func rehearseWithReport(sc *scenario.Scenario, opts rehearse.Options, htmlFile string) (*report.Report, error) {
+// records the timeline too and writes the page (the report is the same),
+// to stdout for "-".
+func rehearseWithReport(sc *scenario.Scenario, opts rehearse.Options, htmlFile string, stdout io.Writer) (*report.Report, error) {
 	if htmlFile == "" {
 		return rehearse.Run(sc, opts)
 	}
@@ -216,63 +222,35 @@ func rehearseWithReport(sc *scenario.Scenario, opts rehearse.Options, htmlFile s
 	if err != nil {
 		return nil, err
 	}
-	return rep, writeHTMLReport(htmlFile, rep, tl)
+	return rep, writeHTMLReport(htmlFile, stdout, rep, tl)
 }
 
 // writeHTMLReport writes the rehearsal's page.
-func writeHTMLReport(path string, rep *report.Report, tl *timeline.Timeline) error {
+func writeHTMLReport(path string, stdout io.Writer, rep *report.Report, tl *timeline.Timeline) error {
 	var buf bytes.Buffer
 	if err := htmlreport.Write(&buf, rep, tl); err != nil {
 		return err
 	}
-	return writePage(path, buf.Bytes())
+	return writePage(path, stdout, buf.Bytes())
+}
+
+// reportFile is the --report output: a regular file written whole, or
+// standard output for "-" (internal/outfile).
+func reportFile(path string, stdout io.Writer) outfile.File {
+	return outfile.File{Name: "--report", Path: path, Stdout: stdout}
 }
 
 // writePage writes a page whole or not at all: a reader never opens half
-// a file.
-func writePage(path string, page []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		// Not the temporary file's name: the user named path.
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("--report %s: %v", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(page); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--report %s: %v", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("--report %s: %v", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("--report %s: %v", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("--report %s: %v", path, err)
-	}
-	return nil
+// a file, and only a regular file is written.
+func writePage(path string, stdout io.Writer, page []byte) error {
+	return reportFile(path, stdout).Write(page)
 }
 
-// checkReportDir refuses, before anything runs, a --report whose
-// directory does not exist or that names a directory itself.
+// checkReportDir refuses, before anything runs, a --report that names
+// anything but a new or regular file in an existing directory.
 func checkReportDir(htmlFile string) error {
 	if htmlFile == "" {
 		return nil
 	}
-	if isDir(htmlFile) {
-		return fmt.Errorf("--report %s: is a directory: name the file to write, e.g. %s", htmlFile, filepath.Join(htmlFile, "report.html"))
-	}
-	if dir := filepath.Dir(htmlFile); !isDir(dir) {
-		return fmt.Errorf("--report %s: no such directory %s", htmlFile, dir)
-	}
-	return nil
-}
-
-func isDir(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.IsDir()
+	return reportFile(htmlFile, io.Discard).Check()
 }

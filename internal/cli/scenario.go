@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/outfile"
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
@@ -343,16 +344,21 @@ func runScenarioGenerate(cmd *cobra.Command, o generateOptions) error {
 	if _, ok := catalog.LookupInstanceType(o.InstanceType); !ok {
 		return fmt.Errorf("--instance-type %q is not in the catalog (list them with: ladder scenario instance-types)", o.InstanceType)
 	}
+	if o.output == "" {
+		o.output = "-"
+	}
+	// Before generating, which may take a while: only a new or a regular
+	// file is written (internal/outfile).
+	out := outfile.File{Name: "-o", Path: o.output, Stdout: cmd.OutOrStdout()}
+	if err := out.Check(); err != nil {
+		return err
+	}
 	data, err := scenario.Generate(o.GenerateOptions)
 	if err != nil {
 		return err
 	}
-	if o.output == "" || o.output == "-" {
-		_, err = cmd.OutOrStdout().Write(data)
+	if err := out.Write(data); err != nil || out.IsStdout() {
 		return err
-	}
-	if err := os.WriteFile(o.output, data, 0o644); err != nil {
-		return fmt.Errorf("-o %s: %v", o.output, errors.Unwrap(err))
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (check it with: ladder scenario validate %s)\n", o.output, o.output)
 	return err
@@ -522,28 +528,33 @@ func builtinFiles(name string) ([]sourceFile, []string, error) {
 	return files, nil, nil
 }
 
-// writeFiles writes files under dir, refusing to overwrite or to leave it.
+// writeFiles writes files under dir, refusing to overwrite, to leave it,
+// or to write through a link found in it (internal/outfile).
 func writeFiles(stdout, stderr io.Writer, dir string, files []sourceFile, notes []string) error {
+	if err := outfile.CheckDir("--to", dir); err != nil {
+		return err
+	}
 	for _, f := range files {
-		rel := filepath.FromSlash(f.path)
-		if !filepath.IsLocal(rel) {
+		if !filepath.IsLocal(filepath.FromSlash(f.path)) {
 			return fmt.Errorf("%s: not a path inside --to %s", f.path, dir)
 		}
-		if _, err := os.Stat(filepath.Join(dir, rel)); err == nil {
-			return fmt.Errorf("--to %s: %s already exists (choose a new or empty directory; show never overwrites)", dir, filepath.Join(dir, rel))
+		p := filepath.Join(dir, filepath.FromSlash(f.path))
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("--to %s: %s already exists (choose a new or empty directory; show never overwrites)", dir, p)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("--to %s: %v", dir, err)
 		}
 	}
+	d, err := outfile.OpenDir("--to", dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
 	for _, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f.path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return fmt.Errorf("--to %s: %v", dir, err)
+		if err := d.Create(f.path, f.data); err != nil {
+			return err
 		}
-		if err := os.WriteFile(p, f.data, 0o644); err != nil {
-			return fmt.Errorf("--to %s: %v", dir, err)
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", p)
+		fmt.Fprintf(stdout, "wrote %s\n", d.Join(f.path))
 	}
 	for _, n := range notes {
 		fmt.Fprintln(stderr, "note:", n)

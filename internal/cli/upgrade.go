@@ -153,6 +153,11 @@ func openLive(ctx context.Context, t liveTarget) (*liveCluster, error) {
 func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Before the cluster is read: a page that cannot be written should
+	// not cost a capture, let alone an upgrade.
+	if err := checkReportDir(f.htmlFile); err != nil {
+		return err
+	}
 	lc, err := openLive(ctx, f.liveTarget)
 	if err != nil {
 		return err
@@ -188,14 +193,15 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 			return fmt.Errorf("--window: %w", err)
 		}
 	}
-	if err := checkReportDir(f.htmlFile); err != nil {
-		return err
-	}
 	rep, err := progressOf(cmd)
 	if err != nil {
 		return err
 	}
 	out := rep.Writer(cmd.OutOrStdout())
+	if f.htmlFile == "-" {
+		// Standard output holds the page alone.
+		out = rep.Writer(cmd.ErrOrStderr())
+	}
 	if !f.approve {
 		if err := writeRunbook(out, sc, "live cluster "+lc.name, to.String(), time.Now().UTC(), "markdown"); err != nil {
 			return err
@@ -259,7 +265,7 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 		ex.Healthy = pr.Healthy
 	}
 	if err := ex.Run(ctx, p); err != nil {
-		if rerr := upgradeReport(f.htmlFile, j, journalWhere(f.journal)); rerr != nil {
+		if rerr := upgradeReport(f.htmlFile, cmd.OutOrStdout(), j, journalWhere(f.journal)); rerr != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", rerr)
 		}
 		return withExit(2, fmt.Errorf("upgrade paused: %v (fix it, then run ladder upgrade --to %s --approve again: the journal resumes where it stopped)", err, to))
@@ -275,7 +281,7 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 			fmt.Fprintf(out, "%s  %s (ladder upgrade status --compare)\n", stamp(), c.Verdict())
 		}
 	}
-	return upgradeReport(f.htmlFile, j, journalWhere(f.journal))
+	return upgradeReport(f.htmlFile, cmd.OutOrStdout(), j, journalWhere(f.journal))
 }
 
 // journalWhere names the journal as status does.
@@ -287,20 +293,21 @@ func journalWhere(file string) string {
 }
 
 // upgradeReport writes the upgrade's page from its journal, when asked.
-func upgradeReport(htmlFile string, j executor.Journal, where string) error {
+func upgradeReport(htmlFile string, stdout io.Writer, j executor.Journal, where string) error {
 	k, ok := j.(interface{ Record() *journal.Record })
 	if htmlFile == "" || !ok {
 		return nil
 	}
-	return writeUpgradeReport(htmlFile, k.Record(), where, time.Now())
+	return writeUpgradeReport(htmlFile, stdout, k.Record(), where, time.Now())
 }
 
-func writeUpgradeReport(htmlFile string, rec *journal.Record, where string, now time.Time) error {
+// writeUpgradeReport writes the upgrade's page, to stdout for "-".
+func writeUpgradeReport(htmlFile string, stdout io.Writer, rec *journal.Record, where string, now time.Time) error {
 	var buf bytes.Buffer
 	if err := htmlreport.WriteUpgrade(&buf, rec, where, now); err != nil {
 		return fmt.Errorf("--report %s: %v", htmlFile, err)
 	}
-	return writePage(htmlFile, buf.Bytes())
+	return writePage(htmlFile, stdout, buf.Bytes())
 }
 
 // captureScenario reads the live cluster into a scenario, through a
@@ -577,12 +584,16 @@ Status changes nothing and takes no lock.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if htmlFile == "-" {
+				// Standard output holds the page alone.
+				out = cmd.ErrOrStderr()
+			}
 			if rec == nil {
 				fmt.Fprintf(out, "No upgrade journal (%s): no ladder upgrade --approve has run here.\n", where)
 				return nil
 			}
 			if htmlFile != "" {
-				if err := writeUpgradeReport(htmlFile, rec, where, time.Now()); err != nil {
+				if err := writeUpgradeReport(htmlFile, cmd.OutOrStdout(), rec, where, time.Now()); err != nil {
 					return err
 				}
 			}

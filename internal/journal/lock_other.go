@@ -16,3 +16,10 @@ func tryLock(*os.File) error {
 // processGone: without signals a holder's process cannot be looked for;
 // its Lease frees itself when it expires.
 func processGone(int) bool { return false }
+
+// noFollow and nonBlock: no such open flags here; the type checks after
+// the open still refuse what is not a regular file.
+const (
+	noFollow = 0
+	nonBlock = 0
+)
