@@ -723,7 +723,7 @@ func TestScenarioGenerateBadFlags(t *testing.T) {
 		{"unknown instance type", append(base, "--instance-type", "m5.huge"), `error: --instance-type "m5.huge" is not in the catalog (list them with: ladder scenario instance-types)`},
 		{"bad budget", append(base, "--budget", "150%"), `error: --budget "150%": use a node count such as "5" or a percentage from "0%" to "100%"`},
 		{"negative namespaces", append(base, "--namespaces", "-1"), "error: --namespaces -1: must be 0 (one per 50 Deployments) or more"},
-		{"unwritable output", append(base, "-o", "/nonexistent/dir/gen.yaml"), "error: -o /nonexistent/dir/gen.yaml: no such file or directory"},
+		{"unwritable output", append(base, "-o", "/nonexistent/dir/gen.yaml"), "error: -o /nonexistent/dir/gen.yaml: no such directory /nonexistent/dir"},
 		{"a stray argument", append(base, "extra"), `error: unknown command "extra" for "ladder scenario generate"`},
 		{"--mix with --no-drift", append(base[:4:4], "--pods-per-node", "10", "--mix", "--no-drift"), "error: --no-drift cannot be combined with --mix"},
 		{"--mix with too few nodes", append(base, "--mix"), "error: --nodes 3: --mix needs 10 or more, to share them among Karpenter (45%), managed (30%), custom-AMI managed (10%) and self-managed (15%) groups"},

@@ -236,6 +236,9 @@ func runUpgrade(cmd *cobra.Command, f upgradeFlags) error {
 	// drain prints.
 	port := live.New(lc.cs, live.Options{Dynamic: lc.dyn, PollInterval: 5 * time.Second, Out: out, ErrOut: rep.Writer(cmd.ErrOrStderr())})
 	log := &upgradeLog{out: out, rep: rep}
+	if b, ok := j.(interface{ Beat(string, time.Time) error }); ok {
+		log.beat = b.Beat
+	}
 	ex := &executor.Executor{
 		Cluster: lc.name,
 		Ports: executor.Ports{Kube: port, EKS: lc.aws.AWS.EKS, AutoScaling: lc.aws.AWS.AutoScaling,
@@ -430,7 +433,17 @@ type upgradeLog struct {
 	nodes func(ctx context.Context, h plan.Hop, st plan.Step) (at, total int, err error)
 	stop  context.CancelFunc
 	done  chan struct{}
+	// beat, while a step runs, records in the journal that this run is
+	// alive (journal's Beat): a run killed in the step is counted to its
+	// last beat when the step is resumed.
+	beat      func(key string, at time.Time) error
+	stopBeat  context.CancelFunc
+	beatsDone chan struct{}
 }
+
+// heartbeatEvery is how often a running step's journal record says its
+// run is alive: the most of a killed run's time a resumed step loses.
+const heartbeatEvery = 30 * time.Second
 
 func stamp() string { return time.Now().UTC().Format("15:04:05") }
 
@@ -441,6 +454,11 @@ func (p *upgradeLog) HopStarted(h plan.Hop) {
 func (p *upgradeLog) StepStarted(h plan.Hop, st plan.Step) {
 	termtext.Fprintf(p.out, "%s  %-14s %s started\n", stamp(), st.Kind, executor.StepKey(h, st))
 	p.rep.Start(executor.StepKey(h, st))
+	if p.beat != nil {
+		ctx, stop := context.WithCancel(context.Background())
+		p.stopBeat, p.beatsDone = stop, make(chan struct{})
+		go p.heartbeat(ctx, executor.StepKey(h, st))
+	}
 	if st.Kind == plan.NodeGroup && p.nodes != nil && p.rep != nil {
 		ctx, stop := context.WithCancel(context.Background())
 		p.stop, p.done = stop, make(chan struct{})
@@ -468,11 +486,33 @@ func (p *upgradeLog) countNodes(ctx context.Context, h plan.Hop, st plan.Step) {
 	}
 }
 
+// heartbeat beats every heartbeatEvery until ctx ends. A beat that
+// cannot be written is not a reason to stop the upgrade: the next one may
+// be.
+func (p *upgradeLog) heartbeat(ctx context.Context, key string) {
+	defer close(p.beatsDone)
+	tick := time.NewTicker(heartbeatEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			_ = p.beat(key, now)
+		}
+	}
+}
+
 func (p *upgradeLog) StepEnded(st plan.Step, err error) {
 	if p.stop != nil {
 		p.stop()
 		<-p.done
 		p.stop = nil
+	}
+	if p.stopBeat != nil {
+		p.stopBeat()
+		<-p.beatsDone
+		p.stopBeat = nil
 	}
 	p.rep.End("", err)
 	switch {

@@ -14,7 +14,7 @@ import (
 
 // recordOutcome reads the end state of a finished upgrade — the control
 // plane's version (DescribeCluster), each add-on's (DescribeAddon), each
-// node's kubelet — into the journal, for `ladder upgrade status --compare`.
+// node's kubelet and the kind of node group it belongs to — into the journal, for `ladder upgrade status --compare`.
 func recordOutcome(ctx context.Context, lc *liveCluster, j executor.Journal) error {
 	k, ok := j.(interface{ SetOutcome(journal.State) error })
 	if !ok {
@@ -28,7 +28,7 @@ func recordOutcome(ctx context.Context, lc *liveCluster, j executor.Journal) err
 }
 
 func observeState(ctx context.Context, lc *liveCluster) (journal.State, error) {
-	st := journal.State{Addons: map[string]string{}, Kubelets: map[string]int{}}
+	st := journal.State{Addons: map[string]string{}, Kubelets: map[string]int{}, Nodes: map[string]int{}}
 	api := lc.aws.AWS.EKS
 	c, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: &lc.name})
 	if err != nil {
@@ -58,6 +58,7 @@ func observeState(ctx context.Context, lc *liveCluster) (journal.State, error) {
 	}
 	for _, n := range nodes.Items {
 		st.Kubelets[journal.KubeletMinor(n.Status.NodeInfo.KubeletVersion)]++
+		st.Nodes[journal.NodeType(n.Labels)]++
 	}
 	return st, nil
 }

@@ -63,7 +63,19 @@ type Entry struct {
 	// Started is when a step that ended (done or failed) started, in the
 	// run that ended it.
 	Started *time.Time `json:"started,omitempty"`
-	At      time.Time  `json:"at"`
+	// FirstStarted and EarlierSeconds are, for a step started again by a
+	// later run (after kill -9, Ctrl-C or a pause), when it first started
+	// and the time it ran in the earlier runs, each counted from its start
+	// to its run's last sign of life: the step's last record or heartbeat
+	// (Alive). The journal (internal/journal) writes them, carried from
+	// record to record; the executor leaves them unset.
+	FirstStarted   *time.Time `json:"firstStarted,omitempty"`
+	EarlierSeconds float64    `json:"earlierSeconds,omitempty"`
+	// Alive is the last heartbeat of the run that started the step,
+	// written while the step runs (ladder upgrade beats every 30 s): what
+	// a run killed without an end record is counted to.
+	Alive *time.Time `json:"alive,omitempty"`
+	At    time.Time  `json:"at"`
 }
 
 // Journal states.

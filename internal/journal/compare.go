@@ -45,11 +45,40 @@ type Drain struct {
 }
 
 // State is a cluster's versions: the control plane's minor, each add-on's
-// version, and how many nodes run a kubelet of each minor.
+// version, and how many nodes run a kubelet of each minor; and its nodes
+// by the kind of node group that made them (NodeType), which says where a
+// difference in the count comes from. A journal written before Nodes
+// existed has none.
 type State struct {
 	ControlPlane string            `json:"controlPlane"`
 	Addons       map[string]string `json:"addons"`
 	Kubelets     map[string]int    `json:"kubelets"`
+	Nodes        map[string]int    `json:"nodes,omitempty"`
+}
+
+// Node types, as State.Nodes counts them: report's group types, and
+// NodeOther for a node no node group of the cluster claims.
+const NodeOther = "other"
+
+// NodeType is the kind of node group a live node belongs to, by the labels
+// each puts on its nodes: Karpenter's karpenter.sh/nodepool
+// (sigs.k8s.io/karpenter/pkg/apis/v1 NodePoolLabelKey), Fargate's
+// eks.amazonaws.com/compute-type=fargate, a managed node group's
+// eks.amazonaws.com/nodegroup, and a self-managed group's
+// alpha.eksctl.io/nodegroup-name (eksctl's, which the executor groups
+// self-managed nodes by).
+func NodeType(labels map[string]string) string {
+	switch {
+	case labels["karpenter.sh/nodepool"] != "":
+		return report.GroupKarpenter
+	case labels["eks.amazonaws.com/compute-type"] == "fargate" || labels["eks.amazonaws.com/fargate-profile"] != "":
+		return report.GroupFargate
+	case labels["eks.amazonaws.com/nodegroup"] != "":
+		return report.GroupManaged
+	case labels["alpha.eksctl.io/nodegroup-name"] != "":
+		return report.GroupSelfManaged
+	}
+	return NodeOther
 }
 
 // Memory is a journal in memory: the one a rehearsal keeps for its
@@ -96,12 +125,17 @@ func Predict(rep *report.Report, rec *Record) *Prediction {
 
 // StateOf is the cluster at the end of a rehearsal.
 func StateOf(rep *report.Report) State {
-	st := State{ControlPlane: rep.ControlPlane.Version, Addons: map[string]string{}, Kubelets: map[string]int{}}
+	st := State{ControlPlane: rep.ControlPlane.Version, Addons: map[string]string{}, Kubelets: map[string]int{}, Nodes: map[string]int{}}
 	for _, a := range rep.Addons {
 		st.Addons[a.Name] = a.To
 	}
 	for _, n := range rep.Nodes {
 		st.Kubelets[KubeletMinor(n.Version)]++
+		typ := n.GroupType
+		if typ == "" {
+			typ = NodeOther
+		}
+		st.Nodes[typ]++
 	}
 	return st
 }
@@ -143,20 +177,46 @@ type Comparison struct {
 	// DurationRatio is the upgrade's time over the rehearsal's, for the
 	// steps both have; nil when either is zero.
 	DurationRatio *float64 `json:"durationRatio"`
-	// Agree is true when the two agree on everything but timing;
-	// Differences says where they do not.
+	// Agree is true when the two agree on everything but timing — on
+	// all it prints, the node count at the end included; Agreed and
+	// Differed name what was compared (Dimensions), each in one of them,
+	// and Differences says how and, for the node count, why.
 	Agree       bool     `json:"agree"`
+	Agreed      []string `json:"agreed"`
+	Differed    []string `json:"differed"`
 	Differences []string `json:"differences"`
 }
 
+// Dimensions are what a comparison compares, in the order it says them.
+var Dimensions = []string{DimSteps, DimReplaced, DimDrains, DimVersions, DimNodes}
+
+// The dimensions a comparison compares.
+const (
+	// DimSteps: each step's state, and the steps themselves.
+	DimSteps = "every step"
+	// DimReplaced: each node group's nodes replaced.
+	DimReplaced = "the nodes replaced"
+	// DimDrains: the drains that stopped the upgrade.
+	DimDrains = "the drains"
+	// DimVersions: the control plane's, the add-ons' and the kubelets'
+	// minors at the end.
+	DimVersions = "the versions at the end"
+	// DimNodes: how many nodes there are at the end, by kind of node
+	// group.
+	DimNodes = "the node count at the end"
+)
+
 // StepComparison is one step in the rehearsal, the journal or both.
 type StepComparison struct {
-	Key              string   `json:"key"`
-	Predicted        bool     `json:"predicted"`
-	State            string   `json:"state"`
-	PredictedSeconds float64  `json:"predictedSeconds"`
-	ActualSeconds    float64  `json:"actualSeconds"`
-	Ratio            *float64 `json:"ratio"`
+	Key              string  `json:"key"`
+	Predicted        bool    `json:"predicted"`
+	State            string  `json:"state"`
+	PredictedSeconds float64 `json:"predictedSeconds"`
+	ActualSeconds    float64 `json:"actualSeconds"`
+	// EarlierSeconds is the part of ActualSeconds spent in runs stopped
+	// before the step ended (StepStatus.EarlierSeconds).
+	EarlierSeconds float64  `json:"earlierSeconds,omitempty"`
+	Ratio          *float64 `json:"ratio"`
 }
 
 // GroupDiff is a node group's nodes replaced, predicted and actual.
@@ -174,18 +234,23 @@ func (r *Record) Compare() (*Comparison, error) {
 	if r.Prediction == nil || len(r.Rehearsal) == 0 {
 		return nil, fmt.Errorf("the journal holds no rehearsal to compare with (it was begun by an older ladder upgrade)")
 	}
-	c := &Comparison{Cluster: r.Cluster, To: r.To, Steps: []StepComparison{}, Groups: []GroupDiff{}, Differences: []string{}}
+	c := &Comparison{Cluster: r.Cluster, To: r.To, Steps: []StepComparison{}, Groups: []GroupDiff{}, Agreed: []string{}, Differed: []string{}, Differences: []string{}}
 	c.Blocked.Predicted = r.Prediction.Blocked
 	c.Blocked.Actual = []Drain{}
 	c.Final.Predicted = r.Prediction.Final
 	c.Final.Actual = r.Outcome
-	differ := func(format string, args ...any) { c.Differences = append(c.Differences, fmt.Sprintf(format, args...)) }
+	differs := map[string]bool{}
+	dim := DimSteps
+	differ := func(format string, args ...any) {
+		c.Differences = append(c.Differences, fmt.Sprintf(format, args...))
+		differs[dim] = true
+	}
 
 	st := r.Status("", r.lastRecord())
 	var predicted, actual float64
 	for _, h := range st.Hops {
 		for _, s := range h.Steps {
-			sc := StepComparison{Key: s.Key, Predicted: s.RehearsedSeconds != nil, State: s.State, ActualSeconds: s.ElapsedSeconds}
+			sc := StepComparison{Key: s.Key, Predicted: s.RehearsedSeconds != nil, State: s.State, ActualSeconds: s.ElapsedSeconds, EarlierSeconds: s.EarlierSeconds}
 			if sc.Predicted {
 				sc.PredictedSeconds = *s.RehearsedSeconds
 			}
@@ -218,6 +283,7 @@ func (r *Record) Compare() (*Comparison, error) {
 		c.DurationRatio = &ratio
 	}
 
+	dim = DimReplaced
 	replaced := map[string]int{}
 	for k, e := range r.Entries {
 		if name, ok := groupOf(k); ok {
@@ -232,12 +298,15 @@ func (r *Record) Compare() (*Comparison, error) {
 		c.Groups = append(c.Groups, d)
 	}
 
+	dim = DimDrains
 	if !slices.Equal(sortedDrains(c.Blocked.Predicted), sortedDrains(c.Blocked.Actual)) {
 		differ("drains that stopped the upgrade: %s, the rehearsal's: %s", drainList(c.Blocked.Actual), drainList(c.Blocked.Predicted))
 	}
 
+	dim = DimVersions
 	if a := r.Outcome; a == nil {
 		differ("the upgrade has not finished: no final state recorded")
+		differs[DimNodes] = true
 	} else {
 		p := r.Prediction.Final
 		if a.ControlPlane != p.ControlPlane {
@@ -248,16 +317,75 @@ func (r *Record) Compare() (*Comparison, error) {
 				differ("add-on %s at %s, the rehearsal's at %s", name, got, p.Addons[name])
 			}
 		}
-		// The minors the nodes run, not how many nodes: a live cluster's
-		// count moves on its own (Karpenter consolidating, a surge node
-		// on its way out) where the rehearsal's is the settled one.
+		// The minors the nodes run: the upgrade's outcome.
 		if !slices.Equal(slices.Sorted(maps.Keys(a.Kubelets)), slices.Sorted(maps.Keys(p.Kubelets))) {
 			differ("kubelets %s, the rehearsal's %s", KubeletList(a.Kubelets), KubeletList(p.Kubelets))
+		}
+		// How many nodes: a live cluster's count moves on its own
+		// (Karpenter packing, a Fargate pod's node, a surge node on its
+		// way out) where the rehearsal's is the settled one. Said, with
+		// where the difference is, never passed over.
+		dim = DimNodes
+		if d := nodeCountDifference(*a, p); d != "" {
+			differ("%s", d)
+		}
+	}
+	for _, d := range Dimensions {
+		if differs[d] {
+			c.Differed = append(c.Differed, d)
+		} else {
+			c.Agreed = append(c.Agreed, d)
 		}
 	}
 	c.Agree = len(c.Differences) == 0
 	return c, nil
 }
+
+// nodeCountDifference says how the node count at the end differs, by kind
+// of node group, and why each kind's count moves; "" when it does not.
+func nodeCountDifference(a, p State) string {
+	total := func(k map[string]int) (n int) {
+		for _, c := range k {
+			n += c
+		}
+		return n
+	}
+	at, pt := total(a.Kubelets), total(p.Kubelets)
+	byType := a.Nodes != nil && p.Nodes != nil
+	if at == pt && (!byType || maps.Equal(a.Nodes, p.Nodes)) {
+		return ""
+	}
+	s := fmt.Sprintf("%d nodes (kubelets %s), the rehearsal's %d (%s)", at, KubeletList(a.Kubelets), pt, KubeletList(p.Kubelets))
+	if !byType {
+		return s + "; the journal does not say of which node groups (its end state was recorded by an older ladder)"
+	}
+	var parts []string
+	for _, typ := range []string{report.GroupKarpenter, report.GroupFargate, report.GroupManaged, report.GroupSelfManaged, NodeOther} {
+		if a.Nodes[typ] != p.Nodes[typ] {
+			parts = append(parts, fmt.Sprintf("%s %d, the rehearsal's %d (%s)", nodeTypeName[typ], a.Nodes[typ], p.Nodes[typ], nodeTypeWhy[typ]))
+		}
+	}
+	return s + ": " + strings.Join(parts, "; ")
+}
+
+// nodeTypeName and nodeTypeWhy name each kind of node group and why its
+// node count moves on its own.
+var (
+	nodeTypeName = map[string]string{
+		report.GroupKarpenter:   "Karpenter nodes",
+		report.GroupFargate:     "Fargate nodes",
+		report.GroupManaged:     "managed node group nodes",
+		report.GroupSelfManaged: "self-managed nodes",
+		NodeOther:               "nodes of no node group",
+	}
+	nodeTypeWhy = map[string]string{
+		report.GroupKarpenter:   "Karpenter packs the pods onto as many nodes as its bin-packing picks, then consolidates them",
+		report.GroupFargate:     "each Fargate pod runs on a node of its own: a pod added, restarted or still terminating is a node more or less",
+		report.GroupManaged:     "a group's desired size, or a surge node not yet scaled in",
+		report.GroupSelfManaged: "an Auto Scaling group's desired capacity, or an instance not yet terminated",
+		NodeOther:               "nodes no node group of the capture claims",
+	}
+)
 
 // lastRecord is when the journal was last written: the comparison of a
 // finished upgrade does not depend on when it is asked for.
@@ -326,6 +454,12 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, s := range c.Steps {
+		if s.EarlierSeconds > 0 {
+			fmt.Fprintf(w, "%s resumed: ACTUAL is %s in earlier runs (to each one's last record) + %s in the last\n",
+				s.Key, human(s.EarlierSeconds), human(s.ActualSeconds-s.EarlierSeconds))
+		}
+	}
 	if len(c.Groups) > 0 {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
@@ -351,11 +485,36 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "Agreed on every step, the nodes replaced, the drains and the end state; time taken/rehearsed %s.\n", ratio)
 		return err
 	}
-	fmt.Fprintf(w, "Differs (time taken/rehearsed %s):\n", ratio)
+	fmt.Fprintf(w, "%s (time taken/rehearsed %s):\n", c.dimensions(true), ratio)
 	for _, d := range c.Differences {
 		fmt.Fprintf(w, "  - %s\n", d)
 	}
 	return nil
+}
+
+// dimensions says what agreed and what differed: "Agreed on every step
+// and the drains; differs on the node count at the end".
+func (c *Comparison) dimensions(capital bool) string {
+	agreed, differs := "agreed on ", "differs on "
+	if capital {
+		agreed, differs = "Agreed on ", "Differs on "
+	}
+	if len(c.Agreed) == 0 {
+		return differs + listOf(c.Differed)
+	}
+	return agreed + listOf(c.Agreed) + "; differs on " + listOf(c.Differed)
+}
+
+// listOf is "a", "a and b", "a, b and c".
+func listOf(items []string) string {
+	switch n := len(items); n {
+	case 0:
+		return "nothing"
+	case 1:
+		return items[0]
+	default:
+		return strings.Join(items[:n-1], ", ") + " and " + items[n-1]
+	}
 }
 
 // Verdict is the comparison in one line.
@@ -363,5 +522,5 @@ func (c *Comparison) Verdict() string {
 	if c.Agree {
 		return "prediction vs reality: agreed on every step, the nodes replaced, the drains and the end state"
 	}
-	return fmt.Sprintf("prediction vs reality: %d difference(s), first: %s", len(c.Differences), c.Differences[0])
+	return fmt.Sprintf("prediction vs reality: %s: %d difference(s), first: %s", c.dimensions(false), len(c.Differences), c.Differences[0])
 }

@@ -2,6 +2,8 @@ package journal
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,5 +93,67 @@ func TestCompareNeedsARehearsalAndAnEnd(t *testing.T) {
 	}
 	if c.Agree || !strings.Contains(strings.Join(c.Differences, "\n"), "not finished") {
 		t.Errorf("without an end state: %q", c.Differences)
+	}
+}
+
+// TestCompareSaysWhatDiffersAtTheEnd: an upgrade that ends with every
+// kubelet at the target but a node more than the rehearsal (a Fargate
+// pod's node) does not "agree on the end state": the comparison says
+// which dimensions agree and which differ, and where the node count
+// differs and why — a Karpenter node more and a Fargate node fewer too,
+// though the total is the same; a journal whose end state was recorded
+// without node kinds says so.
+func TestCompareSaysWhatDiffersAtTheEnd(t *testing.T) {
+	rec, run := rehearseInto(t, "workshop", "1.31")
+	p := StateOf(run)
+	total := p.Kubelets["1.31"]
+	if len(p.Kubelets) != 1 || p.Nodes["fargate"] == 0 || p.Nodes["karpenter"] == 0 {
+		t.Fatalf("the workshop's end: %+v", p)
+	}
+	fargateMore := StateOf(run)
+	fargateMore.Kubelets["1.31"]++
+	fargateMore.Nodes["fargate"]++
+	swapped := StateOf(run)
+	swapped.Nodes["karpenter"]++
+	swapped.Nodes["fargate"]--
+	older := StateOf(run)
+	older.Kubelets["1.31"]++
+	older.Nodes = nil
+	for _, c := range []struct {
+		name  string
+		final State
+		want  string
+	}{
+		{"a Fargate node more", fargateMore, fmt.Sprintf("%d nodes (kubelets %d at 1.31), the rehearsal's %d (%d at 1.31): Fargate nodes %d, the rehearsal's %d (each Fargate pod runs on a node of its own",
+			total+1, total+1, total, total, p.Nodes["fargate"]+1, p.Nodes["fargate"])},
+		{"Karpenter packing", swapped, fmt.Sprintf("%d nodes (kubelets %d at 1.31), the rehearsal's %d (%d at 1.31): Karpenter nodes %d, the rehearsal's %d (Karpenter packs the pods onto as many nodes as its bin-packing picks, then consolidates them); Fargate nodes %d, the rehearsal's %d",
+			total, total, total, total, p.Nodes["karpenter"]+1, p.Nodes["karpenter"], p.Nodes["fargate"]-1, p.Nodes["fargate"])},
+		{"an older journal", older, "the journal does not say of which node groups"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			final := c.final
+			rec.Outcome = &final
+			cmp, err := rec.Compare()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cmp.Agree || len(cmp.Differences) != 1 || !strings.Contains(cmp.Differences[0], c.want) {
+				t.Fatalf("agree %v, differences %q; want one naming %q", cmp.Agree, cmp.Differences, c.want)
+			}
+			if want := []string{DimSteps, DimReplaced, DimDrains, DimVersions}; !slices.Equal(cmp.Agreed, want) || !slices.Equal(cmp.Differed, []string{DimNodes}) {
+				t.Errorf("agreed %q, differed %q", cmp.Agreed, cmp.Differed)
+			}
+			var out bytes.Buffer
+			if err := cmp.WriteText(&out); err != nil {
+				t.Fatal(err)
+			}
+			verdict := "Agreed on every step, the nodes replaced, the drains and the versions at the end; differs on the node count at the end (time taken/rehearsed 1.00):\n  - "
+			if !strings.Contains(out.String(), verdict) || strings.Contains(out.String(), "the end state;") {
+				t.Errorf("text:\n%s", out.String())
+			}
+			if v := cmp.Verdict(); !strings.HasPrefix(v, "prediction vs reality: agreed on every step, the nodes replaced, the drains and the versions at the end; differs on the node count at the end: 1 difference(s), first: ") {
+				t.Errorf("verdict %q", v)
+			}
+		})
 	}
 }

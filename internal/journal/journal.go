@@ -16,6 +16,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -101,11 +102,15 @@ func (j *journal) Get(key string) (executor.Entry, bool) {
 	return e, ok
 }
 
-// Put implements executor.Journal.
+// Put implements executor.Journal. A step's records carry its time across
+// runs (carry).
 func (j *journal) Put(key string, e executor.Entry) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	prev, had := j.rec.Entries[key]
+	if had {
+		e = j.rec.carry(key, prev, e)
+	}
 	j.rec.Entries[key] = e
 	if err := j.st.save(j.rec); err != nil {
 		if had {
@@ -113,6 +118,77 @@ func (j *journal) Put(key string, e executor.Entry) error {
 		} else {
 			delete(j.rec.Entries, key)
 		}
+		return err
+	}
+	return nil
+}
+
+// carry is e, a step's new record, with what its previous record prev
+// knew of the earlier runs. A step started again — its run killed (prev
+// started) or paused (prev failed) — keeps when it first started and adds
+// the time prev's run spent on it, from prev's start to that run's last
+// sign of life: its end record for a paused run, else its last heartbeat
+// or the last record it made for the step's operations. The step's end
+// keeps what its start carried.
+func (r *Record) carry(key string, prev, e executor.Entry) executor.Entry {
+	if !isStep(prev) || !isStep(e) || prev.State == executor.StepDone {
+		return e
+	}
+	switch e.State {
+	case executor.StepStarted:
+		began := r.began(key)
+		first := began
+		if prev.FirstStarted != nil {
+			first = *prev.FirstStarted
+		}
+		last := r.lastSign(key, prev)
+		e.FirstStarted = &first
+		e.EarlierSeconds = prev.EarlierSeconds + max(0, last.Sub(began).Seconds())
+	default:
+		if prev.State == executor.StepStarted {
+			e.FirstStarted, e.EarlierSeconds = prev.FirstStarted, prev.EarlierSeconds
+		}
+	}
+	return e
+}
+
+// lastSign is the last moment the run that wrote prev, key's record, is
+// known to have worked on the step: prev's own time (a failed step's
+// end), its heartbeat, or the last record of the step's operations made
+// since it started.
+func (r *Record) lastSign(key string, prev executor.Entry) time.Time {
+	last := prev.At
+	if prev.State != executor.StepStarted {
+		return last
+	}
+	if prev.Alive != nil && prev.Alive.After(last) {
+		last = *prev.Alive
+	}
+	for k, op := range r.Entries {
+		if strings.HasPrefix(k, key+"/") && !isStep(op) && op.At.After(last) {
+			last = op.At
+		}
+	}
+	return last
+}
+
+// Beat records that the run working on the step under key is alive at
+// `at` (ladder upgrade calls it every 30 s while a step runs): a run
+// killed without its end record is counted to its last beat. A step not
+// recorded as started is left alone.
+func (j *journal) Beat(key string, at time.Time) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	prev, ok := j.rec.Entries[key]
+	if !ok || prev.State != executor.StepStarted {
+		return nil
+	}
+	e := prev
+	at = at.UTC()
+	e.Alive = &at
+	j.rec.Entries[key] = e
+	if err := j.st.save(j.rec); err != nil {
+		j.rec.Entries[key] = prev
 		return err
 	}
 	return nil

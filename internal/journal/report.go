@@ -46,7 +46,9 @@ func (r *Record) Steps(now time.Time) *report.Report {
 			}
 			kind, name, _ := strings.Cut(s.Step, "/")
 			start := r.began(s.Key).Sub(first).Seconds()
-			ph := report.Phase{Hop: len(rep.Hops) - 1, Kind: kind, Name: name, To: h.To, Start: start, End: start + s.ElapsedSeconds, Message: s.Message}
+			// The run that ended the step (or runs it): its earlier runs'
+			// time is counted in the status, not drawn.
+			ph := report.Phase{Hop: len(rep.Hops) - 1, Kind: kind, Name: name, To: h.To, Start: start, End: start + s.ElapsedSeconds - s.EarlierSeconds, Message: s.Message}
 			switch s.State {
 			case executor.StepDone:
 				ph.Status = report.Succeeded

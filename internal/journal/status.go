@@ -53,9 +53,14 @@ type StepStatus struct {
 	BlockedBy *BlockedBy `json:"blockedBy,omitempty"`
 	// WaitingOn is the AWS update or instance refresh a started step
 	// waits on.
-	WaitingOn      string  `json:"waitingOn,omitempty"`
-	Message        string  `json:"message,omitempty"`
+	WaitingOn string `json:"waitingOn,omitempty"`
+	Message   string `json:"message,omitempty"`
+	// ElapsedSeconds is the step's time in every run that worked on it:
+	// EarlierSeconds in runs stopped before it ended (kill -9, a pause),
+	// each to its last sign of life, and the time of the run that ended it
+	// (or runs it now).
 	ElapsedSeconds float64 `json:"elapsedSeconds"`
+	EarlierSeconds float64 `json:"earlierSeconds,omitempty"`
 	// RehearsedSeconds is the step's time in the rehearsal; nil when the
 	// rehearsal has no such step.
 	RehearsedSeconds *float64 `json:"rehearsedSeconds,omitempty"`
@@ -137,7 +142,11 @@ func (r *Record) Status(where string, now time.Time) *Status {
 				end = now
 				s.WaitingOn = r.waitingOn(k)
 			}
-			s.ElapsedSeconds = end.Sub(begin).Seconds()
+			s.EarlierSeconds = e.EarlierSeconds
+			s.ElapsedSeconds = e.EarlierSeconds + end.Sub(begin).Seconds()
+			if e.FirstStarted != nil && e.FirstStarted.Before(begin) {
+				begin = *e.FirstStarted
+			}
 			if first.IsZero() || begin.Before(first) {
 				first = begin
 			}
@@ -222,6 +231,9 @@ func (s *Status) WriteText(w io.Writer) error {
 			if st.WaitingOn != "" {
 				waiting = append(waiting, fmt.Sprintf("%s waits on %s", st.Key, st.WaitingOn))
 			}
+			if st.EarlierSeconds > 0 {
+				waiting = append(waiting, resumedNote(st))
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.To, st.Step, st.State, replaced, elapsed, left, blocked)
 		}
 	}
@@ -237,6 +249,13 @@ func (s *Status) WriteText(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "Elapsed %s; %s.\n", human(s.ElapsedSeconds), left)
 	return err
+}
+
+// resumedNote says how a step's time adds up across the runs that worked
+// on it.
+func resumedNote(st StepStatus) string {
+	return fmt.Sprintf("%s resumed: %s in earlier runs (to each one's last record) + %s in the last = %s",
+		st.Key, human(st.EarlierSeconds), human(st.ElapsedSeconds-st.EarlierSeconds), human(st.ElapsedSeconds))
 }
 
 // human is a duration as kubectl prints an age.
