@@ -17,6 +17,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 type budgetsOptions struct {
@@ -126,13 +127,13 @@ func runBudgets(cmd *cobra.Command, o budgetsOptions) error {
 	// hold: warnings. So are budget warnings; anything else is an error.
 	stderr := cmd.ErrOrStderr()
 	for _, p := range disruption.CheckWritten(w) {
-		fmt.Fprintln(stderr, "warning:", obj.FieldError(p.Field, p.Msg, p.Fix))
+		termtext.Fprintln(stderr, "warning:", obj.FieldError(p.Field, p.Msg, p.Fix))
 	}
 	var fatal []error
 	for _, p := range disruption.ValidateBudgetsAsWritten(np, w) {
 		e := obj.FieldError(p.Field, p.Msg, p.Fix)
 		if p.Kind == disruption.Warning {
-			fmt.Fprintln(stderr, "warning:", e)
+			termtext.Fprintln(stderr, "warning:", e)
 			continue
 		}
 		fatal = append(fatal, e)
@@ -255,7 +256,7 @@ func printBudgetsText(out io.Writer, name string, nodes, disrupting int, at time
 	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODEPOOL\tNODES\tDISRUPTING\tREASON\tALLOWED")
 	for _, r := range disruption.Reasons {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", name, nodes, disrupting, r, cell(shown(allowed[r], disrupting)))
+		termtext.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", name, nodes, disrupting, r, cell(shown(allowed[r], disrupting)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -191,7 +191,7 @@ func runView(cmd *cobra.Command, f viewFlags) error {
 	srv := liveview.Server(liveview.Handler(hub, player, liveview.Access{Addr: l.Addr(), Hosts: f.allowHosts}))
 	// The event streams end with the command.
 	srv.BaseContext = func(_ net.Listener) context.Context { return ctx }
-	fmt.Fprintf(cmd.OutOrStdout(), "Serving %s on http://%s/ — Ctrl-C stops.\n", what, l.Addr())
+	termtext.Fprintf(cmd.OutOrStdout(), "Serving %s on http://%s/ — Ctrl-C stops.\n", what, l.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	select {

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
 )
 
 // The karpenter.sh/v1 NodePool CRD's rules on the fields outside the
@@ -63,4 +66,63 @@ func ValidateSpec(np *karpv1.NodePool, w *Written) []BudgetError {
 		}
 	}
 	return errs
+}
+
+// EmptyRequirements reports the first of a NodePool's requirements that has
+// no value in common with the earlier ones on its key (arch In [amd64] and arch In [arm64]; capacity-type In
+// [spot] and NotIn [spot]; Gt 8 and Lt 4) while one of them needs the
+// label: Karpenter intersects a key's requirements
+// (sigs.k8s.io/karpenter pkg/scheduling Requirements.Add, Intersection),
+// the result allows no value, and no instance type is ever compatible. It
+// says so, rather than the "all available instance types exceed limits"
+// Karpenter logs for a pool with limits and nothing left to launch. A
+// requirement the CRD refuses on its own (In without a value, Gt without
+// one integer) is left to the CRD's rule (karpenter.CheckRequirements).
+func EmptyRequirements(np *karpv1.NodePool) *BudgetError {
+	reqs := np.Spec.Template.Spec.Requirements
+	acc := map[string]*scheduling.Requirement{}
+	first := map[string]int{}
+	needs := map[string]bool{}
+	say := func(r karpv1.NodeSelectorRequirementWithMinValues) string {
+		if len(r.Values) == 0 {
+			return string(r.Operator)
+		}
+		return fmt.Sprintf("%s [%s]", r.Operator, strings.Join(r.Values, ", "))
+	}
+	for i, r := range reqs {
+		switch r.Operator {
+		case corev1.NodeSelectorOpIn:
+			if len(r.Values) == 0 {
+				continue
+			}
+		case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt, karpv1.NodeSelectorOpGte, karpv1.NodeSelectorOpLte:
+			if len(r.Values) != 1 {
+				continue
+			}
+			if n, err := strconv.Atoi(r.Values[0]); err != nil || n < 0 {
+				continue
+			}
+		case corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
+		default:
+			continue
+		}
+		req := scheduling.NewRequirementWithFlexibility(r.Key, r.Operator, r.MinValues, r.Values...)
+		if r.Operator != corev1.NodeSelectorOpDoesNotExist && r.Operator != corev1.NodeSelectorOpNotIn {
+			needs[r.Key] = true
+		}
+		prev, ok := acc[r.Key]
+		if !ok {
+			acc[r.Key], first[r.Key] = req, i
+			continue
+		}
+		both := prev.Intersection(req)
+		if needs[r.Key] && both.Operator() == corev1.NodeSelectorOpDoesNotExist {
+			return &BudgetError{Kind: Broken, Index: -1, Field: fmt.Sprintf("spec.template.spec.requirements[%d]", i),
+				Msg: fmt.Sprintf("%s %s and requirements[%d] (%s) leave %s no value: their intersection is empty, so Karpenter can launch no node from this NodePool",
+					r.Key, say(r), first[r.Key], say(reqs[first[r.Key]]), r.Key),
+				Fix: "keep one requirement per key, or values the requirements on " + r.Key + " share"}
+		}
+		acc[r.Key] = both
+	}
+	return nil
 }

@@ -44,3 +44,37 @@ func TestValidateSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyRequirements: requirements on one key whose intersection is
+// empty are named, with the earlier one; what Karpenter can satisfy, or a
+// requirement the CRD refuses on its own, is not.
+func TestEmptyRequirements(t *testing.T) {
+	req := func(key string, op corev1.NodeSelectorOperator, values ...string) karpv1.NodeSelectorRequirementWithMinValues {
+		return karpv1.NodeSelectorRequirementWithMinValues{Key: key, Operator: op, Values: values}
+	}
+	const arch, ct, cpu = "kubernetes.io/arch", "karpenter.sh/capacity-type", "karpenter.k8s.aws/instance-cpu"
+	cases := []struct {
+		reqs []karpv1.NodeSelectorRequirementWithMinValues
+		want string // "" for none
+	}{
+		{[]karpv1.NodeSelectorRequirementWithMinValues{req(arch, "In", "amd64"), req(arch, "In", "amd64", "arm64")}, ""},
+		{[]karpv1.NodeSelectorRequirementWithMinValues{req(arch, "In", "amd64"), req(arch, "In", "arm64")},
+			"spec.template.spec.requirements[1]: kubernetes.io/arch In [arm64] and requirements[0] (In [amd64]) leave kubernetes.io/arch no value: their intersection is empty"},
+		{[]karpv1.NodeSelectorRequirementWithMinValues{req(ct, "In", "spot"), req(arch, "Exists"), req(ct, "NotIn", "spot")}, "spec.template.spec.requirements[2]:"},
+		{[]karpv1.NodeSelectorRequirementWithMinValues{req(cpu, "Gt", "8"), req(cpu, "Lt", "4")}, "spec.template.spec.requirements[1]:"},
+		{[]karpv1.NodeSelectorRequirementWithMinValues{req(cpu, "Gt", "4"), req(cpu, "Lt", "8")}, ""},
+		{[]karpv1.NodeSelectorRequirementWithMinValues{req("team", "NotIn", "a"), req("team", "DoesNotExist")}, ""},
+		{[]karpv1.NodeSelectorRequirementWithMinValues{req(cpu, "Gt"), req(cpu, "Lt", "4")}, ""}, // the CRD's own rule
+	}
+	for _, tc := range cases {
+		np := &karpv1.NodePool{}
+		np.Spec.Template.Spec.Requirements = tc.reqs
+		e := EmptyRequirements(np)
+		switch {
+		case tc.want == "" && e != nil:
+			t.Errorf("%v: %v", tc.reqs, e)
+		case tc.want != "" && (e == nil || !strings.HasPrefix(e.Error(), tc.want)):
+			t.Errorf("%v: %v; want %q", tc.reqs, e, tc.want)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package insights
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
@@ -21,6 +23,8 @@ func workloadProblems(src Source, o *Object, doc []byte, typed any) []Problem {
 	var sel *metav1.LabelSelector
 	var labels map[string]string
 	switch w := typed.(type) {
+	case *karpv1.NodePool:
+		return nodePoolProblems(src, o, doc, w)
 	case *appsv1.Deployment:
 		kind, sel, labels = "deployment", w.Spec.Selector, w.Spec.Template.Labels
 	case *appsv1.StatefulSet:
@@ -56,6 +60,29 @@ func metaProblems(src Source, o *Object, doc []byte, meta metav1.Object) []Probl
 	for _, e := range errs {
 		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: e.Field, Severity: Error, doc: doc,
 			Message: e.ErrorBody() + "; the API server refuses the object", Fix: manifest.MetaFix(o.Kind, e)})
+	}
+	return problems
+}
+
+// nodePoolProblems reports what the NodePool CRD refuses outside the
+// budgets — a weight outside 1–100, a consolidateAfter or expireAfter not
+// matching its pattern — and what it takes but leaves Karpenter launching
+// nothing: a negative limit, requirements on one key whose intersection
+// is empty (disruption.ValidateSpec, disruption.EmptyRequirements, which
+// `scenario validate` refuses with too): ERRORs of invalid-manifest.
+func nodePoolProblems(src Source, o *Object, doc []byte, np *karpv1.NodePool) []Problem {
+	var written *disruption.Written
+	if doc != nil {
+		written, _ = disruption.WrittenFromManifest(doc, np.Name)
+	}
+	errs := disruption.ValidateSpec(np, written)
+	if e := disruption.EmptyRequirements(np); e != nil {
+		errs = append(errs, *e)
+	}
+	var problems []Problem
+	for _, e := range errs {
+		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: e.Field, Severity: Error, doc: doc,
+			Message: e.Msg, Fix: e.Fix})
 	}
 	return problems
 }

@@ -80,3 +80,20 @@ func TestCheckRefusesNamesTheAPIServerRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRefusesANodePoolTheCRDRefuses: weight, consolidateAfter,
+// negative limits and requirements whose intersection is empty are ERRORs
+// of invalid-manifest on their fields' lines.
+func TestCheckRefusesANodePoolTheCRDRefuses(t *testing.T) {
+	const np = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: default\nspec:\n  weight: 0\n  limits: {cpu: -4}\n  template:\n    spec:\n" +
+		"      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n" +
+		"        - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n        - {key: kubernetes.io/arch, operator: In, values: [arm64]}\n" +
+		"  disruption:\n    consolidateAfter: 1.5h\n"
+	got := runCheck(t, "invalid-manifest", input(t, "", "1.31", np))
+	expectFindings(t, got, []want{
+		{Error, "NodePool default", "spec.disruption.consolidateAfter", []string{`"1.5h" is not a duration the NodePool CRD takes`}},
+		{Error, "NodePool default", "spec.limits.cpu", []string{"-4 is negative"}},
+		{Error, "NodePool default", "spec.template.spec.requirements[1]", []string{"their intersection is empty"}},
+		{Error, "NodePool default", "spec.weight", []string{"0 is out of range: the NodePool CRD allows 1 to 100"}},
+	})
+}

@@ -370,7 +370,7 @@ func intOrPercentValue(v intstr.IntOrString) int {
 var (
 	goFieldRE   = regexp.MustCompile(`Go struct field [A-Za-z0-9_]+\.([A-Za-z0-9_.\[\]]+) of type`)
 	numberRE    = regexp.MustCompile(`cannot unmarshal number (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
-	unmarshalRE = regexp.MustCompile(`cannot unmarshal (\S+) into Go (?:struct field \S+|value) of type (\S+)`)
+	unmarshalRE = regexp.MustCompile(`cannot unmarshal (number [-0-9.eE+]+|\S+) into Go (?:struct field \S+|value) of type (\S+)`)
 )
 
 // DecodeError words an error of the strict decoder (DecodeStrict) about

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -45,6 +46,22 @@ func TestValidateMeta(t *testing.T) {
 			t.Errorf("%s %q: %v; want one error on %s", tc.kind, tc.meta.Name, errs, tc.field)
 		case tc.field != "" && MetaFix(tc.kind, errs[0]) == "":
 			t.Errorf("%s %q: no fix", tc.kind, tc.meta.Name)
+		}
+	}
+}
+
+// TestOutOfRange: an integer too large for its field is said out of range
+// with the field's range; a fraction is still the wrong type, with its
+// value.
+func TestOutOfRange(t *testing.T) {
+	for _, tc := range []struct{ err, want string }{
+		{"json: cannot unmarshal number 3000000000 into Go struct field NodePoolSpec.spec.weight of type int32", "3000000000 is out of range (-2147483648 to 2147483647)"},
+		{"json: cannot unmarshal number -1 into Go struct field X.spec.n of type uint8", "-1 is out of range (0 to 255)"},
+		{"json: cannot unmarshal number 1.5 into Go struct field DeploymentSpec.spec.replicas of type int32", "expected an integer, got number 1.5"},
+		{"json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32", "expected an integer, got string"},
+	} {
+		if got := CleanJSONError(errors.New(tc.err)); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.err, got, tc.want)
 		}
 	}
 }

@@ -2,15 +2,12 @@ package scenario
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
-	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 )
@@ -155,42 +152,9 @@ func (v *validator) classesAt(f, from, to string) {
 }
 
 // emptyRequirements refuses a NodePool whose requirements on one key have
-// no value in common (arch In [amd64] and arch In [arm64]; capacity-type In
-// [spot] and NotIn [spot]; Gt 8 and Lt 4) while one of them needs the
-// label: Karpenter intersects a key's requirements
-// (sigs.k8s.io/karpenter pkg/scheduling Requirements.Add, Intersection),
-// the result allows no value, and no instance type is ever compatible. It
-// says so, rather than the "all available instance types exceed limits"
-// Karpenter logs for a pool with limits and nothing left to launch.
+// no value in common (disruption.EmptyRequirements).
 func (v *validator) emptyRequirements(o manifest.Object, np *karpv1.NodePool) {
-	reqs := np.Spec.Template.Spec.Requirements
-	acc := map[string]*scheduling.Requirement{}
-	first := map[string]int{}
-	needs := map[string]bool{}
-	say := func(r karpv1.NodeSelectorRequirementWithMinValues) string {
-		if len(r.Values) == 0 {
-			return string(r.Operator)
-		}
-		return fmt.Sprintf("%s [%s]", r.Operator, strings.Join(r.Values, ", "))
-	}
-	for i, r := range reqs {
-		req := scheduling.NewRequirementWithFlexibility(r.Key, r.Operator, r.MinValues, r.Values...)
-		if r.Operator != corev1.NodeSelectorOpDoesNotExist && r.Operator != corev1.NodeSelectorOpNotIn {
-			needs[r.Key] = true
-		}
-		prev, ok := acc[r.Key]
-		if !ok {
-			acc[r.Key], first[r.Key] = req, i
-			continue
-		}
-		both := prev.Intersection(req)
-		if needs[r.Key] && both.Operator() == corev1.NodeSelectorOpDoesNotExist {
-			v.failObject(o, fmt.Sprintf("spec.template.spec.requirements[%d]", i),
-				fmt.Sprintf("%s %s and requirements[%d] (%s) leave %s no value: their intersection is empty, so Karpenter can launch no node from this NodePool",
-					r.Key, say(r), first[r.Key], say(reqs[first[r.Key]]), r.Key),
-				"keep one requirement per key, or values the requirements on "+r.Key+" share")
-			return
-		}
-		acc[r.Key] = both
+	if e := disruption.EmptyRequirements(np); e != nil {
+		v.failObject(o, e.Field, e.Msg, e.Fix)
 	}
 }
