@@ -66,7 +66,7 @@ func TestReadSkipsWhatIsNotForACluster(t *testing.T) {
 		t.Errorf("objects %s, want %s", got, want)
 	}
 	wantProblems := []string{
-		"deploy/broken.yaml:7: malformed YAML: did not find expected ',' or ']'; the document was not checked (fix the YAML syntax)",
+		"deploy/broken.yaml:7: ConfigMap shop/settings: malformed YAML: did not find expected ',' or ']'; the document was not checked (fix the YAML syntax)",
 		"deploy/mixed.yaml:5: missing apiVersion or kind; the document was not checked (every document needs apiVersion and kind, e.g. apiVersion: apps/v1, kind: Deployment)",
 		"deploy/pdb.yaml:1: PodDisruptionBudget: metadata.name: missing metadata.name (every object needs metadata.name)",
 		"deploy/widget.yaml:5: Widget: metadata.name: missing metadata.name (every object needs metadata.name)",

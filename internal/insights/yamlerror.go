@@ -46,7 +46,9 @@ func unreadableYAML(src Source, doc []byte, err error) (js []byte, problem Probl
 			msg = strings.TrimSpace(strings.Replace(msg, m[0], "", 1))
 		}
 	}
-	problem = Problem{Source: src, Severity: Error, Message: "malformed YAML: " + msg + "; the document was not checked",
+	// The object is named as its text names it: from standard input the
+	// line alone does not lead a reader to it.
+	problem = Problem{Source: src, Object: textRef(doc), Severity: Error, Message: "malformed YAML: " + msg + "; the document was not checked",
 		Fix: "fix the YAML syntax", doc: doc}
 	invalidKey := strings.HasPrefix(msg, "invalid map key")
 	if invalidKey {
