@@ -309,8 +309,12 @@ func decodeGeneral(src Source, doc, js []byte) ([]*Object, []Problem) {
 		Labels: h.Metadata.Labels, Annotations: h.Metadata.Annotations, Doc: doc}
 	var problems []Problem
 	if o.Name == "" && h.Metadata.GenerateName == "" {
-		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: "metadata.name", Severity: Warning,
-			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc})
+		p := Problem{Source: src, Object: o.Ref(), Field: "metadata.name", Severity: Warning,
+			Message: "missing metadata.name", Fix: "every object needs metadata.name", doc: doc}
+		if unnamedConfig(h.Head) {
+			p.cause = causeNotObject
+		}
+		problems = append(problems, p)
 	}
 	problems = append(problems, metaProblems(src, o, doc, &metav1.ObjectMeta{Name: h.Metadata.Name, GenerateName: h.Metadata.GenerateName,
 		Namespace: h.Metadata.Namespace, Labels: h.Metadata.Labels, Annotations: h.Metadata.Annotations})...)

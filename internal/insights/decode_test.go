@@ -160,7 +160,7 @@ metadata: {name: good-2}
 		sev  Severity
 		text string
 	}{
-		{Error, "bad.yaml:9: malformed YAML: did not find expected ',' or ']'; the document was not checked (fix the YAML syntax)"},
+		{Error, "bad.yaml:9: Deployment broken: malformed YAML: did not find expected ',' or ']'; the document was not checked (fix the YAML syntax)"},
 		{Error, "bad.yaml:11: Service no-api-version: missing apiVersion or kind; the document was not checked"},
 		{Warning, "bad.yaml:18: Deployment shop/typo: spec.replica: unknown field (remove it or correct its spelling"},
 		{Error, "bad.yaml:28: Deployment shop/wrong-type: spec.replicas: expected an integer, got string; only its apiVersion was checked (fix the value's type)"},

@@ -35,8 +35,9 @@ type Manifests struct {
 type SkippedFiles struct {
 	// NotManifests are YAML or JSON files none of whose documents has
 	// apiVersion and kind (Chart.yaml, values.yaml, docker-compose.yml, a
-	// JSON schema), and kustomization files, which kustomize reads and
-	// the API server never sees.
+	// JSON schema), and files of tools' configurations — kustomization
+	// files, kind and eksctl configurations, kubeconfigs (toolConfigs) —
+	// which their tool reads and the API server never sees.
 	NotManifests int `json:"notManifests,omitempty"`
 	// Templates are files in a directory that hold unrendered Helm or Go
 	// template source ("{{ … }}") that is not YAML: only their rendered
@@ -59,7 +60,7 @@ func (s *SkippedFiles) Add(o SkippedFiles) {
 
 // ReadPaths reads manifests as kubectl -f does: each path is a file, a
 // directory (read recursively: every *.yaml, *.yml and *.json file, in
-// lexical order, skipping directories whose name starts with ".") or "-"
+// lexical order, skipping the directories skippedDir names) or "-"
 // for stdin. A file given by name is read whatever its extension.
 //
 // It returns an error — Ladder cannot run — when a named path does not
@@ -372,7 +373,7 @@ func (s *stream) readDirectory(dir string, top bool, found *int) error {
 			continue
 		}
 		if e.IsDir() {
-			if strings.HasPrefix(e.Name(), ".") {
+			if skippedDir(e.Name()) {
 				continue
 			}
 			if err := s.readDirectory(p, false, found); err != nil {
@@ -533,14 +534,11 @@ func documentCause(d docResult) problemCause {
 	return cause
 }
 
-// buildConfig reports whether a kind is a build tool's configuration rather
+// buildConfig reports whether a kind is a tool's configuration rather
 // than an object for the API server: kustomize's Kustomization and
-// Component (kustomize.config.k8s.io, read by kustomize build, never
-// applied).
-func buildConfig(apiVersion, kind string) bool {
-	group, _, _ := strings.Cut(apiVersion, "/")
-	return group == "kustomize.config.k8s.io" && (kind == "Kustomization" || kind == "Component")
-}
+// Component (read by kustomize build, never applied), a kind or eksctl
+// cluster configuration, a kubeconfig, ... (toolConfigs).
+func buildConfig(apiVersion, kind string) bool { return toolConfig(apiVersion, kind) }
 
 func isManifestFile(name string) bool {
 	ext := strings.ToLower(filepath.Ext(name))

@@ -84,7 +84,7 @@ func TestReadPathsSkipsFilesThatAreNotManifests(t *testing.T) {
 		t.Errorf("objects %s, want %s", got, want)
 	}
 	wantProblems := []string{
-		"broken.yaml:3: malformed YAML: did not find expected ',' or '}'; the document was not checked (fix the YAML syntax)",
+		"broken.yaml:3: ConfigMap c: malformed YAML: did not find expected ',' or '}'; the document was not checked (fix the YAML syntax)",
 		"mixed.yaml:5: missing apiVersion or kind; the document was not checked (every document needs apiVersion and kind, e.g. apiVersion: apps/v1, kind: Deployment)",
 	}
 	if got := problemLines(dir, m.Problems); !reflect.DeepEqual(got, wantProblems) {

@@ -46,13 +46,20 @@ func unreadableYAML(src Source, doc []byte, err error) (js []byte, problem Probl
 			msg = strings.TrimSpace(strings.Replace(msg, m[0], "", 1))
 		}
 	}
-	problem = Problem{Source: src, Severity: Error, Message: "malformed YAML: " + msg + "; the document was not checked",
+	// The object is named as its text names it: from standard input the
+	// line alone does not lead a reader to it.
+	problem = Problem{Source: src, Object: textRef(doc), Severity: Error, Message: "malformed YAML: " + msg + "; the document was not checked",
 		Fix: "fix the YAML syntax", doc: doc}
 	invalidKey := strings.HasPrefix(msg, "invalid map key")
 	if invalidKey {
 		// sigs.k8s.io/yaml's convertToJSONableObject refuses a key that is a
 		// mapping or a list and prints it as a Go value; say what it is.
 		problem.Message = "malformed YAML: a mapping key is itself a mapping or a list, which JSON (and so Kubernetes) cannot hold; the document was not checked"
+	}
+	if !mayBeObject(doc) {
+		// No apiVersion or no kind in its text: whatever it was meant to
+		// be, it was not a Kubernetes object.
+		problem.cause = causeNotObject
 	}
 	if bytes.Contains(doc, []byte("{{")) {
 		// "{{ .Values.x }}" unquoted is a flow mapping inside a flow mapping:
@@ -65,6 +72,14 @@ func unreadableYAML(src Source, doc []byte, err error) (js []byte, problem Probl
 			problem.Message = "unrendered Helm/Go template: a {{ … }} action is read as a mapping key; the document was not checked"
 		}
 		problem.Fix = "check the rendered output instead: helm template RELEASE CHART | ladder check -f -"
+	} else if bytes.Contains(doc, []byte("{%")) {
+		// "{% raw %}", "{% for … %}": a Jinja (mkdocs-macros, Ansible) or
+		// Liquid tag, which YAML cannot start a value with ("%" is a
+		// reserved indicator). Documentation snippets wrap manifests in
+		// "{% raw %}" so that the site generator leaves their "{{ }}" alone.
+		problem.cause = causeTemplate
+		problem.Message = "unrendered Jinja template: " + msg + "; the document was not checked"
+		problem.Fix = "check the rendered output instead: render it with its tool and pipe it to ladder check -f -"
 	}
 	return nil, problem
 }
