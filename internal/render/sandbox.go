@@ -88,11 +88,13 @@ func sandboxed(req request) (answer, *budgetExceeded, error) {
 			return answer{}, nil, fmt.Errorf("ladder cannot start itself again to render %s: %w", req.Dir, err)
 		}
 	}
-	a, over := w.do(req)
+	a, over, reusable := w.do(req)
 	if over != nil {
 		return answer{}, over, nil
 	}
-	idleWorkers.put(w)
+	if reusable {
+		idleWorkers.put(w)
+	}
 	return a, nil, nil
 }
 
@@ -152,26 +154,26 @@ func startWorker(b budget) (*worker, error) {
 }
 
 // do sends req and reads the answer within the budgets; on any failure it
-// kills the process and says which budget it ran out of.
-func (w *worker) do(req request) (answer, *budgetExceeded) {
+// kills the process and says which budget it ran out of. reusable is false
+// when the process was killed as the answer came.
+func (w *worker) do(req request) (a answer, over *budgetExceeded, reusable bool) {
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(wallClock(w.budget), func() {
 		timedOut.Store(true)
 		w.kill()
 	})
-	defer timer.Stop()
 	w.out.reset(w.budget.Output)
-	var a answer
 	err := w.enc.Encode(req)
 	if err == nil {
 		err = w.dec.Decode(&a)
 	}
 	if err == nil {
-		return a, nil
+		return a, nil, timer.Stop()
 	}
+	timer.Stop()
 	w.kill()
 	<-w.exited
-	over := &budgetExceeded{budget: w.budget}
+	over = &budgetExceeded{budget: w.budget}
 	var exit *exec.ExitError
 	code := -1
 	if errors.As(w.waitErr, &exit) {
@@ -192,7 +194,7 @@ func (w *worker) do(req request) (answer, *budgetExceeded) {
 	default:
 		over.what, over.detail = budgetCrash, firstLine(msg, err)
 	}
-	return answer{}, over
+	return answer{}, over, false
 }
 
 func (w *worker) kill() {
