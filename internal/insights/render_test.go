@@ -78,3 +78,34 @@ func TestReadRendersChartsWithTheTargetsAPIVersions(t *testing.T) {
 		t.Errorf("source\n %s\nwant\n %s", got, want)
 	}
 }
+
+// TestReadChecksTheTreeAfterAChartOutOfBudget: a chart whose template builds
+// a `tpl` that calls itself (no values file holds it) overflows the
+// stack of the process that renders it — a fatal error of the Go runtime.
+// That process is the render's own: the chart is one finding naming the
+// budget, and the kustomization beside it is still built and checked.
+func TestReadChecksTheTreeAfterAChartOutOfBudget(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"chart/Chart.yaml":        "apiVersion: v2\nname: loop\nversion: 1.2.3\n",
+		"chart/templates/cm.yaml": "{{ $s := \"{{ tpl $.Values.t $ }}\" }}{{ $_ := set .Values \"t\" $s }}{{ tpl $s . }}\napiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n  name: x\n",
+		"base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamePrefix: prod-\nresources: [cm.yaml]\n",
+		"base/cm.yaml":            configMapA,
+	})
+	m, err := Read([]string{dir}, nil, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []string
+	for _, o := range m.Objects {
+		rel, _ := filepath.Rel(dir, o.Source.File)
+		objs = append(objs, o.APIVersion+" "+o.Kind+"/"+o.Name+"@"+rel)
+	}
+	// The chart's template is still scanned for literal API versions.
+	if got, want := strings.Join(objs, " "), "v1 ConfigMap/prod-a@base/cm.yaml policy/v1beta1 PodSecurityPolicy/@chart/templates/cm.yaml"; got != want {
+		t.Errorf("objects\n %s\nwant\n %s", got, want)
+	}
+	if len(m.Problems) != 1 || m.Problems[0].Source.File != filepath.Join(dir, "chart", "Chart.yaml") ||
+		!strings.Contains(m.Problems[0].Message, "stack budget") {
+		t.Fatalf("problems %v, want one at chart/Chart.yaml naming the stack budget", m.Problems)
+	}
+}

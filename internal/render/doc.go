@@ -38,4 +38,11 @@
 // Everything is deterministic: the same files and options give byte-identical
 // Results. Hostile input is bounded: files over MaxFileBytes, symlink loops
 // and recursive kustomization bases become Problems, never hangs or panics.
+// A chart reads only files under its own directory (a symbolic link that
+// leads outside it is a Problem; Helm loads the chart from files ladder
+// read). Each render runs in a process of its own — the running
+// executable started again (sandbox.go), so any binary that links this
+// package serves renders when started with LADDER_RENDER_CHILD set — under
+// the budgets RenderTime, RenderOutputBytes, RenderMemoryBytes and
+// RenderStackBytes; a render that runs out of one is a Problem naming it.
 package render

@@ -64,10 +64,10 @@ func readCapped(path string) ([]byte, error) {
 // stack, a fatal error no recover() catches. docs/check-render.md gives the
 // measured reason for each number.
 const (
-	// RenderTime is the processor time the render's process may use
-	// (RLIMIT_CPU); it is stopped anyway when it has not answered after
-	// three times as long on the clock (a render that waits, or a machine
-	// too busy to run it).
+	// RenderTime is the processor time one render may use (its process's
+	// watchdog reads getrusage); it is stopped anyway when it has not
+	// answered after three times as long on the clock (a render that
+	// waits, or a machine too busy to run it).
 	RenderTime = 20 * time.Second
 	// RenderOutputBytes caps the rendered objects the process hands back.
 	RenderOutputBytes = 64 << 20

@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
@@ -13,8 +12,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,6 +34,10 @@ const (
 	childEnv      = "LADDER_RENDER_CHILD"
 	childProtocol = "1" // bump when request or answer change
 )
+
+// fd2 is the render process's own standard error, which the parent
+// reads; os.Stderr is captured during a render (captureStderr).
+var fd2 = os.Stderr
 
 func init() {
 	if v, ok := os.LookupEnv(childEnv); ok {
@@ -59,6 +64,7 @@ type answer struct {
 const (
 	exitBadRequest = 3
 	exitMemory     = 4 // the heap passed the memory budget
+	exitTime       = 5 // the render used its processor time
 )
 
 // Messages of the Go runtime's fatal errors, written to the child's file
@@ -68,79 +74,199 @@ const (
 	fatalMemory = "out of memory"
 )
 
-// sandboxed runs req in a child process under budgets.
+// sandboxed runs req in a render process under budgets: an idle one
+// started for the same budgets, or a new one. A process that answered is
+// kept for the next render (starting one costs more than most renders:
+// see docs/check-render.md) and ends after idleWorker without work; one
+// that ran out of its budget is killed.
 func sandboxed(req request) (answer, *budgetExceeded, error) {
 	req.Budget = budgets
-	exe, err := os.Executable()
-	if err != nil {
-		return answer{}, nil, fmt.Errorf("ladder cannot start itself again to render %s: %w", req.Dir, err)
-	}
-	var in bytes.Buffer
-	if err := gob.NewEncoder(&in).Encode(req); err != nil {
-		return answer{}, nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), wallClock(req.Budget))
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), childEnv+"="+childProtocol)
-	cmd.Stdin = &in
-	stderr := &headBuffer{max: 8 << 10}
-	cmd.Stderr = stderr
-	cmd.WaitDelay = time.Second
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return answer{}, nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return answer{}, nil, fmt.Errorf("ladder cannot start itself again (%s) to render %s: %w", exe, req.Dir, err)
-	}
-	out, _ := io.ReadAll(io.LimitReader(stdout, req.Budget.Output+1))
-	overOutput := int64(len(out)) > req.Budget.Output
-	if overOutput {
-		_ = cmd.Process.Kill()
-	}
-	waitErr := cmd.Wait()
-	switch {
-	case overOutput:
-		return answer{}, &budgetExceeded{what: budgetOutput, budget: req.Budget}, nil
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return answer{}, &budgetExceeded{what: budgetWallClock, budget: req.Budget}, nil
-	case waitErr != nil && killedForCPU(cmd.ProcessState, req.Budget):
-		return answer{}, &budgetExceeded{what: budgetTime, budget: req.Budget}, nil
-	case waitErr != nil:
-		var exit *exec.ExitError
-		code := -1
-		if errors.As(waitErr, &exit) {
-			code = exit.ExitCode()
+	w := idleWorkers.take(req.Budget)
+	if w == nil {
+		var err error
+		if w, err = startWorker(req.Budget); err != nil {
+			return answer{}, nil, fmt.Errorf("ladder cannot start itself again to render %s: %w", req.Dir, err)
 		}
-		msg := stderr.String()
-		switch {
-		case code == exitMemory || strings.Contains(msg, fatalMemory):
-			return answer{}, &budgetExceeded{what: budgetMemory, budget: req.Budget}, nil
-		case strings.Contains(msg, fatalStack):
-			return answer{}, &budgetExceeded{what: budgetStack, budget: req.Budget}, nil
-		}
-		return answer{}, &budgetExceeded{what: budgetCrash, budget: req.Budget, detail: firstLine(msg, waitErr)}, nil
 	}
-	var a answer
-	if err := gob.NewDecoder(bytes.NewReader(out)).Decode(&a); err != nil {
-		return answer{}, &budgetExceeded{what: budgetCrash, budget: req.Budget, detail: "unreadable answer: " + err.Error()}, nil
+	a, over, reusable := w.do(req)
+	if over != nil {
+		return answer{}, over, nil
+	}
+	if reusable {
+		idleWorkers.put(w)
 	}
 	return a, nil, nil
+}
+
+// idleWorker is how long a render process waits for its next render.
+const idleWorker = 5 * time.Second
+
+// worker is a render process and the parent's ends of its pipes.
+type worker struct {
+	budget  budget
+	cmd     *exec.Cmd
+	stdin   *os.File
+	enc     *gob.Encoder
+	out     *budgetReader
+	dec     *gob.Decoder
+	stderr  *headBuffer
+	exited  chan struct{} // closed when the process has ended
+	waitErr error
+	idle    *time.Timer
+}
+
+func startWorker(b budget) (*worker, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	w := &worker{budget: b, stdin: inW, stderr: &headBuffer{max: 8 << 10}, exited: make(chan struct{})}
+	w.cmd = exec.Command(exe)
+	w.cmd.Env = append(os.Environ(), childEnv+"="+childProtocol)
+	w.cmd.Stdin, w.cmd.Stdout, w.cmd.Stderr = inR, outW, w.stderr
+	err = w.cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("%s: %w", exe, err)
+	}
+	go func() {
+		w.waitErr = w.cmd.Wait()
+		outR.Close()
+		close(w.exited)
+	}()
+	w.enc = gob.NewEncoder(inW)
+	w.out = &budgetReader{r: outR}
+	w.dec = gob.NewDecoder(w.out)
+	return w, nil
+}
+
+// do sends req and reads the answer within the budgets; on any failure it
+// kills the process and says which budget it ran out of. reusable is false
+// when the process was killed as the answer came.
+func (w *worker) do(req request) (a answer, over *budgetExceeded, reusable bool) {
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(wallClock(w.budget), func() {
+		timedOut.Store(true)
+		w.kill()
+	})
+	w.out.reset(w.budget.Output)
+	err := w.enc.Encode(req)
+	if err == nil {
+		err = w.dec.Decode(&a)
+	}
+	if err == nil {
+		return a, nil, timer.Stop()
+	}
+	timer.Stop()
+	w.kill()
+	<-w.exited
+	over = &budgetExceeded{budget: w.budget}
+	var exit *exec.ExitError
+	code := -1
+	if errors.As(w.waitErr, &exit) {
+		code = exit.ExitCode()
+	}
+	msg := w.stderr.String()
+	switch {
+	case w.out.over:
+		over.what = budgetOutput
+	case timedOut.Load():
+		over.what = budgetWallClock
+	case code == exitTime:
+		over.what = budgetTime
+	case code == exitMemory || strings.Contains(msg, fatalMemory):
+		over.what = budgetMemory
+	case strings.Contains(msg, fatalStack):
+		over.what = budgetStack
+	default:
+		over.what, over.detail = budgetCrash, firstLine(msg, err)
+	}
+	return answer{}, over, false
+}
+
+func (w *worker) kill() {
+	_ = w.cmd.Process.Kill()
+	_ = w.stdin.Close()
+}
+
+// workerPool holds the render processes waiting for work.
+type workerPool struct {
+	mu   sync.Mutex
+	idle []*worker
+}
+
+var idleWorkers workerPool
+
+// take returns an idle process started for budget b, or nil.
+func (p *workerPool) take(b budget) *worker {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, w := range p.idle {
+		if w.budget == b && w.idle.Stop() {
+			p.idle = slices.Delete(p.idle, i, i+1)
+			return w
+		}
+	}
+	return nil
+}
+
+// put keeps w for the next render, for idleWorker; then its standard input
+// is closed, and it ends.
+func (p *workerPool) put(w *worker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idle = append(p.idle, w)
+	w.idle = time.AfterFunc(idleWorker, func() {
+		p.mu.Lock()
+		if i := slices.Index(p.idle, w); i >= 0 {
+			p.idle = slices.Delete(p.idle, i, i+1)
+		}
+		p.mu.Unlock()
+		_ = w.stdin.Close()
+	})
+}
+
+// budgetReader reads a render process's answers, failing one that grows
+// over the output budget.
+type budgetReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+var errOverOutput = errors.New("answer over the output budget")
+
+func (b *budgetReader) reset(limit int64) { b.left = limit }
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.over = true
+		return 0, errOverOutput
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // wallClock is how long the parent waits for the child's answer: three
 // times its processor-time budget.
 func wallClock(b budget) time.Duration { return 3 * b.Time }
-
-// killedForCPU reports whether the kernel killed the child for its
-// processor time (RLIMIT_CPU ends a process with SIGKILL).
-func killedForCPU(ps *os.ProcessState, b budget) bool {
-	if ps == nil || ps.Exited() {
-		return false
-	}
-	return ps.UserTime()+ps.SystemTime() >= b.Time*9/10
-}
 
 // firstLine is the first line of the child's standard error that says
 // something, or the wait error.
@@ -153,21 +279,43 @@ func firstLine(stderr string, waitErr error) string {
 	return waitErr.Error()
 }
 
-// serveChild is the render's process: it reads one request, renders it
-// under its budget and writes the answer.
+// serveChild is the render's process: it renders one request after
+// another, each under its budget, until its standard input ends.
 func serveChild(protocol string, in io.Reader, out io.Writer) int {
 	if protocol != childProtocol {
 		fmt.Fprintf(os.Stderr, "ladder render process: protocol %q, want %q\n", protocol, childProtocol)
 		return exitBadRequest
 	}
-	var req request
-	if err := gob.NewDecoder(in).Decode(&req); err != nil {
-		fmt.Fprintf(os.Stderr, "ladder render process: bad request: %v\n", err)
-		return exitBadRequest
+	dec, enc := gob.NewDecoder(in), gob.NewEncoder(out)
+	var w *watchdog
+	for {
+		var req request
+		if err := dec.Decode(&req); err != nil {
+			if errors.Is(err, io.EOF) {
+				return 0
+			}
+			fmt.Fprintf(os.Stderr, "ladder render process: bad request: %v\n", err)
+			return exitBadRequest
+		}
+		if w == nil {
+			// One process serves one set of budgets (workerPool.take).
+			w = limitChild(req.Budget)
+		}
+		w.start(req.Budget.Time)
+		a := serve(req)
+		w.stop()
+		if err := enc.Encode(a); err != nil {
+			fmt.Fprintf(fd2, "ladder render process: %v\n", err)
+			return 1
+		}
+		// The next render starts from a clean heap.
+		runtime.GC()
 	}
-	limitChild(req.Budget)
-	warnings := captureStderr()
+}
 
+// serve renders one request.
+func serve(req request) answer {
+	warnings := captureStderr()
 	var a answer
 	var err error
 	switch req.Kind {
@@ -182,36 +330,44 @@ func serveChild(protocol string, in io.Reader, out io.Writer) int {
 		a.Err = err.Error()
 	}
 	a.Warnings = warnings()
-	if err := gob.NewEncoder(out).Encode(a); err != nil {
-		fmt.Fprintf(os.Stderr, "ladder render process: %v\n", err)
-		return 1
-	}
-	return 0
+	return a
 }
 
 // limitChild applies the memory and stack budgets to this process: the
 // runtime's soft memory limit, so the collector works hard before the
 // budget is reached; the stack limit, past which the runtime stops with
-// "goroutine stack exceeds"; a watchdog that exits when the heap passes
-// the budget anyway; and, where the system has them, hard limits on the
-// address space (limitAddressSpace) and the processor time (limitCPU).
-func limitChild(b budget) {
+// "goroutine stack exceeds"; where the system has one, a hard limit on the
+// address space (limitAddressSpace); and a watchdog that exits when the
+// heap passes the budget anyway, or a render its processor time.
+func limitChild(b budget) *watchdog {
 	runtime.GOMAXPROCS(gomaxprocsChild)
 	debug.SetMemoryLimit(b.Memory * 3 / 4)
 	debug.SetMaxStack(b.Stack)
 	limitAddressSpace(b.Memory)
-	limitCPU(b.Time)
-	go watchHeap(b.Memory)
+	w := &watchdog{memory: b.Memory}
+	go w.run()
+	return w
 }
+
+// watchdog ends the render's process when its heap passes the memory
+// budget, or when the render under way has used its processor time. It
+// looks every millisecond, on a processor of its own: the runtime preempts
+// a template loop for it (asynchronous preemption).
+type watchdog struct {
+	memory   int64
+	deadline atomic.Int64 // processor time (ns) at which the render under way is stopped; 0 when idle
+}
+
+// start gives the next render d of processor time from now.
+func (w *watchdog) start(d time.Duration) { w.deadline.Store(int64(processorTime() + d)) }
+
+func (w *watchdog) stop() { w.deadline.Store(0) }
 
 // heapMetrics are the heap's objects (live, and dead not yet swept) and the
 // goroutine stacks: what a render grows.
 var heapMetrics = []string{"/memory/classes/heap/objects:bytes", "/memory/classes/heap/stacks:bytes"}
 
-// watchHeap exits the process with exitMemory once the heap passes limit,
-// checking every millisecond. It runs on a processor of its own: the
-// runtime preempts a template loop for it (asynchronous preemption).
-func watchHeap(limit int64) {
+func (w *watchdog) run() {
 	samples := make([]metrics.Sample, len(heapMetrics))
 	for i, m := range heapMetrics {
 		samples[i].Name = m
@@ -224,9 +380,13 @@ func watchHeap(limit int64) {
 				used += s.Value.Uint64()
 			}
 		}
-		if used > uint64(limit) {
-			fmt.Fprintf(os.Stderr, "ladder render process: heap %d bytes, over the %d-byte budget\n", used, limit)
+		if used > uint64(w.memory) {
+			fmt.Fprintf(fd2, "ladder render process: heap %d bytes, over the %d-byte budget\n", used, w.memory)
 			os.Exit(exitMemory)
+		}
+		if d := w.deadline.Load(); d != 0 && int64(processorTime()) > d {
+			fmt.Fprintf(fd2, "ladder render process: over the processor-time budget\n")
+			os.Exit(exitTime)
 		}
 		time.Sleep(time.Millisecond)
 	}

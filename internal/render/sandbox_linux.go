@@ -47,12 +47,14 @@ func vmSize() int64 {
 	return 0
 }
 
-// limitCPU sets RLIMIT_CPU to the time budget, rounded up to whole seconds:
-// the kernel kills the process with SIGKILL when it has used that much
-// processor time (counting every thread: the collector's too). Processor
+// processorTime is the processor time this process has used, every
+// thread's (the collector's too): a render's time budget is processor
 // time, not the clock, so that a chart gets the same budget on a busy
 // machine as on an idle one.
-func limitCPU(d time.Duration) {
-	s := uint64((d + time.Second - 1) / time.Second)
-	_ = syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: s, Max: s})
+func processorTime() time.Duration {
+	var u syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &u) != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

@@ -8,6 +8,6 @@ import "time"
 // the heap watchdog and the runtime's memory limit bound the render.
 func limitAddressSpace(int64) {}
 
-// limitCPU is a no-op where ladder sets no processor-time limit: the
-// parent's clock (three times the budget) bounds the render.
-func limitCPU(time.Duration) {}
+// processorTime is 0 where ladder does not read it: the parent's clock
+// (three times the time budget) bounds the render.
+func processorTime() time.Duration { return 0 }
