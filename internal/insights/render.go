@@ -60,7 +60,11 @@ func (s *stream) renderDirectory(dir string) (consumed map[string]bool, chart bo
 		s.add(entry{file: f, doc: manifest.Document{Line: d.Line, Body: d.Body}, isDoc: true, end: true})
 	}
 	for _, p := range res.Problems {
-		s.outcome(&fileRead{name: p.File, problem: &Problem{Source: Source{File: p.File, Line: p.Line}, Severity: Error,
+		sev := Error
+		if p.Warning {
+			sev = Warning
+		}
+		s.outcome(&fileRead{name: p.File, problem: &Problem{Source: Source{File: p.File, Line: p.Line}, Severity: sev,
 			Message: p.Message, Fix: p.Fix}})
 	}
 	for _, l := range res.Literals {

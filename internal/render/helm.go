@@ -118,6 +118,10 @@ func Helm(dir string, opts HelmOptions) (Result, error) {
 	install.Namespace = orDefault(opts.Namespace, "default")
 	install.Replace = true // `helm template` skips the name check
 	install.KubeVersion = kubeVersion
+	if p, ok := schemaNotFetched(dir, ch); ok {
+		install.SkipSchemaValidation = true
+		out.Problems = append(out.Problems, p)
+	}
 	rel, err := installWithCapabilities(context.Background(), install, ch, vals, caps)
 	if err != nil {
 		out.Problems = []Problem{templateProblem(dir, chartFile, err)}
