@@ -68,14 +68,16 @@ func (s *stream) renderDirectory(dir string) (consumed map[string]bool, chart bo
 		if p.Warning {
 			sev = Warning
 			// The same remote base, named by several kustomizations, is
-			// one line: at the first.
-			if s.warned[p.Message] {
+			// one line: at the first. (A chart's missing dependencies
+			// are its own: the fix names its directory.)
+			key := p.Message + "\x00" + p.Fix
+			if s.warned[key] {
 				continue
 			}
 			if s.warned == nil {
 				s.warned = map[string]bool{}
 			}
-			s.warned[p.Message] = true
+			s.warned[key] = true
 		}
 		s.outcome(&fileRead{name: p.File, problem: &Problem{Source: Source{File: p.File, Line: p.Line}, Severity: sev,
 			Message: p.Message, Fix: p.Fix}})

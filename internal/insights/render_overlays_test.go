@@ -62,3 +62,22 @@ func TestReadReportsEachSourceOnce(t *testing.T) {
 		t.Errorf("problems:\n %s\nwant the chart's missing dependency and the remote base, once each, as WARNINGs", strings.Join(got, "\n "))
 	}
 }
+
+// Two charts missing the same dependency are two lines: each says how to
+// fetch its own (helm dependency build DIR).
+func TestReadReportsEachChartsMissingDependencies(t *testing.T) {
+	chart := "apiVersion: v2\nname: %s\nversion: 1.0.0\ndependencies:\n- name: common\n  version: 2.x.x\n  repository: oci://registry-1.docker.io/bitnamicharts\n"
+	dir := writeTree(t, map[string]string{
+		"a/Chart.yaml":        strings.Replace(chart, "%s", "a", 1),
+		"a/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+		"b/Chart.yaml":        strings.Replace(chart, "%s", "b", 1),
+		"b/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+	})
+	m, err := Read([]string{dir}, nil, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Problems) != 2 || !strings.Contains(m.Problems[0].Fix, filepath.Join(dir, "a")) || !strings.Contains(m.Problems[1].Fix, filepath.Join(dir, "b")) {
+		t.Errorf("problems %v, want one per chart", m.Problems)
+	}
+}
