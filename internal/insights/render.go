@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 
 	"github.com/ladder-eks/ladder/internal/insights/deprecations"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
@@ -52,6 +53,9 @@ func (s *stream) renderDirectory(dir string) (consumed map[string]bool, chart bo
 		return nil, false, false, fmt.Errorf("%s (%s): %w", dir, kind, err)
 	}
 	for _, d := range res.Docs {
+		if kind != render.Chart && s.builtBefore(dir, d) {
+			continue
+		}
 		s.reserve(int64(len(d.Body)))
 		// Each rendered object is queued as a document of its source
 		// file, at the line its document starts there; named, so that
@@ -60,7 +64,22 @@ func (s *stream) renderDirectory(dir string) (consumed map[string]bool, chart bo
 		s.add(entry{file: f, doc: manifest.Document{Line: d.Line, Body: d.Body}, isDoc: true, end: true})
 	}
 	for _, p := range res.Problems {
-		s.outcome(&fileRead{name: p.File, problem: &Problem{Source: Source{File: p.File, Line: p.Line}, Severity: Error,
+		sev := Error
+		if p.Warning {
+			sev = Warning
+			// The same remote base, named by several kustomizations, is
+			// one line: at the first. (A chart's missing dependencies
+			// are its own: the fix names its directory.)
+			key := p.Message + "\x00" + p.Fix
+			if s.warned[key] {
+				continue
+			}
+			if s.warned == nil {
+				s.warned = map[string]bool{}
+			}
+			s.warned[key] = true
+		}
+		s.outcome(&fileRead{name: p.File, problem: &Problem{Source: Source{File: p.File, Line: p.Line}, Severity: sev,
 			Message: p.Message, Fix: p.Fix}})
 	}
 	for _, l := range res.Literals {
@@ -71,6 +90,25 @@ func (s *stream) renderDirectory(dir string) (consumed map[string]bool, chart bo
 		consumed[filepath.Clean(c)] = true
 	}
 	return consumed, kind == render.Chart, true, nil
+}
+
+// builtBefore reports whether another kustomization of the walk built an
+// object from the same source document before: a base that three
+// overlays include is checked once, as the first build that reached it
+// (in the walk's lexical order, usually the base's own) renders it. A
+// document that one build renders twice (a base included through two
+// kustomizations with different name suffixes) is kept each time.
+func (s *stream) builtBefore(dir string, d render.Doc) bool {
+	key := d.File + ":" + strconv.Itoa(d.Line)
+	first, ok := s.built[key]
+	if !ok {
+		if s.built == nil {
+			s.built = map[string]string{}
+		}
+		s.built[key] = dir
+		return false
+	}
+	return first != dir
 }
 
 // helmOptions are the options charts render with: the target's API

@@ -140,6 +140,13 @@ type stream struct {
 	cond     *sync.Cond
 	inFlight int64
 	workers  sync.WaitGroup
+
+	// built is, for each source document a kustomization build produced
+	// an object from ("file:line"), the kustomization that built it
+	// first; warned holds the render warnings already queued. The walk
+	// alone uses them: no lock.
+	built  map[string]string
+	warned map[string]bool
 }
 
 // chunk is a run of entries — the documents of one or more files, and

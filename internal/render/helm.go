@@ -94,8 +94,9 @@ func renderHelm(dir string, opts HelmOptions) (Result, error) {
 	if deps := ac.MetaDependencies(); len(deps) > 0 {
 		if err := action.CheckDependencies(ch, deps); err != nil {
 			out.Problems = []Problem{{File: chartFile, Line: missingDependencyLine(chartFile, err.Error()),
-				Message: "helm cannot render the chart: " + oneLine(err.Error()),
-				Fix:     fmt.Sprintf("run `helm dependency build %s` and commit charts/, or remove the dependency", dir)}}
+				Message: "helm template not run: " + oneLine(err.Error()) + " (ladder fetches no chart repository)",
+				Fix:     fmt.Sprintf("run `helm dependency build %s` to fetch them into charts/, then check again", dir),
+				Warning: true}}
 			out.Literals = tree.literals(nil)
 			return out, nil
 		}
@@ -109,6 +110,10 @@ func renderHelm(dir string, opts HelmOptions) (Result, error) {
 	install.Namespace = orDefault(opts.Namespace, "default")
 	install.Replace = true // `helm template` skips the name check
 	install.KubeVersion = kubeVersion
+	if p, ok := schemaNotFetched(dir, ch); ok {
+		install.SkipSchemaValidation = true
+		out.Problems = append(out.Problems, p)
+	}
 	rel, err := installWithCapabilities(context.Background(), install, ch, vals, caps)
 	if err != nil {
 		out.Problems = []Problem{templateProblem(dir, chartFile, err)}

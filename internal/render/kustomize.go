@@ -27,6 +27,9 @@ func buildKustomization(dir string) (Result, error) {
 		return Result{}, err
 	}
 	tree := scanKustomizations(dir)
+	if component, ok := componentFiles(dir, kfile); ok {
+		return component, nil
+	}
 	if tree.remote != nil {
 		return Result{Consumed: tree.consumed.sorted(), Problems: []Problem{tree.remote.problem()}}, nil
 	}

@@ -19,6 +19,9 @@ type Problem struct {
 	Line    int
 	Message string // what went wrong
 	Fix     string // what to do about it
+	// Warning marks a Problem the render went on after (what it left
+	// out), rather than one that stopped it.
+	Warning bool
 }
 
 func (p Problem) String() string {
