@@ -13,6 +13,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/report"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // Prediction is what the rehearsal of the cluster, captured when the first
@@ -438,7 +439,7 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 // their times, the groups with their nodes replaced, then the drains, the
 // final state and the verdict.
 func (c *Comparison) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "Prediction vs reality: upgrade of %s to %s\n", c.Cluster, c.To)
+	termtext.Fprintf(w, "Prediction vs reality: upgrade of %s to %s\n", c.Cluster, c.To)
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATE\tREHEARSED\tACTUAL\tRATIO")
 	for _, s := range c.Steps {
@@ -449,14 +450,14 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		if s.Ratio != nil {
 			ratio = fmt.Sprintf("%.2f", *s.Ratio)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Key, s.State, rehearsed, human(s.ActualSeconds), ratio)
+		termtext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Key, s.State, rehearsed, human(s.ActualSeconds), ratio)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, s := range c.Steps {
 		if s.EarlierSeconds > 0 {
-			fmt.Fprintf(w, "%s resumed: ACTUAL is %s in earlier runs (to each one's last record) + %s in the last\n",
+			termtext.Fprintf(w, "%s resumed: ACTUAL is %s in earlier runs (to each one's last record) + %s in the last\n",
 				s.Key, human(s.EarlierSeconds), human(s.ActualSeconds-s.EarlierSeconds))
 		}
 	}
@@ -465,29 +466,29 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 		fmt.Fprintln(tw, "NODE GROUP\tREPLACED (REHEARSED)\tREPLACED (ACTUAL)")
 		for _, g := range c.Groups {
-			fmt.Fprintf(tw, "%s\t%d\t%d\n", g.Name, g.Predicted, g.Actual)
+			termtext.Fprintf(tw, "%s\t%d\t%d\n", g.Name, g.Predicted, g.Actual)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "Drains that stopped it: rehearsed %s; actual %s.\n", drainList(c.Blocked.Predicted), drainList(c.Blocked.Actual))
+	termtext.Fprintf(w, "Drains that stopped it: rehearsed %s; actual %s.\n", drainList(c.Blocked.Predicted), drainList(c.Blocked.Actual))
 	p := c.Final.Predicted
-	fmt.Fprintf(w, "Rehearsed end: control plane %s, kubelets %s.\n", p.ControlPlane, KubeletList(p.Kubelets))
+	termtext.Fprintf(w, "Rehearsed end: control plane %s, kubelets %s.\n", p.ControlPlane, KubeletList(p.Kubelets))
 	if a := c.Final.Actual; a != nil {
-		fmt.Fprintf(w, "Actual end:    control plane %s, kubelets %s.\n", a.ControlPlane, KubeletList(a.Kubelets))
+		termtext.Fprintf(w, "Actual end:    control plane %s, kubelets %s.\n", a.ControlPlane, KubeletList(a.Kubelets))
 	}
 	ratio := "-"
 	if c.DurationRatio != nil {
 		ratio = fmt.Sprintf("%.2f", *c.DurationRatio)
 	}
 	if c.Agree {
-		_, err := fmt.Fprintf(w, "Agreed on every step, the nodes replaced, the drains and the end state; time taken/rehearsed %s.\n", ratio)
+		_, err := termtext.Fprintf(w, "Agreed on every step, the nodes replaced, the drains and the end state; time taken/rehearsed %s.\n", ratio)
 		return err
 	}
-	fmt.Fprintf(w, "%s (time taken/rehearsed %s):\n", c.dimensions(true), ratio)
+	termtext.Fprintf(w, "%s (time taken/rehearsed %s):\n", c.dimensions(true), ratio)
 	for _, d := range c.Differences {
-		fmt.Fprintf(w, "  - %s\n", d)
+		termtext.Fprintf(w, "  - %s\n", d)
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/plan"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // Record is a journal's content: the cluster it belongs to and its
@@ -279,7 +280,7 @@ func ReadCluster(ctx context.Context, cs kubernetes.Interface) (*Record, error) 
 // WriteText lists the record's entries as kubectl lists objects.
 func (r *Record) WriteText(w io.Writer, where string) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintf(tw, "Upgrade of %s to %s (journal: %s)\n", r.Cluster, r.To, where)
+	termtext.Fprintf(tw, "Upgrade of %s to %s (journal: %s)\n", r.Cluster, r.To, where)
 	fmt.Fprintln(tw, "KEY\tSTATE\tAT\tID / MESSAGE")
 	keys := r.Keys()
 	// In the order they were recorded: a step before its operations.
@@ -293,7 +294,7 @@ func (r *Record) WriteText(w io.Writer, where string) error {
 		if detail == "" {
 			detail = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k, e.State, e.At.UTC().Format(time.RFC3339), detail)
+		termtext.Fprintf(tw, "%s\t%s\t%s\t%s\n", k, e.State, e.At.UTC().Format(time.RFC3339), detail)
 	}
 	return tw.Flush()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 var t0 = time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
@@ -235,5 +236,26 @@ KEY                                       STATE     AT                     ID / 
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestRecordTextIsInert: a message the journal recorded from the cluster or
+// AWS (a pod's name, an error's text) cannot move the cursor, clear the
+// screen or forge a line of the status: it is printed escaped.
+func TestRecordTextIsInert(t *testing.T) {
+	r := &Record{Cluster: "prod", To: "1.31", Entries: map[string]executor.Entry{
+		"1.31/node-group/initial": {State: executor.StepFailed, At: t0,
+			Message: "evicting pod shop/x\x1b[2J\x1b]0;pwned\x07: refused\n1.31/node-group/initial   done      2026-12-04T10:00:00Z   -\u202e"},
+	}}
+	var b strings.Builder
+	if err := r.WriteText(&b, "journal.json"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, "\n"); n != 3 {
+		t.Errorf("%d lines, want 3 (a line forged by the message):\n%s", n, out)
+	}
+	if i, r := termtext.FirstRaw([]byte(out), true); i >= 0 {
+		t.Errorf("raw %U at byte %d of\n%q", r, i, out)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/executor"
 	"github.com/ladder-eks/ladder/internal/report"
+	"github.com/ladder-eks/ladder/internal/termtext"
 )
 
 // Status is where an upgrade stands, as its journal tells it: each step of
@@ -209,7 +210,7 @@ func (s *Status) WriteJSON(w io.Writer) error {
 
 // WriteText writes the status as kubectl prints a table: one row a step.
 func (s *Status) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "Upgrade of %s to %s (journal: %s)\n", s.Cluster, s.To, s.Journal)
+	termtext.Fprintf(w, "Upgrade of %s to %s (journal: %s)\n", s.Cluster, s.To, s.Journal)
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "HOP\tSTEP\tSTATE\tREPLACED\tELAPSED\tREMAINING\tBLOCKED BY")
 	var waiting []string
@@ -234,20 +235,20 @@ func (s *Status) WriteText(w io.Writer) error {
 			if st.EarlierSeconds > 0 {
 				waiting = append(waiting, resumedNote(st))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.To, st.Step, st.State, replaced, elapsed, left, blocked)
+			termtext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.To, st.Step, st.State, replaced, elapsed, left, blocked)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, l := range waiting {
-		fmt.Fprintln(w, l)
+		termtext.Fprintln(w, l)
 	}
 	left := "no rehearsal in the journal"
 	if s.RemainingSeconds != nil {
 		left = "rehearsed remaining " + human(*s.RemainingSeconds)
 	}
-	_, err := fmt.Fprintf(w, "Elapsed %s; %s.\n", human(s.ElapsedSeconds), left)
+	_, err := termtext.Fprintf(w, "Elapsed %s; %s.\n", human(s.ElapsedSeconds), left)
 	return err
 }
 
