@@ -83,7 +83,8 @@ FUZZ_TARGETS = \
 	./internal/scenario:FuzzScenarioManifests \
 	./internal/cli:FuzzNodePoolBudgets \
 	./internal/insights:FuzzReadManifests \
-	./internal/manifest:FuzzFastYAML
+	./internal/manifest:FuzzFastYAML \
+	./internal/liveview:FuzzViewHandler
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
