@@ -84,7 +84,8 @@ FUZZ_TARGETS = \
 	./internal/cli:FuzzNodePoolBudgets \
 	./internal/insights:FuzzReadManifests \
 	./internal/manifest:FuzzFastYAML \
-	./internal/awsserve/twinserve:FuzzAWSServe
+	./internal/awsserve/twinserve:FuzzAWSServe \
+	./internal/liveview:FuzzViewHandler
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

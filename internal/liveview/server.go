@@ -79,7 +79,16 @@ func newServer(hub *Hub, player *Player, acc Access) *server {
 	s := &server{acc: acc, streams: make(chan struct{}, MaxSubscribers)}
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "assets")
-	mux.Handle("GET /", http.FileServerFS(static))
+	files := http.FileServerFS(static)
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		// A name the embedded files cannot hold (invalid UTF-8, found by
+		// FuzzViewHandler) is not found, not the FS's error as a 500.
+		if name := strings.Trim(r.URL.Path, "/"); name != "" && !fs.ValidPath(name) {
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("GET /api/state", func(w http.ResponseWriter, r *http.Request) {
 		data := hub.SnapshotJSON()
 		w.Header().Set("Content-Type", "application/json")
