@@ -47,10 +47,14 @@ func init() {
 
 // request is what the parent asks the child to render.
 type request struct {
-	Kind   DirKind
-	Dir    string
-	Helm   HelmOptions
-	Budget budget
+	Kind DirKind
+	Dir  string
+	// WorkDir is the caller's working directory at the request: Dir and
+	// the values files may be relative to it, and a render process kept
+	// for the next render may have been started from another one.
+	WorkDir string
+	Helm    HelmOptions
+	Budget  budget
 }
 
 // answer is the child's reply.
@@ -81,9 +85,13 @@ const (
 // that ran out of its budget is killed.
 func sandboxed(req request) (answer, *budgetExceeded, error) {
 	req.Budget = budgets
+	wd, err := os.Getwd()
+	if err != nil {
+		return answer{}, nil, fmt.Errorf("rendering %s: %w", req.Dir, err)
+	}
+	req.WorkDir = wd
 	w := idleWorkers.take(req.Budget)
 	if w == nil {
-		var err error
 		if w, err = startWorker(req.Budget); err != nil {
 			return answer{}, nil, fmt.Errorf("ladder cannot start itself again to render %s: %w", req.Dir, err)
 		}
@@ -315,8 +323,14 @@ func serveChild(protocol string, in io.Reader, out io.Writer) int {
 
 // serve renders one request.
 func serve(req request) answer {
-	warnings := captureStderr()
 	var a answer
+	if req.WorkDir != "" {
+		if err := os.Chdir(req.WorkDir); err != nil {
+			a.Err = fmt.Sprintf("rendering %s: %v", req.Dir, err)
+			return a
+		}
+	}
+	warnings := captureStderr()
 	var err error
 	switch req.Kind {
 	case Chart:

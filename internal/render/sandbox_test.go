@@ -376,3 +376,35 @@ func TestKustomizeBuildBudgets(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderFollowsTheCallersWorkingDirectory: a render process is kept
+// for the next render, so a relative chart directory and values file must
+// be read from where the caller is when it asks, not from where the
+// process was started (`ladder check -f chart` after a chdir, as the docs'
+// examples run).
+func TestRenderFollowsTheCallersWorkingDirectory(t *testing.T) {
+	legacy, err := filepath.Abs(filepath.Join("testdata", "helm", "legacy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Helm(legacy, HelmOptions{KubeVersion: "1.32"}); err != nil {
+		t.Fatal(err) // starts the render process here
+	}
+	other := t.TempDir()
+	dir := copyChart(t, legacy)
+	if err := os.Rename(dir, filepath.Join(other, "chart")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(other, "values-extra.yaml"), "{}\n")
+	t.Chdir(other)
+	res, err := Helm("chart", HelmOptions{KubeVersion: "1.32", ValuesFiles: []string{"values-extra.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) != 0 || len(res.Docs) == 0 {
+		t.Fatalf("problems %v, %d docs: want chart/ under the new working directory rendered", res.Problems, len(res.Docs))
+	}
+	if f := res.Docs[0].File; !strings.HasPrefix(f, "chart"+string(filepath.Separator)) {
+		t.Errorf("doc file %q, want it under the relative chart", f)
+	}
+}
