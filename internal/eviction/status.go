@@ -92,8 +92,8 @@ type PodFacts struct {
 	// ControllerAPIVersion and ControllerKind are the controllerRef's: a
 	// kind without a scale fails a sync that needs one (ScaleError).
 	ControllerAPIVersion, ControllerKind string
-	Deleting      bool // metadata.deletionTimestamp is set
-	Ready         bool // podutils.IsPodReady
+	Deleting                             bool // metadata.deletionTimestamp is set
+	Ready                                bool // podutils.IsPodReady
 }
 
 // FactsOf reads a pod's PodFacts.

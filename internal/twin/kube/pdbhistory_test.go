@@ -229,4 +229,3 @@ func TestPDBHistoryAgreesWithItsSamples(t *testing.T) {
 		t.Fatalf("the lifecycle gave at most %d samples to a PDB: it tests nothing", saw)
 	}
 }
-
