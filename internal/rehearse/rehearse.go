@@ -126,6 +126,12 @@ type run struct {
 	// violations are the PDB breaches so far (violations.go).
 	inPhase    bool
 	violations []report.Violation
+	// ownBlocked are the pods whose eviction Ladder's own drains saw
+	// refused (executor.BlockObserver), in the order first seen;
+	// ownDrainStuck is the drain of Ladder's own a step was still held up
+	// by when the time limit ran out.
+	ownBlocked    []blockedSpan
+	ownDrainStuck *executor.DrainBlocked
 	// recorder records the rehearsal over time for the HTML report; nil
 	// unless RunTimeline asked for it.
 	recorder *recorder
