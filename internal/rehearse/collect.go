@@ -204,6 +204,7 @@ func (r *run) stuckReasons() []string {
 		}
 		out = append(out, fmt.Sprintf("node %s: %s blocked%s for %s: %s", b.Node, what, pdb, now.Sub(b.Since).Round(time.Second), b.Message))
 	}
+	out = append(out, r.ownDrainsStuck(now)...)
 	out = append(out, r.karp.BudgetBlocks()...)
 	var drifted []string
 	for _, c := range r.karp.Drifted() {

@@ -131,6 +131,12 @@ type run struct {
 	// workload's own controller (rollouts.go).
 	dropAt     map[dropKey]report.Drop
 	phaseDrops map[int][]string
+	// ownBlocked are the pods whose eviction Ladder's own drains saw
+	// refused (executor.BlockObserver), in the order first seen;
+	// ownDrainStuck is the drain of Ladder's own a step was still held up
+	// by when the time limit ran out.
+	ownBlocked    []blockedSpan
+	ownDrainStuck *executor.DrainBlocked
 	// recorder records the rehearsal over time for the HTML report; nil
 	// unless RunTimeline asked for it.
 	recorder *recorder

@@ -176,7 +176,9 @@ type Group struct {
 	SurgeNodes int `json:"surgeNodes"`
 }
 
-// Blocked is a pod that held up a node's drain or disruption.
+// Blocked is a pod that held up a node's drain or disruption: a managed
+// node group's, Karpenter's, a drain action's or Ladder's own (blue/green's
+// blue nodes, --strategy ladder).
 type Blocked struct {
 	Node    string  `json:"node"`
 	Pod     string  `json:"pod"`
@@ -185,7 +187,8 @@ type Blocked struct {
 	// Outcome: evicted (the PDB later allowed it), forced (deleted at the
 	// terminationGracePeriod), blocked (still blocked at the end),
 	// disruption-blocked (Karpenter would not start disrupting the node),
-	// unblocked (it later would), node-removed.
+	// unblocked (it later would), node-removed, deleted (the pod went
+	// without the Eviction API), failed (the drain stopped on it).
 	Outcome string `json:"outcome"`
 	Message string `json:"message"`
 }
