@@ -71,7 +71,8 @@ type PDB struct {
 	Spec     *policyv1.PodDisruptionBudgetSpec
 	Selector labels.Selector
 
-	workloads []*Workload // selected, DaemonSets excluded
+	workloads  []*Workload // selected, DaemonSets excluded
+	daemonSets []*Workload // the DaemonSets selected
 }
 
 // Selects reports whether the PDB selects the workload's pods.
@@ -105,6 +106,13 @@ func (in *Input) PDBs() []*PDB {
 func (in *Input) WorkloadsSelectedBy(p *PDB) []*Workload {
 	in.indexWorkloads()
 	return p.workloads
+}
+
+// DaemonSetsSelectedBy returns the DaemonSets whose pods a PDB selects, in
+// source order.
+func (in *Input) DaemonSetsSelectedBy(p *PDB) []*Workload {
+	in.indexWorkloads()
+	return p.daemonSets
 }
 
 func newPDB(o *Object) *PDB {
@@ -179,7 +187,9 @@ func (in *Input) indexWorkloads() {
 			for _, w := range candidates {
 				if p.Selector.Matches(w.Pod.Labels) {
 					w.pdbs = append(w.pdbs, p)
-					if !w.IsDaemonSet() {
+					if w.IsDaemonSet() {
+						p.daemonSets = append(p.daemonSets, w)
+					} else {
 						p.workloads = append(p.workloads, w)
 					}
 				}
