@@ -127,8 +127,9 @@ func (in *Input) PDBs() []*PDB {
 	return in.pdbList
 }
 
-// WorkloadsSelectedBy returns the workloads (not DaemonSets: drains skip
-// their pods) whose pods a PDB selects, in source order.
+// WorkloadsSelectedBy returns the workloads whose pods a PDB selects, in
+// source order: not DaemonSets, whose pods kubectl drain skips
+// (DaemonSetsSelectedBy returns those).
 func (in *Input) WorkloadsSelectedBy(p *PDB) []*Workload {
 	in.indexWorkloads()
 	return p.workloads
