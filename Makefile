@@ -85,7 +85,8 @@ FUZZ_TARGETS = \
 	./internal/insights:FuzzReadManifests \
 	./internal/manifest:FuzzFastYAML \
 	./internal/awsserve/twinserve:FuzzAWSServe \
-	./internal/liveview:FuzzViewHandler
+	./internal/liveview:FuzzViewHandler \
+	./internal/rehearse:FuzzPDBFloorAccounting
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -47,11 +47,13 @@ type pdbState struct {
 // the workload the disruption controller's scale lookup finds for them.
 //
 // An entry whose pods were all lost at once — their node went away with
-// them, the pod garbage collector removed them — stays, with no pod, while
-// its workload still wants replicas and can create them (awaiting): the
-// disruption controller lists the controller's replacements the moment the
-// ReplicaSet or StatefulSet controller creates them (milliseconds later),
-// so the controller keeps counting in expectedPods. The twin removes a
+// them, the pod garbage collector removed them, or they were a
+// StatefulSet's, which replaces a pod only once it is gone, evicted or
+// not — stays, with no pod, while its workload still wants replicas and
+// can create them (awaiting): the disruption controller lists the
+// controller's replacements the moment the ReplicaSet or StatefulSet
+// controller creates them (milliseconds later), so the controller keeps
+// counting in expectedPods. The twin removes a
 // node's pods one by one before any controller runs; without this a PDB
 // spanning several controllers would lose a controller's scale mid-removal
 // and its floor would drop with it (a budget "growing" while its pods go).

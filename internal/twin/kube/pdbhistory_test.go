@@ -88,6 +88,48 @@ func TestPDBFloorSpansControllers(t *testing.T) {
 	}
 }
 
+// A StatefulSet creates a pod's replacement only once the pod is gone —
+// evicted or deleted, not only lost with its node — and a PDB keeps the
+// StatefulSet's scale in expectedPods meanwhile, as the disruption
+// controller lists the replacement the moment it exists. db-a's one pod
+// evicted, db-b's three on n2 under maxUnavailable 2 spanning both: when
+// n2 goes away at the instant db-a-0 is gone, the floor is still 4 − 2, so
+// two of db-b's pods go below it. Before, db-a's scale left expectedPods
+// with its pod, the floor fell to 1 and only one was counted.
+func TestPDBKeepsStatefulSetScaleWhileItReplacesAPod(t *testing.T) {
+	eng, c := newCluster(t)
+	must(t, c.AddNode(node("n1", "us-west-2a", "8", "32Gi"), true))
+	must(t, c.AddNode(node("n2", "us-west-2b", "8", "32Gi"), true))
+	must(t, c.Apply(pdbMaxUnavailable("db", "db", 2)))
+	a, b := sts("db-a", "db", 1, "100m"), sts("db-b", "db", 3, "100m")
+	a.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: "n1"}
+	b.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: "n2"}
+	must(t, c.Apply(a))
+	must(t, c.Apply(b))
+	run(eng, 10*time.Minute)
+	if n := readyPods(c, "default"); n != 4 {
+		t.Fatalf("%d Ready pods, want 4", n)
+	}
+	c.StartTracking()
+	must(t, c.Evict("default", "db-a-0"))
+	// n2 goes at the instant db-a-0 is removed, before its StatefulSet
+	// creates the replacement (an event queued by the removal).
+	p := c.pods[string(c.podKey("default", "db-a-0"))].pod
+	exit := min(c.opts.Timings.PodShutdown, time.Duration(*p.DeletionGracePeriodSeconds)*time.Second)
+	eng.After(exit, func() { must(t, c.RemoveNode("n2", "instance terminated")) })
+	run(eng, 10*time.Minute)
+	if got := len(c.PDBBreaches()); got != 2 {
+		t.Fatalf("%d breaches, want 2 (db-a-0 being replaced, 4 − 2 healthy wanted, n2 takes 3): %+v", got, c.PDBBreaches())
+	}
+	h := c.PDBHistories()[0]
+	for _, s := range h.Samples {
+		if s.Expected != 4 || s.Desired != 2 {
+			t.Fatalf("sample %+v: the floor moved while db-a replaced its pod (want expected 4, desired 2): %+v", s, h.Samples)
+		}
+	}
+	checkHistories(t, c)
+}
+
 // A DaemonSet has no scale subresource: a PDB that needs a scale
 // (maxUnavailable, a percentage minAvailable) and selects a DaemonSet's
 // pods fails its sync and fails safe, allowing no disruption, so every
