@@ -65,8 +65,9 @@ lab-test: lab-build
 	echo "lab tests in: $$(echo $$pkgs)"; \
 	LADDER_LABTEST_DIR="$$work/labs" $(GO) test -tags lab -p 1 -timeout 60m $$pkgs
 
-# The fuzz targets of the input paths, each run for FUZZTIME: an input that
-# panics or hangs fails the step, and the fuzzer keeps it under the
+# The fuzz targets, each run for FUZZTIME: the input paths (an input that
+# panics or hangs fails the step) and the rehearsal's PDB accounting (a
+# seeded scenario variant whose report miscounts a drop fails it), and the fuzzer keeps it under the
 # package's testdata/fuzz/ to become a regression case. One PACKAGE:TARGET
 # per line; add new targets here. Inputs are not minimised: the fuzzer
 # minimises every input that reaches new code — most inputs, early in a
