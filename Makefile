@@ -67,8 +67,9 @@ lab-test: lab-build
 
 # The fuzz targets, each run for FUZZTIME: the input paths (an input that
 # panics or hangs fails the step) and the rehearsal's PDB accounting (a
-# seeded scenario variant whose report miscounts a drop fails it), and the fuzzer keeps it under the
-# package's testdata/fuzz/ to become a regression case. One PACKAGE:TARGET
+# seeded scenario variant whose report miscounts a drop fails it); the
+# fuzzer keeps a failing input under the package's testdata/fuzz/ to become
+# a regression case. One PACKAGE:TARGET
 # per line; add new targets here. Inputs are not minimised: the fuzzer
 # minimises every input that reaches new code — most inputs, early in a
 # run — for up to FUZZMINIMIZETIME each, so that a few seconds of it spent
