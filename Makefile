@@ -33,7 +33,7 @@ browser-test:
 # view, into docs/img.
 browser-screenshots:
 	@sh scripts/ensure-chromium.sh
-	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowser(Workshop|Upgrade)Report$$' -count=1 ./internal/htmlreport/
+	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowser(Workshop|Upgrade|PDB)Report$$' -count=1 ./internal/htmlreport/
 	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowserViewReplay$$' -count=1 ./internal/liveview/
 
 # The lab's binaries (etcd, kube-apiserver, kube-controller-manager,
