@@ -33,7 +33,7 @@ browser-test:
 # view, into docs/img.
 browser-screenshots:
 	@sh scripts/ensure-chromium.sh
-	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowser(Workshop|Upgrade)Report$$' -count=1 ./internal/htmlreport/
+	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowser(Workshop|Upgrade|PDB)Report$$' -count=1 ./internal/htmlreport/
 	LADDER_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -tags browser -run '^TestBrowserViewReplay$$' -count=1 ./internal/liveview/
 
 # The lab's binaries (etcd, kube-apiserver, kube-controller-manager,
@@ -65,9 +65,11 @@ lab-test: lab-build
 	echo "lab tests in: $$(echo $$pkgs)"; \
 	LADDER_LABTEST_DIR="$$work/labs" $(GO) test -tags lab -p 1 -timeout 60m $$pkgs
 
-# The fuzz targets of the input paths, each run for FUZZTIME: an input that
-# panics or hangs fails the step, and the fuzzer keeps it under the
-# package's testdata/fuzz/ to become a regression case. One PACKAGE:TARGET
+# The fuzz targets, each run for FUZZTIME: the input paths (an input that
+# panics or hangs fails the step) and the rehearsal's PDB accounting (a
+# seeded scenario variant whose report miscounts a drop fails it); the
+# fuzzer keeps a failing input under the package's testdata/fuzz/ to become
+# a regression case. One PACKAGE:TARGET
 # per line; add new targets here. Inputs are not minimised: the fuzzer
 # minimises every input that reaches new code — most inputs, early in a
 # run — for up to FUZZMINIMIZETIME each, so that a few seconds of it spent
@@ -85,9 +87,15 @@ FUZZ_TARGETS = \
 	./internal/insights:FuzzReadManifests \
 	./internal/manifest:FuzzFastYAML \
 	./internal/awsserve/twinserve:FuzzAWSServe \
-	./internal/liveview:FuzzViewHandler
+	./internal/liveview:FuzzViewHandler \
+	./internal/rehearse:FuzzPDBFloorAccounting
 
+# The fuzz cache (GOCACHE/fuzz) is cleared first: the fuzzer adds every
+# interesting input to it and replays them all before it fuzzes, so on a
+# machine that runs `make fuzz` again and again the replay alone outgrows
+# FUZZTIME (aws-serve's 11 seeds had become 75 inputs, 9 s of replay).
 fuzz:
+	$(GO) clean -fuzzcache
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; target=$${t##*:}; \
 		echo "fuzz $$target in $$pkg for $(FUZZTIME)"; \

@@ -42,7 +42,8 @@ scenario, and reports everything that will break or block the upgrade to
 --target: APIs the target no longer serves, PodDisruptionBudgets that never
 allow an eviction, pods selected by two budgets, Karpenter NodePools and
 EC2NodeClasses that will not drift, and the risks that make a hop hurt
-(single replicas, no readiness probe, no spread, Immediate EBS binding).
+(single replicas, no readiness probe, no spread, Immediate EBS binding,
+rollouts that go below a budget's floor).
 With a cluster (a scenario or a live one) it also checks the
 cluster itself: kubelet and kube-proxy skew, node groups that must catch
 up before each control-plane hop, add-ons to update, EBS volumes a

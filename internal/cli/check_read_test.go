@@ -25,7 +25,7 @@ func TestCheckCountsSkippedFiles(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := "Target 1.32: 0 ERROR, 0 WARNING in 1 object; 13 checks passed; 4 files skipped: 2 not Kubernetes manifests, 1 unrendered Helm/Go template, 1 special file (pipe, socket, device).\n"
+	want := "Target 1.32: 0 ERROR, 0 WARNING in 1 object; 14 checks passed; 4 files skipped: 2 not Kubernetes manifests, 1 unrendered Helm/Go template, 1 special file (pipe, socket, device).\n"
 	if !strings.Contains(stdout, want) {
 		t.Errorf("summary:\n%s\nwant:\n%s", stdout, want)
 	}
@@ -40,7 +40,7 @@ func TestCheckCountsSkippedFiles(t *testing.T) {
 	}
 
 	_, stdout, _ = runLadder("check", "-f", filepath.Join(dir, "chart", "Chart.yaml"), "--target", "1.32")
-	if !strings.Contains(stdout, "in 0 objects; 13 checks passed; 1 file skipped: not a Kubernetes manifest.\n") {
+	if !strings.Contains(stdout, "in 0 objects; 14 checks passed; 1 file skipped: not a Kubernetes manifest.\n") {
 		t.Errorf("one file:\n%s", stdout)
 	}
 }

@@ -46,9 +46,10 @@ with its phases, the add-on versions and the availability probe.
 
 --report FILE.html also writes the rehearsal as one HTML file that opens
 offline: a timeline of the steps, each node's life coloured by kubelet
-version, each workload's Ready replicas against desired and its PDB floor,
-each NodePool's disruptions against its budget, the blocked drains, and the
-report's tables (docs/report-html.md). --report - writes the page to
+version, each workload's Ready replicas against desired, each
+PodDisruptionBudget's healthy pods against its floor with every pod taken
+below it and why, each NodePool's disruptions against its budget, the
+blocked drains, and the report's tables (docs/report-html.md). --report - writes the page to
 standard output and the text report to standard error. Only a new or a
 regular file is written: a path that is a link, a FIFO, a device or a
 directory is refused before the rehearsal runs.

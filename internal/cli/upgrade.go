@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -529,6 +530,27 @@ func (p *upgradeLog) AddonVersion(name, version, note string) {}
 
 func (p *upgradeLog) Event(eventType, reason, message string) {
 	termtext.Fprintf(p.out, "%s  %-14s %s\n", stamp(), reason, message)
+}
+
+var _ executor.BlockObserver = (*upgradeLog)(nil)
+
+// EvictionBlocked implements executor.BlockObserver: a pod whose eviction
+// a PodDisruptionBudget refuses on a node Ladder drains is a line when the
+// refusal starts and one when it ends.
+func (p *upgradeLog) EvictionBlocked(b executor.BlockedEviction) {
+	who := fmt.Sprintf("node/%s: pod %s", b.Node, b.Pod)
+	pdb := ""
+	if len(b.PDBs) > 0 {
+		pdb = " by PodDisruptionBudget " + strings.Join(b.PDBs, ",")
+	}
+	switch {
+	case b.Until.IsZero():
+		p.Event("Warning", "EvictionBlocked", fmt.Sprintf("%s: eviction refused%s, retrying: %s", who, pdb, b.Message))
+	case b.Outcome == executor.OutcomeFailed:
+		p.Event("Warning", "EvictionFailed", fmt.Sprintf("%s: eviction refused%s: %s", who, pdb, b.Message))
+	default:
+		p.Event("Normal", "EvictionUnblocked", fmt.Sprintf("%s: %s after %s blocked", who, b.Outcome, b.Until.Sub(b.Since).Round(time.Second)))
+	}
 }
 
 // reportingJournal shows on the progress line the AWS update or instance

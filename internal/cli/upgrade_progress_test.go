@@ -80,3 +80,25 @@ func TestUpgradeProgress(t *testing.T) {
 		t.Error("the progress went to standard output")
 	}
 }
+
+// TestUpgradeLogBlockedEvictions: ladder upgrade prints a pod whose
+// eviction a PDB refuses on a node Ladder drains when the refusal starts
+// and when it ends, as the rehearsal's blocked[] lists it.
+func TestUpgradeLogBlockedEvictions(t *testing.T) {
+	var stdout bytes.Buffer
+	log := &upgradeLog{out: &stdout}
+	since := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
+	b := executor.BlockedEviction{Node: "n1", Pod: "default/web-1", PDBs: []string{"default/web"}, Since: since, Outcome: executor.OutcomeBlocked, Message: "Cannot evict pod"}
+	log.EvictionBlocked(b)
+	b.Until, b.Outcome = since.Add(75*time.Second), executor.OutcomeEvicted
+	log.EvictionBlocked(b)
+	b.Since, b.Outcome, b.PDBs = b.Until, executor.OutcomeFailed, []string{"default/a", "default/b"}
+	log.EvictionBlocked(b)
+	got := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  `).ReplaceAllString(stdout.String(), "")
+	want := "EvictionBlocked node/n1: pod default/web-1: eviction refused by PodDisruptionBudget default/web, retrying: Cannot evict pod\n" +
+		"EvictionUnblocked node/n1: pod default/web-1: evicted after 1m15s blocked\n" +
+		"EvictionFailed node/n1: pod default/web-1: eviction refused by PodDisruptionBudget default/a,default/b: Cannot evict pod\n"
+	if got != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -6,6 +6,14 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
@@ -112,6 +120,63 @@ func TestScenarioCapsEachGroup(t *testing.T) {
 	for g, n := range perGroup {
 		if n > PerGroup {
 			t.Errorf("group %s: %d drains, want at most %d", g, n, PerGroup)
+		}
+	}
+}
+
+// TestScenarioPDBSpanningADaemonSet: pdb-deadlock's orders-pdb changed to
+// maxUnavailable 1 and a DaemonSet whose pods it also selects: the
+// disruption controller cannot get a DaemonSet's scale and fails safe
+// (eviction.ScaleError), so the orders pod that a one-pod budget would let go
+// is refused on every node and each drain holding it is predicted blocked.
+// With the budget alone (no DaemonSet) every drain finishes.
+func TestScenarioPDBSpanningADaemonSet(t *testing.T) {
+	for _, withDaemonSet := range []bool{false, true} {
+		sc := loadBuiltin(t, "pdb-deadlock")
+		one := intstr.FromInt32(1)
+		var pdb *policyv1.PodDisruptionBudget
+		for _, o := range sc.Objects {
+			if p, ok := o.Object.(*policyv1.PodDisruptionBudget); ok && p.Name == "orders-pdb" {
+				pdb = p
+			}
+		}
+		if pdb == nil {
+			t.Fatal("pdb-deadlock has no orders-pdb")
+		}
+		pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable = nil, &one
+		if withDaemonSet {
+			labels := map[string]string{"app.kubernetes.io/name": "orders", "app.kubernetes.io/component": "service", "agent": "log"}
+			ds := &appsv1.DaemonSet{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+				ObjectMeta: metav1.ObjectMeta{Name: "orders-log-agent", Namespace: "orders"},
+				Spec: appsv1.DaemonSetSpec{
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"agent": "log"}},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: labels},
+						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: "fluent-bit:3",
+							Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}}}}},
+					},
+				},
+			}
+			sc.Objects = append(sc.Objects, manifest.Object{GVK: appsv1.SchemeGroupVersion.WithKind("DaemonSet"), Object: ds})
+		}
+		ps, err := Scenario(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocked := 0
+		for _, p := range ps {
+			for _, b := range p.Blocks {
+				if b.PDB == "orders/orders-pdb" && b.Outcome == "blocked" && b.Workload.Name == "orders" {
+					blocked++
+				}
+			}
+		}
+		switch {
+		case withDaemonSet && blocked == 0:
+			t.Errorf("with the DaemonSet: no drain blocked by orders/orders-pdb:\n%s", describePredictions(ps))
+		case !withDaemonSet && blocked > 0:
+			t.Errorf("maxUnavailable 1 alone: %d drains blocked, want none:\n%s", blocked, describePredictions(ps))
 		}
 	}
 }

@@ -89,8 +89,11 @@ type PodFacts struct {
 	Name          string
 	ControllerUID types.UID // the controllerRef's UID, when HasController
 	HasController bool
-	Deleting      bool // metadata.deletionTimestamp is set
-	Ready         bool // podutils.IsPodReady
+	// ControllerAPIVersion and ControllerKind are the controllerRef's: a
+	// kind without a scale fails a sync that needs one (ScaleError).
+	ControllerAPIVersion, ControllerKind string
+	Deleting                             bool // metadata.deletionTimestamp is set
+	Ready                                bool // podutils.IsPodReady
 }
 
 // FactsOf reads a pod's PodFacts.
@@ -98,6 +101,7 @@ func FactsOf(pod *corev1.Pod) PodFacts {
 	f := PodFacts{Pod: pod, Name: pod.Name, Deleting: pod.DeletionTimestamp != nil, Ready: podutils.IsPodReady(pod)}
 	if ref := ControllerOf(pod); ref != nil {
 		f.ControllerUID, f.HasController = ref.UID, true
+		f.ControllerAPIVersion, f.ControllerKind = ref.APIVersion, ref.Kind
 	}
 	return f
 }
@@ -282,6 +286,9 @@ func expectedScale(pods []PodFacts, scale ScaleFunc) (expectedCount int32, unman
 			continue
 		}
 		seen = append(seen, pod.ControllerUID)
+		if err = ScaleError(pod.ControllerAPIVersion, pod.ControllerKind); err != nil {
+			return
+		}
 		var (
 			uid      types.UID
 			replicas int32

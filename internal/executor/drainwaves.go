@@ -48,6 +48,7 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 		}
 	}
 	remaining := slices.DeleteFunc(slices.Clone(nodes), e.drained)
+	b := &blocks{e: e, open: map[string]*BlockedEviction{}}
 	for wave := 1; len(remaining) > 0; wave++ {
 		var plan drainwave.Wave
 		var todo []drainwave.Node
@@ -75,6 +76,7 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 			if r.Err != nil && r.Err.ErrStatus.Code != http.StatusTooManyRequests {
 				// Several PDBs select the pod: the Eviction API refuses it
 				// for good, and kubectl drain fails it (semantics.md §D.3).
+				b.failed(r.Node, r.Pod, r.PDBs, r.Err)
 				return false, fmt.Errorf("drain node/%s: pod %s: PDB %s: %s", r.Node, r.Pod, strings.Join(r.PDBs, ", "), r.Err.ErrStatus.Message)
 			}
 			if settled {
@@ -89,7 +91,8 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 		}}))
 		if IsTimeLimit(err) && len(plan.Waiting) > 0 {
 			r := plan.Waiting[0]
-			return &DrainBlocked{Node: r.Node, Pod: r.Pod, PDBs: r.PDBs, detail: fmt.Sprintf("PDB %s: %s", strings.Join(r.PDBs, ", "), r.Err.Error())}
+			return &DrainBlocked{Node: r.Node, Pod: r.Pod, PDBs: r.PDBs, Message: eviction.BlockingMessage(r.Err), Planned: true,
+				detail: fmt.Sprintf("PDB %s: %s", strings.Join(r.PDBs, ", "), r.Err.Error())}
 		}
 		if err != nil {
 			return err
@@ -99,7 +102,7 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 		}
 		id := fmt.Sprintf("wave %d: %s", wave, strings.Join(plan.Nodes, " "))
 		e.Observer.Event("Normal", "DrainWave", fmt.Sprintf("%s: %s", what, id))
-		refused, err := e.evict(ctx, todo, plan.Nodes)
+		refused, err := e.evict(ctx, b, todo, plan.Nodes)
 		if err != nil {
 			return err
 		}
@@ -108,10 +111,14 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 		// time the wave is looked at, as kubectl drain retries a 429.
 		err = e.WaitFor(ctx, polled(kubeport.Until{What: what + ": " + id + " drained", Holds: func(ctx context.Context) (bool, error) {
 			left, err := e.drainable(ctx, plan.Nodes)
-			if err != nil || len(left) == 0 {
+			if err != nil {
 				return true, err
 			}
-			refused, err = e.evict(ctx, left, plan.Nodes)
+			b.gone(ctx, plan.Nodes, left)
+			if len(left) == 0 {
+				return true, nil
+			}
+			refused, err = e.evict(ctx, b, left, plan.Nodes)
 			return false, err
 		}}))
 		if IsTimeLimit(err) && refused != nil {
@@ -143,8 +150,15 @@ func (e *Executor) drainInWaves(ctx context.Context, what string, nodes []string
 type DrainBlocked struct {
 	Node, Pod string
 	PDBs      []string
-	detail    string      // what the error says after the pod
-	pod       *corev1.Pod // the refused pod, whose PDBs are looked up once the time is out
+	// Message is the Eviction API's answer with its causes
+	// (eviction.BlockingMessage).
+	Message string
+	// Planned is true when no eviction of the pod was made: the drain
+	// waited for the PDBs' status to allow one (the pods they expect are
+	// not all healthy), and Message is what the API would answer now.
+	Planned bool
+	detail  string      // what the error says after the pod
+	pod     *corev1.Pod // the refused pod, whose PDBs are looked up once the time is out
 }
 
 func (d *DrainBlocked) Error() string {
@@ -156,20 +170,34 @@ func (d *DrainBlocked) Unwrap() error { return ErrTimeLimit }
 // evict evicts the pods of the nodes of todo that wave names. A 429 is
 // left for the caller to try again, and the first is returned as refused
 // (its node, pod and the API's message); a pod already gone is evicted.
-func (e *Executor) evict(ctx context.Context, todo []drainwave.Node, wave []string) (refused *DrainBlocked, err error) {
+// b follows the pods a PDB refuses, until they go.
+func (e *Executor) evict(ctx context.Context, b *blocks, todo []drainwave.Node, wave []string) (refused *DrainBlocked, err error) {
 	for _, n := range todo {
 		if !slices.Contains(wave, n.Name) {
 			continue
 		}
 		for _, p := range n.Pods {
+			key := p.Namespace + "/" + p.Name
 			err := e.Ports.Kube.Evict(ctx, p.Namespace, p.Name)
 			switch {
-			case err == nil || apierrors.IsNotFound(err):
+			case err == nil:
+				b.end(key, OutcomeEvicted)
+			case apierrors.IsNotFound(err):
+				b.end(key, OutcomeDeleted)
 			case apierrors.IsTooManyRequests(err):
+				if eviction.IsPDBBlock(err) {
+					b.refused(ctx, n.Name, p, err)
+				}
 				if refused == nil {
-					refused = &DrainBlocked{Node: n.Name, Pod: p.Namespace + "/" + p.Name, detail: evictionMessage(err), pod: p}
+					refused = &DrainBlocked{Node: n.Name, Pod: key, Message: eviction.BlockingMessage(err), detail: evictionMessage(err), pod: p}
 				}
 			default:
+				var status apierrors.APIStatus
+				if errors.As(err, &status) {
+					// The API answered the eviction with an error
+					// kubectl drain does not retry: the drain stops on it.
+					b.failed(n.Name, key, b.pdbs(ctx, p), err)
+				}
 				return nil, fmt.Errorf("evict pod %s/%s on node/%s: %w", p.Namespace, p.Name, n.Name, err)
 			}
 		}

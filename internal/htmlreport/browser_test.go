@@ -19,6 +19,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,7 @@ type seen struct {
 	StepDrawn     int      `json:"stepDrawn"`
 	WorkloadLines int      `json:"workloadLines"`
 	WorkloadDrawn int      `json:"workloadDrawn"`
+	PDBLines      int      `json:"pdbLines"`
 	PoolPoints    int      `json:"poolPoints"`
 	Legend        string   `json:"legend"`
 	NodesSummary  string   `json:"nodesSummary"`
@@ -65,7 +67,7 @@ type seen struct {
 const pageProbe = `(function () {
   var started = performance.now();
   var out = { charts: window.ladderReport.drawAll(), drawMs: performance.now() - started, nodeRows: 0, countSeries: [], versionLabels: [],
-    workloadLines: 0, workloadDrawn: 0, poolPoints: 0, ariaLabels: 0 };
+    workloadLines: 0, workloadDrawn: 0, pdbLines: 0, poolPoints: 0, ariaLabels: 0 };
   function inst(el) { return echarts.getInstanceByDom(el); }
   function drawn(c) { return c.getZr().storage.getDisplayList().length; }
   document.querySelectorAll('[data-chart="group"]').forEach(function (el) {
@@ -84,6 +86,9 @@ const pageProbe = `(function () {
     var c = inst(el);
     out.workloadLines += c.getOption().series.length;
     out.workloadDrawn += drawn(c);
+  });
+  document.querySelectorAll('[data-chart="pdb"]').forEach(function (el) {
+    out.pdbLines += inst(el).getOption().series.filter(function (s) { return s.type === 'line'; }).length;
   });
   document.querySelectorAll('[data-chart="nodepool"]').forEach(function (el) {
     out.poolPoints += inst(el).getOption().series[0].data.length;
@@ -230,7 +235,7 @@ func TestBrowserWorkshopReport(t *testing.T) {
 	rep, tl := rehearsal(t, "workshop")
 	got := load(t, ctx, write(t, rep, tl))
 
-	wantCharts := 1 + len(tl.Groups) + 1 + len(tl.Workloads) + len(tl.NodePools)
+	wantCharts := 1 + len(tl.Groups) + 1 + len(tl.Workloads) + len(tl.PDBs) + len(tl.NodePools)
 	if got.Charts != wantCharts {
 		t.Errorf("%d charts drawn, want %d", got.Charts, wantCharts)
 	}
@@ -263,7 +268,121 @@ func TestBrowserWorkshopReport(t *testing.T) {
 	if !strings.Contains(got.Status, "Scenario workshop (seed 1): succeeded after ") {
 		t.Errorf("status line %q", got.Status)
 	}
+	if got.PDBLines != 3*len(tl.PDBs) || len(tl.PDBs) != len(rep.PDBs) {
+		t.Errorf("PDB charts: %d lines for %d charts (%d PDBs): want healthy, floor and allowed each", got.PDBLines, len(tl.PDBs), len(rep.PDBs))
+	}
 	screenshot(t, ctx, "workshop", "steps", "nodes", "workloads")
+}
+
+// pdbProbe draws every chart and reads the first PodDisruptionBudget chart
+// with a drop back from ECharts: its series, the spans shaded below the
+// floor and the marks; then it shows the tooltip at the first mark.
+const pdbProbe = `(function () {
+  window.ladderReport.drawAll();
+  var out = { series: [], below: 0, marks: [] };
+  var el = Array.prototype.slice.call(document.querySelectorAll('[data-chart="pdb"]')).filter(function (el) {
+    return echarts.getInstanceByDom(el).getOption().series.some(function (s) { return s.type === 'scatter'; });
+  })[0];
+  if (!el) { return out; }
+  el.scrollIntoView();
+  window.ladderTip = el;
+  var c = echarts.getInstanceByDom(el);
+  var o = c.getOption();
+  out.below = o.series[0].markArea.data.length;
+  var first = -1;
+  o.series.forEach(function (s, i) {
+    out.series.push(s.name);
+    if (s.type === 'scatter') {
+      if (first < 0) { first = i; }
+      s.data.forEach(function (d) { out.marks.push(s.name + ' ' + d.value[0] + ' ' + d.value[1]); });
+    }
+  });
+  c.dispatchAction({ type: 'showTip', seriesIndex: first, dataIndex: 0 });
+  return out;
+})()`
+
+type pdbSeen struct {
+	Series []string `json:"series"`
+	Below  int      `json:"below"`
+	Marks  []string `json:"marks"`
+}
+
+// tip reads the tooltip shown in the chart pdbProbe chose: its text and
+// how many elements of the page's own it holds (an <img> or a <script>
+// would be a name that escaped).
+func tip(t *testing.T, ctx context.Context) (text string, injected int) {
+	t.Helper()
+	time.Sleep(300 * time.Millisecond)
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.ladderTip.textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	injected, err = chromedp.Run(ctx, chromedp.Evaluate[int](`window.ladderTip.querySelectorAll('img, script, iframe').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text, injected
+}
+
+// The PodDisruptionBudget over two StatefulSets (TestPDBSpanningTwoStatefulSets)
+// as a reader sees it: healthy, floor and allowed drawn, the span below the
+// floor shaded, the pod its node took marked as node removed at the healthy
+// count it fell to, and pointing at it names the pod, its node, who took it
+// and the step.
+func TestBrowserPDBReport(t *testing.T) {
+	ctx := browsertest.Browser(t)
+	rep, tl := spanningRehearsal(t)
+	load(t, ctx, write(t, rep, tl))
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[pdbSeen](pdbProbe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drop report.Drop
+	spans := 0 // below the floor: while its pods start, and from the drop
+	for _, p := range rep.PDBs {
+		if p.Name == "db" {
+			drop = p.Drops[0]
+			s := p.Series
+			for i := range s.T {
+				if s.Healthy[i] < s.Desired[i] && (i == 0 || s.Healthy[i-1] >= s.Desired[i-1]) {
+					spans++
+				}
+			}
+		}
+	}
+	if want := []string{"healthy", "floor", "allowed", "node removed"}; !slices.Equal(got.Series, want) || got.Below != spans || spans < 1 ||
+		len(got.Marks) != 1 || got.Marks[0] != fmt.Sprintf("node removed %v 2", drop.T) {
+		t.Errorf("db/db's chart: series %v, %d spans below the floor, marks %v; want %v, %d spans, a node removed at %v with 2 healthy",
+			got.Series, got.Below, got.Marks, want, spans, drop.T)
+	}
+	text, injected := tip(t, ctx)
+	for _, want := range []string{drop.Pod + " (node-removed) on " + drop.Node, "by " + drop.By, "step " + drop.Hop + " node-group default-selfmng", "2 healthy, floor 3, 0 allowed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the tooltip %q lacks %q", text, want)
+		}
+	}
+	if injected != 0 {
+		t.Errorf("the tooltip holds %d elements", injected)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`echarts.getInstanceByDom(window.ladderTip).dispatchAction({ type: 'hideTip' }), true`)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "pdb", "pdbs")
+}
+
+// A name the tooltip shows stays text: the page's script escapes what it
+// puts into ECharts' HTML tooltips.
+func TestBrowserPDBNamesAreInert(t *testing.T) {
+	ctx := browsertest.Browser(t)
+	rep, tl := inertReport()
+	load(t, ctx, write(t, rep, tl))
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[pdbSeen](pdbProbe)); err != nil {
+		t.Fatal(err)
+	}
+	text, injected := tip(t, ctx)
+	if injected != 0 || !strings.Contains(text, "ns/"+hostile) || !strings.Contains(text, "by kubectl "+hostile) {
+		t.Errorf("the tooltip holds %d elements and reads %q; want the names as text", injected, text)
+	}
 }
 
 // The workshop upgraded by the executor on the twin with its journal, as

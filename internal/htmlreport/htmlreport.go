@@ -8,11 +8,13 @@ package htmlreport
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,9 +72,20 @@ type Steps struct {
 	Probe    *report.Probe  `json:"probe"`
 }
 
-// MaxTableRows bounds the workload and blocked tables of a large run; the
-// text and JSON reports list every row.
-const MaxTableRows = 1000
+// MaxTableRows bounds the workload, blocked, PodDisruptionBudget,
+// violation and drop tables of a large run; the text and JSON reports list
+// every row. MaxFindings bounds the violations, and the spans below a
+// floor, listed under the status line (as the text report does).
+//
+// MaxQuietPDBRows bounds, in the PodDisruptionBudget table, the budgets
+// that never went below their floor, lost no pod below it and do not fail
+// safe: a large run has thousands, and the table lists every other one
+// first (up to MaxTableRows).
+const (
+	MaxTableRows    = 1000
+	MaxFindings     = 20
+	MaxQuietPDBRows = 200
+)
 
 // Write renders the rehearsal as one HTML page. The same report and
 // timeline always give the same bytes.
@@ -145,6 +158,40 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		return out
 	},
 	"less": func(i, n int) bool { return i < n },
+	// limit is at most most of n rows, and how many more.
+	"limit": func(n, most int) (out struct{ Shown, More int }) {
+		out.Shown = min(n, most)
+		out.More = n - out.Shown
+		return out
+	},
+	"maxFindings":  func() int { return MaxFindings },
+	"pdbOf":        pdbOf,
+	"pdbID":        pdbID,
+	"pdbHref":      pdbHref,
+	"pdbSpec":      pdbSpec,
+	"dropCounts":   dropCounts,
+	"drops":        drops,
+	"allowedAtEnd": allowedAtEnd,
+	"pdbRows":      pdbRows,
+	// ownPDBs are the PDBs whose floor the workload's chart draws.
+	"ownPDBs": func(w timeline.Workload) []string {
+		var out []string
+		for _, p := range w.PDBs {
+			if !slices.Contains(w.SharedPDBs, p) {
+				out = append(out, p)
+			}
+		}
+		return out
+	},
+	"step": func(hop, kind, name string) string {
+		var parts []string
+		for _, s := range []string{hop, kind, name} {
+			if s != "" {
+				parts = append(parts, s)
+			}
+		}
+		return dash(strings.Join(parts, " "))
+	},
 	"stepsHeight": func(r *report.Report) int {
 		rows := len(r.Phases)
 		if r.Probe != nil {
@@ -247,6 +294,125 @@ func nodesByVersion(nodes []report.Node) []groupVersion {
 		if !n.Schedulable {
 			out[i].Unschedulable++
 		}
+	}
+	return out
+}
+
+// pdbOf is the report's PodDisruptionBudget namespace/name, nil when the
+// report has none of that name.
+func pdbOf(r *report.Report, name string) *report.PDB {
+	for i, p := range r.PDBs {
+		if p.Namespace+"/"+p.Name == name {
+			return &r.PDBs[i]
+		}
+	}
+	return nil
+}
+
+// pdbID is the id of a PodDisruptionBudget's chart: a namespace holds no
+// dot, so namespace.name names one budget.
+func pdbID(namespace, name string) string { return "pdb-" + namespace + "." + name }
+
+// pdbHref links to a budget's chart when it is drawn, else to the table.
+func pdbHref(tl *timeline.Timeline, namespace, name string) string {
+	for _, p := range tl.PDBs {
+		if p.Namespace == namespace && p.Name == name {
+			return "#" + pdbID(namespace, name)
+		}
+	}
+	return "#pdb-table"
+}
+
+// pdbSpec is the budget's minAvailable or maxUnavailable, as written.
+func pdbSpec(p *report.PDB) string {
+	switch {
+	case p.MinAvailable != "":
+		return "minAvailable " + p.MinAvailable
+	case p.MaxUnavailable != "":
+		return "maxUnavailable " + p.MaxUnavailable
+	}
+	return "no minAvailable or maxUnavailable"
+}
+
+// dropCounts says how many pods were taken below the budget's floor, by
+// cause in the order they first happened.
+func dropCounts(p *report.PDB) string {
+	if len(p.Drops) == 0 {
+		return "no pod taken below it"
+	}
+	var causes []string
+	n := map[string]int{}
+	for _, d := range p.Drops {
+		if n[d.Cause] == 0 {
+			causes = append(causes, d.Cause)
+		}
+		n[d.Cause]++
+	}
+	parts := make([]string, len(causes))
+	for i, c := range causes {
+		parts[i] = fmt.Sprintf("%d %s", n[c], c)
+	}
+	pods := "pods"
+	if len(p.Drops) == 1 {
+		pods = "pod"
+	}
+	return fmt.Sprintf("%d %s taken below it (%s)", len(p.Drops), pods, strings.Join(parts, ", "))
+}
+
+// dropRow is a drop with its budget's namespace/name.
+type dropRow struct {
+	report.Drop
+	PDB string
+}
+
+// drops are every budget's drops in time order (a budget's own in its
+// order, the budgets' in the report's at the same instant).
+func drops(r *report.Report) []dropRow {
+	var out []dropRow
+	for _, p := range r.PDBs {
+		for _, d := range p.Drops {
+			out = append(out, dropRow{Drop: d, PDB: p.Namespace + "/" + p.Name})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b dropRow) int { return cmp.Compare(a.T, b.T) })
+	return out
+}
+
+// allowedAtEnd is the budget's disruptionsAllowed at the end.
+func allowedAtEnd(p *report.PDB) string {
+	n := len(p.Series.Allowed)
+	switch {
+	case p.SyncError != "":
+		return "0 (fails safe)"
+	case n == 0:
+		return "-"
+	}
+	return fmt.Sprint(p.Series.Allowed[n-1])
+}
+
+// pdbRows are the budgets the PodDisruptionBudget table lists, in the
+// report's order: every one that went below its floor, lost a pod below
+// it or fails safe, and at most MaxQuietPDBRows of the others (at most
+// MaxTableRows in all); More counts those left out, LoudMore those of
+// them that are not quiet.
+func pdbRows(r *report.Report) (out struct {
+	Rows           []report.PDB
+	More, LoudMore int
+}) {
+	quiet := 0
+	for _, p := range r.PDBs {
+		loud := len(p.Drops) > 0 || p.BelowFloorSeconds > 0 || p.SyncError != ""
+		if len(out.Rows) == MaxTableRows || (!loud && quiet == MaxQuietPDBRows) {
+			out.More++
+			if loud {
+				out.LoudMore++
+			}
+			continue
+		}
+		if !loud {
+			quiet++
+		}
+		out.Rows = append(out.Rows, p)
 	}
 	return out
 }

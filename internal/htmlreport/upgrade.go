@@ -56,7 +56,7 @@ func WriteUpgrade(w io.Writer, rec *journal.Record, where string, now time.Time)
 		Report: Steps{Scenario: steps.Scenario, Status: steps.Status, Hops: steps.Hops, Phases: steps.Phases},
 		// The journal has no node lives: the page draws only the steps.
 		Timeline: &timeline.Timeline{End: steps.MakespanSeconds, Versions: []string{}, Groups: []timeline.Group{},
-			Nodes: []timeline.NodeLife{}, Workloads: []timeline.Workload{}, NodePools: []timeline.NodePool{}},
+			Nodes: []timeline.NodeLife{}, Workloads: []timeline.Workload{}, PDBs: []timeline.PDB{}, NodePools: []timeline.NodePool{}},
 		Clock: "wall-clock time",
 	})
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
@@ -354,6 +356,37 @@ spec:
 `, &appsv1.DaemonSet{}, &workloadSummary{selector: LabelSet{{"app", "agent"}},
 			pod: PodTemplate{Labels: LabelSet{{"app", "agent"}}, DoNotDisrupt: true, Containers: []ContainerSummary{{Name: "agent"}},
 				NodePools: []string{"system", "batch", "gpu"}, PoolsChosen: true}}},
+		{"a Deployment's strategy and paused", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 4
+  paused: true
+  strategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 0, maxSurge: "50%"}}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+`, &appsv1.Deployment{}, &workloadSummary{replicas: 4, selector: LabelSet{{"app", "web"}},
+			pod: PodTemplate{Labels: LabelSet{{"app", "web"}}, Containers: []ContainerSummary{{Name: "web"}}},
+			rollout: &rolloutSpec{paused: true, strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: ptr.To(intstr.FromInt32(0)), MaxSurge: ptr.To(intstr.FromString("50%"))}}}}},
+		{"a StatefulSet's updateStrategy", `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: shop}
+spec:
+  replicas: 3
+  updateStrategy: {rollingUpdate: {partition: 1, maxUnavailable: 2}}
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: postgres}]
+`, &appsv1.StatefulSet{}, &workloadSummary{replicas: 3, selector: LabelSet{{"app", "db"}},
+			pod: PodTemplate{Labels: LabelSet{{"app", "db"}}, Containers: []ContainerSummary{{Name: "db"}}},
+			rollout: &rolloutSpec{updateStrategy: appsv1.StatefulSetUpdateStrategy{
+				RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](1), MaxUnavailable: ptr.To(intstr.FromInt32(2))}}}}},
 		{"owned pod", `apiVersion: v1
 kind: Pod
 metadata:

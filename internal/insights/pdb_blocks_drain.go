@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/ladder-eks/ladder/internal/eviction"
 	"github.com/ladder-eks/ladder/internal/manifest"
 )
 
@@ -13,17 +14,20 @@ func init() { Register(pdbBlocksDrain{}) }
 
 // pdbBlocksDrain finds PodDisruptionBudgets that can never allow a
 // disruption: maxUnavailable 0 or 0%, minAvailable 100%, or minAvailable at
-// least the number of pods it selects (replicas 1 with minAvailable 1).
-// Every eviction of their pods gets 429, so drains wait forever and EKS
-// managed node group updates fail with PodEvictionFailure. ERROR; WARNING
-// when an HPA may scale the pods above the budget.
+// least the number of pods it selects (replicas 1 with minAvailable 1), or
+// maxUnavailable or a percentage minAvailable over the pods of a DaemonSet,
+// which has no scale for the disruption controller to read. Every eviction
+// of their pods gets 429, so drains wait forever and EKS managed node group
+// updates fail with PodEvictionFailure. ERROR; WARNING when an HPA may
+// scale the pods above the budget.
 type pdbBlocksDrain struct{}
 
 func (pdbBlocksDrain) Info() Info {
 	return Info{
 		ID:    "pdb-blocks-drain",
 		Title: "PodDisruptionBudgets that never allow an eviction",
-		Help: "A PodDisruptionBudget with maxUnavailable 0, minAvailable 100%, or minAvailable at least the replicas it covers never allows a disruption: " +
+		Help: "A PodDisruptionBudget with maxUnavailable 0, minAvailable 100%, or minAvailable at least the replicas it covers never allows a disruption, " +
+			"nor does one with maxUnavailable or a percentage minAvailable that selects the pods of a DaemonSet (the disruption controller cannot read a DaemonSet's scale, its sync fails and leaves disruptionsAllowed 0): " +
 			"every eviction gets 429 Too Many Requests, kubectl drain and Karpenter wait forever, and an EKS managed node group update fails after 15 minutes " +
 			"with PodEvictionFailure. ERROR; WARNING when a HorizontalPodAutoscaler may scale the pods above the budget.",
 		Needs: NeedsObjects,
@@ -38,6 +42,10 @@ func (pdbBlocksDrain) Run(in *Input) []Finding {
 		if manifest.SelectsNoPodAsV1beta1(spec.Selector) {
 			// An empty selector written in policy/v1beta1 selects no pod
 			// (manifest.PDBFromV1beta1): the budget guards nothing.
+			continue
+		}
+		if f, ok := pdbOverNoScale(in, p); ok {
+			out = append(out, f)
 			continue
 		}
 		switch {
@@ -90,6 +98,68 @@ func (pdbBlocksDrain) Run(in *Input) []Finding {
 			}
 			out = append(out, o.Finding(sev, "spec.minAvailable", msg, rec))
 		}
+	}
+	return out
+}
+
+// pdbOverNoScale is the finding on a budget whose desiredHealthy needs the
+// scale of its pods' controllers (maxUnavailable, a percentage
+// minAvailable: eviction.NeedsScale) when it selects the pods of a
+// DaemonSet, which has none: upstream getExpectedScale fails with
+// getScaleController's error ("daemonsets.apps does not implement the
+// scale subresource", eviction.ScaleError; k8s.io/kubernetes
+// pkg/controller/disruption/disruption.go), and failSafe leaves
+// disruptionsAllowed 0 with DisruptionAllowed=False reason SyncFailed
+// (semantics.md §D.2). Every eviction of a pod the budget selects — the
+// DaemonSet's, which Karpenter evicts when it terminates a node, and any
+// other workload's — is then refused with 429 (§D.1 checkAndDecrement),
+// whatever the budget's value. An integer minAvailable counts the selected
+// pods instead of reading a scale, so it is not affected.
+func pdbOverNoScale(in *Input, p *PDB) (Finding, bool) {
+	if !eviction.NeedsScale(p.Spec) {
+		return Finding{}, false
+	}
+	var noScale []string
+	var scaleErr error
+	for _, w := range in.DaemonSetsSelectedBy(p) {
+		if err := eviction.ScaleError(w.Object.APIVersion, w.Object.Kind); err != nil {
+			noScale = append(noScale, w.Object.String())
+			if scaleErr == nil {
+				scaleErr = err
+			}
+		}
+	}
+	if len(noScale) == 0 {
+		return Finding{}, false
+	}
+	field, form, budget := "spec.maxUnavailable", "maxUnavailable", "maxUnavailable "+p.Spec.MaxUnavailable.String()
+	if p.Spec.MaxUnavailable == nil {
+		field, form, budget = "spec.minAvailable", "a percentage minAvailable", "minAvailable "+p.Spec.MinAvailable.String()
+	}
+	selects := "the pods of " + strings.Join(noScale, ", ")
+	if len(noScale) > 1 {
+		selects = "the pods of DaemonSets " + strings.Join(trimKind(noScale, "DaemonSet "), ", ")
+	}
+	var others []string
+	for _, w := range in.WorkloadsSelectedBy(p) {
+		others = append(others, w.Object.String())
+	}
+	if len(others) > 0 {
+		selects += " and of " + strings.Join(others, ", ")
+	}
+	o := p.Object
+	return o.Finding(Error, field,
+		fmt.Sprintf("%s has %s and selects %s: for %s the disruption controller reads the scale of the pods' controllers and a DaemonSet has none (%q), "+
+			"so its sync fails, leaving disruptionsAllowed 0 (DisruptionAllowed=False, reason SyncFailed), and every eviction of a pod it selects gets 429: drains of their nodes never finish",
+			o, budget, selects, form, scaleErr.Error()),
+		"Use an integer minAvailable — the only form the disruption controller computes without a scale — or select only pods of Deployments/StatefulSets/ReplicaSets."), true
+}
+
+// trimKind removes a "Kind " prefix from object names.
+func trimKind(names []string, prefix string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strings.TrimPrefix(n, prefix)
 	}
 	return out
 }

@@ -122,6 +122,51 @@ func TestPDBBlocksDrain(t *testing.T) {
 	})
 }
 
+// agentDS renders a DaemonSet whose pods carry app: name and tier: web.
+func agentDS(ns, name string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  selector: {matchLabels: {app: %[2]s}}
+  template:
+    metadata: {labels: {app: %[2]s, tier: web}}
+    spec:
+      containers: [{name: %[2]s, image: public.ecr.aws/aws-observability/aws-for-fluent-bit:2.32.4}]
+`, ns, name)
+}
+
+// TestPDBBlocksDrainDaemonSet: a budget that needs the scale of its pods'
+// controllers (maxUnavailable, a percentage minAvailable) over a
+// DaemonSet's pods never allows an eviction — the disruption controller's
+// sync fails with "daemonsets.apps does not implement the scale
+// subresource" and leaves disruptionsAllowed 0 — while an integer
+// minAvailable counts the pods and works.
+func TestPDBBlocksDrainDaemonSet(t *testing.T) {
+	scaleErr := `"daemonsets.apps does not implement the scale subresource"`
+	fix := "Use an integer minAvailable"
+	runCases(t, "pdb-blocks-drain", []checkCase{
+		{name: "maxUnavailable 1", manifests: join(agentDS("logging", "fluent-bit"), pdb("logging", "fluent-bit", "{app: fluent-bit}", "maxUnavailable: 1")),
+			want: []want{{Error, "PodDisruptionBudget logging/fluent-bit", "spec.maxUnavailable", []string{
+				"has maxUnavailable 1 and selects the pods of DaemonSet logging/fluent-bit: for maxUnavailable the disruption controller reads the scale",
+				scaleErr, "reason SyncFailed", "gets 429", fix}}}},
+		{name: "minAvailable 50%", manifests: join(agentDS("logging", "fluent-bit"), pdb("logging", "fluent-bit", "{app: fluent-bit}", `minAvailable: "50%"`)),
+			want: []want{{Error, "PodDisruptionBudget logging/fluent-bit", "spec.minAvailable", []string{
+				"has minAvailable 50% and selects the pods of DaemonSet logging/fluent-bit: for a percentage minAvailable", scaleErr}}}},
+		{name: "minAvailable 1 needs no scale", manifests: join(agentDS("logging", "fluent-bit"), pdb("logging", "fluent-bit", "{app: fluent-bit}", "minAvailable: 1"))},
+		{name: "a Deployment's pods and a DaemonSet's", manifests: join(deployment("shop", "web", 3, ""), agentDS("shop", "agent"),
+			pdb("shop", "front", "{tier: web}", "maxUnavailable: 1")),
+			want: []want{{Error, "PodDisruptionBudget shop/front", "spec.maxUnavailable", []string{
+				"selects the pods of DaemonSet shop/agent and of Deployment shop/web", scaleErr}}}},
+		{name: "two DaemonSets", manifests: join(agentDS("shop", "agent"), agentDS("shop", "probe"), pdb("shop", "front", "{tier: web}", `maxUnavailable: "10%"`)),
+			want: []want{{Error, "PodDisruptionBudget shop/front", "spec.maxUnavailable", []string{"selects the pods of DaemonSets shop/agent, shop/probe:", scaleErr}}}},
+		{name: "maxUnavailable 0 over a DaemonSet: one finding", manifests: join(agentDS("shop", "agent"), pdb("shop", "agent", "{app: agent}", "maxUnavailable: 0")),
+			want: []want{{Error, "PodDisruptionBudget shop/agent", "spec.maxUnavailable", []string{scaleErr, fix}}}},
+		{name: "a DaemonSet in another namespace", manifests: join(deployment("shop", "web", 3, ""), agentDS("logging", "agent"),
+			pdb("shop", "front", "{tier: web}", "maxUnavailable: 1"))},
+	})
+}
+
 func TestPDBMultiple(t *testing.T) {
 	runCases(t, "pdb-multiple", []checkCase{
 		{name: "two PDBs select the same pods", manifests: join(deployment("shop", "web", 3, ""),

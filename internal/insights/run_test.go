@@ -95,7 +95,7 @@ func TestHops(t *testing.T) {
 func TestRegistry(t *testing.T) {
 	want := []string{"addon-compatibility", "al2-end-of-life", "control-plane-hop", "custom-ami-nodegroup", "deprecated-api", "do-not-disrupt",
 		"drain-blocked", "drain-timeout-risk", "invalid-manifest", "karpenter-ami-pinned", "karpenter-budget-blocks", "kube-proxy-skew", "kubelet-skew",
-		"no-readiness-probe", "no-spread", "pdb-blocks-drain", "pdb-missing", "pdb-multiple", "pv-zone", "removed-api", "single-replica",
+		"no-readiness-probe", "no-spread", "pdb-blocks-drain", "pdb-missing", "pdb-multiple", "pv-zone", "removed-api", "rollout-below-pdb-floor", "single-replica",
 		"support-window", "volume-binding-mode"}
 	var got []string
 	for _, c := range Checks() {

@@ -63,6 +63,36 @@ type workloadSummary struct {
 	// that is the workload.
 	owned bool
 	pod   PodTemplate
+	// rollout is a Deployment's or StatefulSet's update strategy, nil when
+	// none is written (the API server's defaults) and the Deployment is not
+	// paused.
+	rollout *rolloutSpec
+}
+
+// rolloutSpec is what rollout-below-pdb-floor reads of a Deployment
+// (strategy, paused) or a StatefulSet (updateStrategy) beyond its
+// replicas: the input of internal/rules/rollout.
+type rolloutSpec struct {
+	strategy       appsv1.DeploymentStrategy
+	paused         bool
+	updateStrategy appsv1.StatefulSetUpdateStrategy
+}
+
+// deploymentRollout and statefulSetRollout keep a rolloutSpec only when the
+// manifest writes something, so the many Deployments that do not cost no
+// more.
+func deploymentRollout(spec *appsv1.DeploymentSpec) *rolloutSpec {
+	if spec.Strategy == (appsv1.DeploymentStrategy{}) && !spec.Paused {
+		return nil
+	}
+	return &rolloutSpec{strategy: spec.Strategy, paused: spec.Paused}
+}
+
+func statefulSetRollout(spec *appsv1.StatefulSetSpec) *rolloutSpec {
+	if spec.UpdateStrategy == (appsv1.StatefulSetUpdateStrategy{}) {
+		return nil
+	}
+	return &rolloutSpec{updateStrategy: spec.UpdateStrategy}
 }
 
 // hpaSummary is the Typed of a HorizontalPodAutoscaler decoded from a
@@ -122,9 +152,11 @@ func summarizeWorkload(typed any) *workloadSummary {
 	case *workloadSummary:
 		return t
 	case *appsv1.Deployment:
-		return &workloadSummary{replicas: orOne(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec)}
+		return &workloadSummary{replicas: orOne(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec),
+			rollout: deploymentRollout(&t.Spec)}
 	case *appsv1.StatefulSet:
-		return &workloadSummary{replicas: orOne(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec)}
+		return &workloadSummary{replicas: orOne(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec),
+			rollout: statefulSetRollout(&t.Spec)}
 	case *appsv1.ReplicaSet:
 		return &workloadSummary{replicas: orOne(t.Spec.Replicas), selector: matchLabels(t.Spec.Selector), owned: len(t.OwnerReferences) > 0,
 			pod: podTemplate(t.Spec.Template.ObjectMeta, &t.Spec.Template.Spec)}

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/rules/rollout"
 )
 
 // Workload is something that runs pods from a template — a Deployment,
@@ -31,8 +34,31 @@ type Workload struct {
 	// PodField is the template's field path ("spec.template"; "" for a Pod).
 	PodField string
 
-	pdbs  []*PDB // the PodDisruptionBudgets selecting its pods
-	order int    // its index in Input.Workloads
+	pdbs    []*PDB       // the PodDisruptionBudgets selecting its pods
+	order   int          // its index in Input.Workloads
+	rollout *rolloutSpec // a Deployment's or StatefulSet's update strategy, when written
+}
+
+// Rollout is what the workload's own controller does to its pods when
+// their template changes (kubectl rollout restart), at Replicas, under the
+// kube-controller-manager of minor controller (internal/rules/rollout). ok
+// is false for the kinds it does not cover: DaemonSets (how many pods they
+// run depends on the nodes), ReplicaSets and Pods (nothing rolls them).
+func (w *Workload) Rollout(controller kubeversion.Minor) (r rollout.Rollout, ok bool, err error) {
+	rs := w.rollout
+	if rs == nil {
+		rs = &rolloutSpec{}
+	}
+	replicas := w.Replicas
+	switch w.Object.Kind {
+	case "Deployment":
+		r, err = rollout.Deployment(&appsv1.DeploymentSpec{Replicas: &replicas, Strategy: rs.strategy, Paused: rs.paused})
+	case "StatefulSet":
+		r, err = rollout.StatefulSet(&appsv1.StatefulSetSpec{Replicas: &replicas, UpdateStrategy: rs.updateStrategy}, controller)
+	default:
+		return rollout.Rollout{}, false, nil
+	}
+	return r, err == nil, err
 }
 
 // IsDaemonSet reports whether the workload is a DaemonSet.
@@ -71,7 +97,8 @@ type PDB struct {
 	Spec     *policyv1.PodDisruptionBudgetSpec
 	Selector labels.Selector
 
-	workloads []*Workload // selected, DaemonSets excluded
+	workloads  []*Workload // selected, DaemonSets excluded
+	daemonSets []*Workload // the DaemonSets selected
 }
 
 // Selects reports whether the PDB selects the workload's pods.
@@ -100,11 +127,19 @@ func (in *Input) PDBs() []*PDB {
 	return in.pdbList
 }
 
-// WorkloadsSelectedBy returns the workloads (not DaemonSets: drains skip
-// their pods) whose pods a PDB selects, in source order.
+// WorkloadsSelectedBy returns the workloads whose pods a PDB selects, in
+// source order: not DaemonSets, whose pods kubectl drain skips
+// (DaemonSetsSelectedBy returns those).
 func (in *Input) WorkloadsSelectedBy(p *PDB) []*Workload {
 	in.indexWorkloads()
 	return p.workloads
+}
+
+// DaemonSetsSelectedBy returns the DaemonSets whose pods a PDB selects, in
+// source order.
+func (in *Input) DaemonSetsSelectedBy(p *PDB) []*Workload {
+	in.indexWorkloads()
+	return p.daemonSets
 }
 
 func newPDB(o *Object) *PDB {
@@ -179,7 +214,9 @@ func (in *Input) indexWorkloads() {
 			for _, w := range candidates {
 				if p.Selector.Matches(w.Pod.Labels) {
 					w.pdbs = append(w.pdbs, p)
-					if !w.IsDaemonSet() {
+					if w.IsDaemonSet() {
+						p.daemonSets = append(p.daemonSets, w)
+					} else {
 						p.workloads = append(p.workloads, w)
 					}
 				}
@@ -193,7 +230,7 @@ func newWorkload(o *Object) *Workload {
 	if sum == nil || sum.owned {
 		return nil
 	}
-	w := &Workload{Object: o, Replicas: sum.replicas, MaxReplicas: sum.replicas, Pod: &sum.pod, Selector: sum.selector, PodField: "spec.template"}
+	w := &Workload{Object: o, Replicas: sum.replicas, MaxReplicas: sum.replicas, Pod: &sum.pod, Selector: sum.selector, PodField: "spec.template", rollout: sum.rollout}
 	if o.Kind == "Pod" {
 		w.PodField = ""
 	}

@@ -492,3 +492,31 @@ func TestWatchGivesUpOnListsThatNeverFinish(t *testing.T) {
 		t.Fatalf("Watch: %v, want the sync timeout with the server's last error", err)
 	}
 }
+
+// A replay shows each PDB with the status the rehearsal judged it by (the
+// report's pdbs[].series): the workshop's orders-pdb spans the orders and
+// orders-mysql Deployments, and at every change its floor and healthy count
+// are the series', not one workload's.
+func TestReplayPDBsAreTheReportsSeries(t *testing.T) {
+	r, rep := record(t, "workshop")
+	var orders *report.PDB
+	for i := range rep.PDBs {
+		if rep.PDBs[i].Namespace == "orders" && rep.PDBs[i].Name == "orders-pdb" {
+			orders = &rep.PDBs[i]
+		}
+	}
+	if orders == nil || len(orders.Workloads) < 2 || len(orders.Series.T) < 3 {
+		t.Fatalf("orders-pdb in the report: %+v, want a series over two workloads", orders)
+	}
+	s := orders.Series
+	for i := range s.T {
+		if i+1 < len(s.T) && s.T[i+1] == s.T[i] {
+			continue // several changes at one instant: the replay shows the last
+		}
+		got := r.StateAt(s.T[i]).PDBs["orders/orders-pdb"]
+		if got.Healthy != s.Healthy[i] || got.Floor != s.Desired[i] || got.Allowed != s.Allowed[i] || got.Expected != s.Expected[i] {
+			t.Fatalf("at %.0fs the replay shows %+v, the report's series healthy %d desired %d allowed %d expected %d",
+				s.T[i], got, s.Healthy[i], s.Desired[i], s.Allowed[i], s.Expected[i])
+		}
+	}
+}

@@ -71,6 +71,7 @@ func Record(sc *scenario.Scenario, opts rehearse.Options) (*Replay, *report.Repo
 		return nil, nil, err
 	}
 	r.end = rep.MakespanSeconds
+	r.addPDBs(rep.PDBs)
 	for _, p := range rep.Phases {
 		name := p.Kind
 		if p.Name != "" {
@@ -117,19 +118,27 @@ func (rec *recorder) Pod(t float64, p *corev1.Pod, gone bool) {
 	rec.pods = append(rec.pods, v)
 }
 
-// Workload turns a workload's Ready count and PDB floor into the status of
-// each PDB selecting it: the rehearsal's recorder reads the workloads, not
-// the PDB objects (reading those would sync their status at an instant the
-// rehearsal did not). A PDB over several workloads shows the last one's.
-func (rec *recorder) Workload(t float64, s timeline.WorkloadSample) {
-	if s.Floor < 0 {
+// Workload is a workload's sample: the replay shows its pods, and its PDBs
+// from the report (addPDBs).
+func (rec *recorder) Workload(float64, timeline.WorkloadSample) {}
+
+// addPDBs adds each PDB's status, change by change, as the report's
+// pdbs[].series has it — the disruption controller's status the rehearsal
+// judged by, over every workload a PDB selects — into the changes, in time
+// order (a PDB's change after the pods' at the same instant).
+func (r *Replay) addPDBs(pdbs []report.PDB) {
+	if len(pdbs) == 0 {
 		return
 	}
-	for _, name := range s.PDBs {
-		rec.changes = append(rec.changes, change{t: t, kind: kindPDB, i: int32(len(rec.pdbs)), key: name})
-		rec.pdbs = append(rec.pdbs, PDB{Key: name, Healthy: int32(s.Ready), Floor: int32(s.Floor),
-			Allowed: int32(max(0, s.Ready-s.Floor)), Expected: int32(s.Desired)})
+	for _, p := range pdbs {
+		key := p.Namespace + "/" + p.Name
+		s := p.Series
+		for i := range s.T {
+			r.changes = append(r.changes, change{t: s.T[i], kind: kindPDB, i: int32(len(r.pdbs)), key: key})
+			r.pdbs = append(r.pdbs, PDB{Key: key, Healthy: s.Healthy[i], Floor: s.Desired[i], Allowed: s.Allowed[i], Expected: s.Expected[i]})
+		}
 	}
+	sort.SliceStable(r.changes, func(i, j int) bool { return r.changes[i].t < r.changes[j].t })
 }
 
 // apply applies change i to st.

@@ -26,8 +26,9 @@ func seconds(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 
 // report turns the finished run into a report; a run that succeeded but
 // broke a PodDisruptionBudget is reported violated.
 func (r *run) report(status string) *report.Report {
-	status = r.statusWithViolations(status)
 	now := r.eng.Now()
+	pdbs, rollouts := r.pdbReport(now)
+	status = r.statusWithViolations(status, rollouts)
 	rep := &report.Report{
 		Scenario:         r.sc.Metadata.Name,
 		Seed:             r.seed,
@@ -129,6 +130,7 @@ func (r *run) report(status string) *report.Report {
 		rep.Blocked = append(rep.Blocked, report.Blocked{Node: b.node, Pod: b.pod, PDB: b.pdb, Seconds: seconds(b.end(now).Sub(b.since)), Outcome: b.outcome, Message: b.message})
 	}
 	rep.Violations = append(rep.Violations, r.violations...)
+	rep.PDBs, rep.RolloutsBelowFloor = pdbs, rollouts
 	rep.Notes = append(rep.Notes, r.notes...)
 	for _, k := range r.kube.Killed() {
 		if r.violated(k.Namespace, k.Name) {
@@ -202,6 +204,7 @@ func (r *run) stuckReasons() []string {
 		}
 		out = append(out, fmt.Sprintf("node %s: %s blocked%s for %s: %s", b.Node, what, pdb, now.Sub(b.Since).Round(time.Second), b.Message))
 	}
+	out = append(out, r.ownDrainsStuck(now)...)
 	out = append(out, r.karp.BudgetBlocks()...)
 	var drifted []string
 	for _, c := range r.karp.Drifted() {

@@ -2,6 +2,7 @@ package rehearse
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/ladder-eks/ladder/internal/awsport/twinaws"
@@ -111,6 +112,9 @@ func (r *run) StepEnded(st plan.Step, err error) {
 	}
 	switch {
 	case executor.IsTimeLimit(err):
+		if d := (*executor.DrainBlocked)(nil); errors.As(err, &d) {
+			r.ownDrainStuck = d
+		}
 		msg := "the time limit ran out during this step"
 		if why, ok := strings.CutPrefix(err.Error(), executor.ErrTimeLimit.Error()+": "); ok {
 			// What the step waited on when it ran out, such as the pod

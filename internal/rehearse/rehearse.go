@@ -126,6 +126,17 @@ type run struct {
 	// violations are the PDB breaches so far (violations.go).
 	inPhase    bool
 	violations []report.Violation
+	// dropAt locates each PDB drop (by PDB namespace/name and index) in
+	// the phase it happened in; phaseDrops counts each phase's drops by a
+	// workload's own controller (rollouts.go).
+	dropAt     map[dropKey]report.Drop
+	phaseDrops map[int][]string
+	// ownBlocked are the pods whose eviction Ladder's own drains saw
+	// refused (executor.BlockObserver), in the order first seen;
+	// ownDrainStuck is the drain of Ladder's own a step was still held up
+	// by when the time limit ran out.
+	ownBlocked    []blockedSpan
+	ownDrainStuck *executor.DrainBlocked
 	// recorder records the rehearsal over time for the HTML report; nil
 	// unless RunTimeline asked for it.
 	recorder *recorder
@@ -180,6 +191,7 @@ func setup(sc *scenario.Scenario, opts Options) (*run, error) {
 		r.karp.OnEvent(r.karpenterEvent)
 		r.kube.OnEvent(r.kubeEvent)
 		r.kube.OnPDBBreach(r.pdbBreach)
+		r.kube.OnPDBDrop(r.pdbDrop)
 	}})
 	if err != nil {
 		return nil, err

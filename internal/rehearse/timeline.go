@@ -3,6 +3,7 @@ package rehearse
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -211,9 +212,12 @@ func (rec *recorder) pool(name string) {
 	rec.b.NodePool(rec.now(), name, group, rec.disrupting[name], allowed[karpv1.DisruptionReasonDrifted])
 }
 
-// workload samples a workload's Ready and desired counts and its PDB
-// floor: the highest status.desiredHealthy of the PDBs selecting its pods
-// (semantics.md §D.2).
+// workload samples a workload's Ready and desired counts and names the
+// PDBs selecting its pods. The timeline takes each PDB's floor from the
+// PDB's own status at the end (build: the report's pdbs[]), computed over
+// every pod it selects; the floor a watcher is told is what the PDB would
+// give this workload alone (a live view's approximation, wrong for a PDB
+// spanning several workloads).
 func (rec *recorder) workload(w kube.WorkloadReady) {
 	key := objectKey(w.Kind, w.Namespace, w.Name)
 	pdbs, ok := rec.floors[key]
@@ -268,7 +272,8 @@ func (rec *recorder) appliedPDBs() map[string][]*policyv1.PodDisruptionBudget {
 }
 
 // build makes the timeline once the report is done: it ends at the
-// makespan, and its blocked drains are the report's, with their spans.
+// makespan, its blocked drains are the report's, with their spans, and its
+// PDBs are the report's pdbs[].
 func (rec *recorder) build(rep *report.Report) *timeline.Timeline {
 	now, start := rec.r.eng.Now(), rec.r.eng.Start()
 	var blocked []timeline.Blocked
@@ -276,5 +281,36 @@ func (rec *recorder) build(rep *report.Report) *timeline.Timeline {
 		blocked = append(blocked, timeline.Blocked{Node: b.node, Pod: b.pod, PDB: b.pdb,
 			From: seconds(b.since.Sub(start)), To: seconds(b.end(now).Sub(start)), Outcome: b.outcome, Message: b.message})
 	}
-	return rec.b.Build(rep.MakespanSeconds, blocked)
+	return rec.b.Build(rep.MakespanSeconds, blocked, TimelinePDBs(rep.PDBs))
+}
+
+// TimelinePDBs are the report's PDBs as the timeline takes them.
+func TimelinePDBs(pdbs []report.PDB) []timeline.PDB {
+	ints := func(s []int32) []int {
+		out := make([]int, len(s))
+		for i, v := range s {
+			out[i] = int(v)
+		}
+		return out
+	}
+	out := make([]timeline.PDB, 0, len(pdbs))
+	for _, p := range pdbs {
+		tp := timeline.PDB{Namespace: p.Namespace, Name: p.Name, Workloads: p.Workloads, SyncError: p.SyncError,
+			T: p.Series.T, Healthy: ints(p.Series.Healthy), Desired: ints(p.Series.Desired), Allowed: ints(p.Series.Allowed)}
+		if tp.Workloads == nil {
+			tp.Workloads = []string{}
+		}
+		for _, d := range p.Drops {
+			var step []string
+			for _, s := range []string{d.Hop, d.Step, d.Name} {
+				if s != "" {
+					step = append(step, s)
+				}
+			}
+			tp.Drops = append(tp.Drops, timeline.Drop{T: d.T, Pod: d.Pod, Node: d.Node, Workload: d.Workload, Cause: d.Cause, By: d.By,
+				Step: strings.Join(step, " ")})
+		}
+		out = append(out, tp)
+	}
+	return out
 }

@@ -3,8 +3,10 @@ package rehearse
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
+	"github.com/ladder-eks/ladder/internal/report"
 	"github.com/ladder-eks/ladder/internal/timeline"
 )
 
@@ -96,10 +98,40 @@ func TestWorkshopTimeline(t *testing.T) {
 	if maxOf(tl.Availability.Zero) == 0 {
 		t.Errorf("no workload ever at zero Ready, but the probe failed %v s", rep.Probe.FailedSeconds)
 	}
+	pdbs := map[string]report.PDB{}
+	for _, p := range rep.PDBs {
+		pdbs[p.Namespace+"/"+p.Name] = p
+	}
+	floors := 0
 	for _, w := range tl.Workloads {
-		// orders-pdb is minAvailable 1.
-		if w.Namespace == "orders" && w.Name == "orders" && (len(w.Floor) == 0 || w.Floor[0] != 1 || w.PDBs[0] != "orders/orders-pdb") {
-			t.Errorf("orders: floor %v PDBs %v, want 1 from orders/orders-pdb", w.Floor, w.PDBs)
+		// orders-pdb (minAvailable 1) selects the pods of orders and of
+		// orders-mysql: one floor for both, drawn as neither's.
+		if w.Namespace == "orders" && (w.Name == "orders" || w.Name == "orders-mysql") &&
+			(w.Floor != nil || !slices.Equal(w.PDBs, []string{"orders/orders-pdb"}) || !slices.Equal(w.SharedPDBs, w.PDBs)) {
+			t.Errorf("%s: floor %v PDBs %v shared %v, want no floor of its own and orders/orders-pdb shared", w.Name, w.Floor, w.PDBs, w.SharedPDBs)
+		}
+		// A floor of its own is its PDB's desiredHealthy then.
+		for k, f := range w.Floor {
+			floors++
+			p := pdbs[w.PDBs[0]]
+			i := 0
+			for i+1 < len(p.Series.T) && p.Series.T[i+1] <= w.T[k] {
+				i++
+			}
+			if len(w.PDBs) != 1 || int32(f) != p.Series.Desired[i] {
+				t.Errorf("%s/%s at %v: floor %d, its PDB %s has desiredHealthy %d", w.Namespace, w.Name, w.T[k], f, w.PDBs[0], p.Series.Desired[i])
+			}
+		}
+	}
+	if floors == 0 {
+		t.Errorf("no workload has a floor of its own: coredns has a PDB of its own")
+	}
+	if len(tl.PDBs) != len(rep.PDBs) || tl.PDBsOmitted != 0 {
+		t.Errorf("%d PDBs plotted (%d omitted), the report has %d", len(tl.PDBs), tl.PDBsOmitted, len(rep.PDBs))
+	}
+	for _, p := range tl.PDBs {
+		if want := pdbs[p.Namespace+"/"+p.Name]; !slices.Equal(p.T, want.Series.T) || !slices.Equal(p.Workloads, want.Workloads) {
+			t.Errorf("PDB %s/%s: t %v workloads %v, the report has %v %v", p.Namespace, p.Name, p.T, p.Workloads, want.Series.T, want.Workloads)
 		}
 	}
 	if len(tl.Workloads) != len(rep.Workloads) || tl.WorkloadsOmitted != 0 {

@@ -35,7 +35,15 @@ func (r *run) pdbBreach(b kube.PDBBreach) {
 // phaseViolated marks a phase that succeeded while breaking a budget.
 func (r *run) phaseViolated(i int) {
 	ph := &r.phases[i]
-	if ph.PDBViolations == 0 || ph.Status != report.Succeeded {
+	if ph.Status != report.Succeeded {
+		return
+	}
+	if rolled := r.phaseDrops[i]; len(rolled) > 0 {
+		ph.Status = report.Violated
+		r.phaseNote(fmt.Sprintf("%d pod(s) taken below their PodDisruptionBudget's floor by their own controller (PodDisruptionBudgets do not guard rollouts): %s",
+			len(rolled), strings.Join(rolled, ", ")))
+	}
+	if ph.PDBViolations == 0 {
 		return
 	}
 	ph.Status = report.Violated
@@ -49,9 +57,10 @@ func (r *run) phaseViolated(i int) {
 }
 
 // statusWithViolations is the run's status once its violations are known:
-// a run that finished but broke a budget is violated, not succeeded.
-func (r *run) statusWithViolations(status string) string {
-	if status == report.Succeeded && len(r.violations) > 0 {
+// a run that finished but broke a budget, or whose rollouts held one below
+// its floor, is violated, not succeeded.
+func (r *run) statusWithViolations(status string, rollouts []report.RolloutBelowFloor) string {
+	if status == report.Succeeded && (len(r.violations) > 0 || len(rollouts) > 0) {
 		return report.Violated
 	}
 	return status

@@ -14,8 +14,9 @@ const (
 	Stuck     = "stuck"     // the virtual-time limit was reached before the cluster settled
 	// Violated: every action ran and the cluster settled, but a pod was
 	// taken down while a PodDisruptionBudget selecting it allowed no
-	// disruption (Violations says which). For a phase: the step succeeded
-	// that way.
+	// disruption (Violations says which), or a rollout held a budget below
+	// its floor (RolloutsBelowFloor). For a phase: the step succeeded that
+	// way.
 	Violated = "violated"
 )
 
@@ -44,6 +45,14 @@ type Report struct {
 	// selecting them allowed no disruption, in the order it happened;
 	// absent when there were none.
 	Violations []Violation `json:"violations,omitempty"`
+	// PDBs are the PodDisruptionBudgets over the run, their status as the
+	// disruption controller computed it, change by change, and every pod
+	// taken below their floor; absent when the cluster has none.
+	PDBs []PDB `json:"pdbs,omitempty"`
+	// RolloutsBelowFloor are the spans in which a workload's own controller
+	// (a rollout, a scale-down) held a PodDisruptionBudget below its floor:
+	// PDBs do not guard rollouts. Absent when there were none.
+	RolloutsBelowFloor []RolloutBelowFloor `json:"rolloutsBelowFloor,omitempty"`
 	// Hops, Phases, Addons and Probe describe a playbook upgrade (spec.upgrade
 	// or an upgrade action); empty when the scenario ran only a script.
 	Hops   []Hop   `json:"hops"`
@@ -167,7 +176,9 @@ type Group struct {
 	SurgeNodes int `json:"surgeNodes"`
 }
 
-// Blocked is a pod that held up a node's drain or disruption.
+// Blocked is a pod that held up a node's drain or disruption: a managed
+// node group's, Karpenter's, a drain action's or Ladder's own (blue/green's
+// blue nodes, --strategy ladder).
 type Blocked struct {
 	Node    string  `json:"node"`
 	Pod     string  `json:"pod"`
@@ -176,7 +187,8 @@ type Blocked struct {
 	// Outcome: evicted (the PDB later allowed it), forced (deleted at the
 	// terminationGracePeriod), blocked (still blocked at the end),
 	// disruption-blocked (Karpenter would not start disrupting the node),
-	// unblocked (it later would), node-removed.
+	// unblocked (it later would), node-removed, deleted (the pod went
+	// without the Eviction API), failed (the drain stopped on it).
 	Outcome string `json:"outcome"`
 	Message string `json:"message"`
 }
@@ -223,4 +235,91 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// PDB is one PodDisruptionBudget over the rehearsal.
+type PDB struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// MinAvailable or MaxUnavailable, as written.
+	MinAvailable   string `json:"minAvailable,omitempty"`
+	MaxUnavailable string `json:"maxUnavailable,omitempty"`
+	// Workloads are the controllers of the pods it selected, Kind/name.
+	Workloads []string `json:"workloads"`
+	// SyncError is the disruption controller's error when it could not
+	// compute the budget and failed safe, allowing no disruption (a
+	// DaemonSet's pods under maxUnavailable or a percentage).
+	SyncError string `json:"syncError,omitempty"`
+	// MinHealthy is the fewest healthy pods it had; BelowFloorSeconds how
+	// long it had fewer than desiredHealthy.
+	MinHealthy        int32   `json:"minHealthy"`
+	BelowFloorSeconds float64 `json:"belowFloorSeconds"`
+	// Series is its status at the start and after every change.
+	Series PDBSeries `json:"series"`
+	// Drops are the healthy pods taken down while it allowed no
+	// disruption, in order.
+	Drops []Drop `json:"drops,omitempty"`
+}
+
+// PDBSeries is a PDB's status over time, one entry per change, in
+// parallel arrays: t (seconds since the start), status.currentHealthy,
+// desiredHealthy, expectedPods and disruptionsAllowed. Between entries i−1
+// and i the pods taken below the floor number
+// max(0, (healthy[i−1] − healthy[i]) − max(0, allowed[i−1])): drops[] lists
+// each, at t[i].
+type PDBSeries struct {
+	T        []float64 `json:"t"`
+	Healthy  []int32   `json:"healthy"`
+	Desired  []int32   `json:"desired"`
+	Expected []int32   `json:"expected"`
+	Allowed  []int32   `json:"allowed"`
+}
+
+// Drop causes.
+const (
+	CauseDeleted     = "deleted"      // DELETE without the Eviction API
+	CauseNodeRemoved = "node-removed" // its node went away with it
+	CauseRollout     = "rollout"      // its controller replaced it with a newer revision
+	CauseScaleDown   = "scale-down"   // its controller removed it to run fewer
+	CauseUnready     = "unready"      // it turned unready while running
+)
+
+// Drop is a healthy pod a PDB selected taken down while the PDB allowed
+// no disruption.
+type Drop struct {
+	T        float64 `json:"t"`
+	Pod      string  `json:"pod"`
+	Node     string  `json:"node,omitempty"`
+	Workload string  `json:"workload,omitempty"`
+	// Cause is deleted, node-removed (both also in violations[]),
+	// rollout, scale-down (in rolloutsBelowFloor[]) or unready; By says who.
+	Cause string `json:"cause"`
+	By    string `json:"by"`
+	// Hop, Step and Name locate the playbook phase it happened in.
+	Hop  string `json:"hop,omitempty"`
+	Step string `json:"step,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// RolloutBelowFloor is a span in which a workload's own controller held a
+// PDB below its floor: from the first pod it took below the floor until
+// the budget had its desiredHealthy again (or the end of the run).
+type RolloutBelowFloor struct {
+	PDB      string `json:"pdb"`
+	Workload string `json:"workload"` // Kind/namespace/name
+	// Cause is rollout or scale-down.
+	Cause   string  `json:"cause"`
+	Start   float64 `json:"startSeconds"`
+	End     float64 `json:"endSeconds"`
+	Seconds float64 `json:"seconds"`
+	// Pods is how many pods it took below the floor; MinHealthy the fewest
+	// healthy pods in the span, Desired the floor.
+	Pods       int   `json:"pods"`
+	MinHealthy int32 `json:"minHealthy"`
+	Desired    int32 `json:"desired"`
+	// Ongoing: still below the floor when the run ended.
+	Ongoing bool   `json:"ongoing,omitempty"`
+	Hop     string `json:"hop,omitempty"`
+	Step    string `json:"step,omitempty"`
+	Name    string `json:"name,omitempty"`
 }

@@ -32,6 +32,13 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		p.printf("  violated: %s\n", v.Summary())
 	}
+	for i, b := range r.RolloutsBelowFloor {
+		if i == maxViolationLines {
+			p.printf("  violated: … and %d more span(s) below a PodDisruptionBudget's floor (-o json lists them in rolloutsBelowFloor[])\n", len(r.RolloutsBelowFloor)-maxViolationLines)
+			break
+		}
+		p.printf("  violated: %s\n", b.Summary())
+	}
 	for _, n := range r.Notes {
 		p.printf("  note: %s\n", n)
 	}
@@ -85,6 +92,26 @@ func (r *Report) WriteText(w io.Writer) error {
 			Duration(wl.ZeroReadySeconds), Duration(wl.UnschedulableSeconds), wl.PDBViolations)
 	}
 	tw.Flush()
+
+	if len(r.PDBs) > 0 {
+		p.printf("\nPODDISRUPTIONBUDGETS\n")
+		tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+		fmt.Fprintln(tw, "NAMESPACE\tNAME\tMIN-AVAILABLE\tMAX-UNAVAILABLE\tALLOWED-DISRUPTIONS\tMIN-HEALTHY\tBELOW-FLOOR\tDROPS")
+		for _, b := range r.PDBs {
+			allowed := "-"
+			if n := len(b.Series.Allowed); n > 0 {
+				allowed = fmt.Sprint(b.Series.Allowed[n-1])
+			}
+			termtext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\n", b.Namespace, b.Name, dash(b.MinAvailable), dash(b.MaxUnavailable), allowed,
+				b.MinHealthy, Duration(b.BelowFloorSeconds), len(b.Drops))
+		}
+		tw.Flush()
+		for _, b := range r.PDBs {
+			if b.SyncError != "" {
+				termtext.Fprintf(w, "  %s/%s: the disruption controller fails safe (no disruption allowed): %s\n", b.Namespace, b.Name, b.SyncError)
+			}
+		}
+	}
 
 	p.printf("\nNODE GROUPS\n")
 	tw = tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
@@ -166,6 +193,21 @@ func (v Violation) Summary() string {
 	line := fmt.Sprintf("%s pod %s taken down while PodDisruptionBudget %s allowed no disruption: %s (%s)", Clock(v.T), v.Pod, v.PDB, how, v.By)
 	if v.Step != "" {
 		line += "; step " + strings.Join(nonEmpty(v.Hop, v.Step, v.Name), " ")
+	}
+	return line
+}
+
+// Summary is the span in one line: when, which workload held which
+// budget how far below its floor, for how long, and in which step.
+func (b RolloutBelowFloor) Summary() string {
+	end := Clock(b.End)
+	if b.Ongoing {
+		end = "the end"
+	}
+	line := fmt.Sprintf("%s-%s %s of %s held PodDisruptionBudget %s below its floor of %d for %s (%d healthy at worst, %d pod(s) taken by the %s; PodDisruptionBudgets do not guard rollouts)",
+		Clock(b.Start), end, b.Cause, b.Workload, b.PDB, b.Desired, Duration(b.Seconds), b.MinHealthy, b.Pods, b.Cause)
+	if b.Step != "" {
+		line += "; step " + strings.Join(nonEmpty(b.Hop, b.Step, b.Name), " ")
 	}
 	return line
 }

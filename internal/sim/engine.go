@@ -23,6 +23,8 @@ type Engine struct {
 	// watch, when set, is called every watchEvery events (OnSteps).
 	watch      func()
 	watchEvery uint64
+	// after are called after every event (AfterEvent).
+	after []func()
 }
 
 // New returns an engine whose clock starts at start and whose randomness is
@@ -64,6 +66,12 @@ func (e *Engine) OnSteps(every uint64, fn func()) {
 	}
 	e.watch, e.watchEvery = fn, every
 }
+
+// AfterEvent calls fn after every event Run executes, at the event's
+// instant: a twin that accounts for what an event changed (a PDB's status
+// once a node's pods are gone) does it there. Like OnSteps, fn is not an
+// event: it must not schedule one or change what later events do.
+func (e *Engine) AfterEvent(fn func()) { e.after = append(e.after, fn) }
 
 // Event is a scheduled callback; Cancel stops it from running.
 type Event struct {
@@ -149,6 +157,9 @@ func (e *Engine) Run(limit time.Time, done func() bool) Stop {
 		}
 		e.steps++
 		ev.fn()
+		for _, fn := range e.after {
+			fn()
+		}
 		if e.watch != nil && e.steps%e.watchEvery == 0 {
 			e.watch()
 		}

@@ -156,8 +156,11 @@ func (g *groupTrack) key(k countKey) int {
 	return i
 }
 
-// WorkloadSample is a workload's counts at one instant. Floor is its PDB
-// floor, -1 when no PDB selects its pods.
+// WorkloadSample is a workload's counts at one instant. PDBs names the
+// PodDisruptionBudgets selecting its pods; Floor is, for a live watcher,
+// the highest floor they would give this workload alone (-1 without one):
+// the Timeline does not use it, but takes each budget's floor from its own
+// status (Build).
 type WorkloadSample struct {
 	Namespace, Name, Kind string
 	Ready, Desired, Floor int
@@ -170,17 +173,13 @@ type workloadTrack struct {
 }
 
 // shortfall is how a workload stands against what it wants.
-type shortfall struct{ zero, belowFloor, belowDesired bool }
+type shortfall struct{ zero, belowDesired bool }
 
 func shortfallOf(s WorkloadSample) shortfall {
-	return shortfall{
-		zero:         s.Ready == 0 && s.Desired > 0,
-		belowFloor:   s.Floor >= 0 && s.Ready < s.Floor,
-		belowDesired: s.Ready < s.Desired,
-	}
+	return shortfall{zero: s.Ready == 0 && s.Desired > 0, belowDesired: s.Ready < s.Desired}
 }
 
-// Workload records a workload's Ready, desired and floor at t.
+// Workload records a workload's Ready and desired counts at t.
 func (b *Builder) Workload(t float64, s WorkloadSample) {
 	key := s.Namespace + "/" + s.Name + "/" + s.Kind
 	w := b.workloads[key]
@@ -188,30 +187,20 @@ func (b *Builder) Workload(t float64, s WorkloadSample) {
 		w = &workloadTrack{w: Workload{Namespace: s.Namespace, Name: s.Name, Kind: s.Kind}}
 		b.workloads[key] = w
 	}
-	if s.Floor >= 0 {
+	if len(s.PDBs) > 0 {
 		w.w.PDBs = s.PDBs
 	}
-	floor := max(s.Floor, 0)
 	ww := &w.w
 	n := len(ww.T)
-	if n > 0 && ww.Ready[n-1] == s.Ready && ww.Desired[n-1] == s.Desired && (ww.Floor == nil || ww.Floor[n-1] == floor) && (s.Floor < 0) == (ww.Floor == nil) {
+	switch {
+	case n > 0 && ww.Ready[n-1] == s.Ready && ww.Desired[n-1] == s.Desired:
 		return
-	}
-	if s.Floor >= 0 && ww.Floor == nil {
-		ww.Floor = make([]int, n)
-	}
-	if n > 0 && ww.T[n-1] == t {
+	case n > 0 && ww.T[n-1] == t:
 		ww.Ready[n-1], ww.Desired[n-1] = s.Ready, s.Desired
-		if ww.Floor != nil {
-			ww.Floor[n-1] = floor
-		}
-	} else {
+	default:
 		ww.T = append(ww.T, t)
 		ww.Ready = append(ww.Ready, s.Ready)
 		ww.Desired = append(ww.Desired, s.Desired)
-		if ww.Floor != nil {
-			ww.Floor = append(ww.Floor, floor)
-		}
 	}
 	short := shortfallOf(s)
 	if short != w.short {
@@ -220,10 +209,11 @@ func (b *Builder) Workload(t float64, s WorkloadSample) {
 	}
 }
 
-// availTrack counts the workloads short of Ready pods.
+// availTrack counts the workloads short of Ready pods (BelowFloor is
+// counted from the PDBs at Build).
 type availTrack struct {
-	a                              Availability
-	zero, belowFloor, belowDesired int
+	a                  Availability
+	zero, belowDesired int
 }
 
 func (a *availTrack) change(t float64, from, to shortfall) {
@@ -236,16 +226,14 @@ func (a *availTrack) change(t float64, from, to shortfall) {
 		}
 	}
 	add(&a.zero, from.zero, to.zero)
-	add(&a.belowFloor, from.belowFloor, to.belowFloor)
 	add(&a.belowDesired, from.belowDesired, to.belowDesired)
 	av := &a.a
 	if n := len(av.T); n > 0 && av.T[n-1] == t {
-		av.Zero[n-1], av.BelowFloor[n-1], av.BelowDesired[n-1] = a.zero, a.belowFloor, a.belowDesired
+		av.Zero[n-1], av.BelowDesired[n-1] = a.zero, a.belowDesired
 		return
 	}
 	av.T = append(av.T, t)
 	av.Zero = append(av.Zero, a.zero)
-	av.BelowFloor = append(av.BelowFloor, a.belowFloor)
 	av.BelowDesired = append(av.BelowDesired, a.belowDesired)
 }
 
@@ -273,10 +261,13 @@ func (b *Builder) NodePool(t float64, name, group string, disrupting, allowed in
 }
 
 // Build makes the Timeline of a rehearsal that ended at end, with the
-// blocked drains it reported.
-func (b *Builder) Build(end float64, blocked []Blocked) *Timeline {
+// blocked drains it reported and its PodDisruptionBudgets (the report's
+// pdbs[], every drop included): they give the workloads their floors and
+// the availability its count below the floor, and the budgets that
+// suffered most are plotted.
+func (b *Builder) Build(end float64, blocked []Blocked, pdbs []PDB) *Timeline {
 	tl := &Timeline{End: end, Versions: []string{}, Groups: []Group{}, Nodes: []NodeLife{}, Workloads: []Workload{},
-		NodePools: []NodePool{}, Blocked: blocked, NodesSeen: len(b.nodes)}
+		PDBs: []PDB{}, NodePools: []NodePool{}, Blocked: blocked, NodesSeen: len(b.nodes)}
 	if tl.Blocked == nil {
 		tl.Blocked = []Blocked{}
 	}
@@ -286,7 +277,7 @@ func (b *Builder) Build(end float64, blocked []Blocked) *Timeline {
 			versions[n.life.Version] = true
 		}
 	}
-	tl.Versions = slices.Sorted(maps.Keys(versions))
+	tl.Versions = append(tl.Versions, slices.Sorted(maps.Keys(versions))...)
 	for _, name := range slices.Sorted(maps.Keys(b.groups)) {
 		tl.Groups = append(tl.Groups, b.groups[name].build(end))
 	}
@@ -298,15 +289,24 @@ func (b *Builder) Build(end float64, blocked []Blocked) *Timeline {
 			return cmp.Or(cmp.Compare(x.Group, y.Group), cmp.Compare(x.Launched, y.Launched))
 		})
 	}
+	byName := map[string]*PDB{}
+	for i := range pdbs {
+		byName[pdbs[i].Namespace+"/"+pdbs[i].Name] = &pdbs[i]
+	}
 	all := make([]*Workload, 0, len(b.workloads))
 	for _, key := range slices.Sorted(maps.Keys(b.workloads)) {
-		all = append(all, &b.workloads[key].w)
+		w := withFloor(b.workloads[key].w, byName)
+		all = append(all, &w)
 	}
 	for _, w := range Select(all, end, MaxWorkloads) {
 		tl.Workloads = append(tl.Workloads, thinWorkload(*w, end))
 	}
 	tl.WorkloadsOmitted = len(all) - len(tl.Workloads)
-	tl.Availability = thinAvailability(b.avail.a, end)
+	for _, p := range SelectPDBs(pdbs, end, MaxPDBs) {
+		tl.PDBs = append(tl.PDBs, thinPDB(p, end))
+	}
+	tl.PDBsOmitted = len(pdbs) - len(tl.PDBs)
+	tl.Availability = thinAvailability(withBelowFloor(b.avail.a, pdbs), end)
 	if tl.Availability.T == nil {
 		tl.Availability = Availability{T: []float64{}, Zero: []int{}, BelowFloor: []int{}, BelowDesired: []int{}}
 	}

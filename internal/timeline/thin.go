@@ -38,6 +38,44 @@ func Thin(t []float64, end float64, maxPoints int, better func(i, j int) bool) [
 	return out
 }
 
+// ThinKeep is Thin that never drops a sample i with keep[i]: a bucket
+// holding one keeps its kept samples and no other. It returns at most
+// maxPoints samples and the kept ones.
+func ThinKeep(t []float64, end float64, maxPoints int, keep []bool, better func(i, j int) bool) []int {
+	if len(t) <= maxPoints || maxPoints < 2 || end <= t[0] {
+		return Thin(t, end, maxPoints, better)
+	}
+	width := (end - t[0]) / float64(maxPoints-1)
+	bucket := func(i int) int { return min(int((t[i]-t[0])/width), maxPoints-2) }
+	held := map[int]bool{} // the buckets holding a kept sample
+	for i := 1; i < len(t); i++ {
+		if keep[i] {
+			held[bucket(i)] = true
+		}
+	}
+	out := []int{0}
+	rep, repBucket := -1, -1
+	for i := 1; i < len(t); i++ {
+		if b := bucket(i); b != repBucket {
+			if rep >= 0 {
+				out = append(out, rep)
+			}
+			rep, repBucket = -1, b
+		}
+		switch {
+		case keep[i]:
+			out = append(out, i)
+		case held[repBucket]:
+		case rep < 0 || better == nil || better(i, rep):
+			rep = i
+		}
+	}
+	if rep >= 0 {
+		out = append(out, rep)
+	}
+	return out
+}
+
 func pick[T any](s []T, idx []int) []T {
 	if s == nil {
 		return nil

@@ -22,6 +22,12 @@
     t = Math.round(t);
     return pad(Math.floor(t / 3600)) + ':' + pad(Math.floor(t % 3600 / 60)) + ':' + pad(t % 60);
   }
+  // Text for a tooltip, which ECharts renders as HTML: names stay inert.
+  function esc(v) {
+    return String(v === undefined || v === null ? '' : v).replace(/[&<>"']/g, function (c) {
+      return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c];
+    });
+  }
   function minor(v) {
     var m = /^v?(\d+\.\d+)/.exec(v || '');
     return m ? m[1] : (v || '?');
@@ -206,10 +212,10 @@
     rangeChart(el, rows, items, function (p) {
       var d = p.data;
       if (d.outage) {
-        return 'probe failed ' + clock(d.outage.startSeconds) + '–' + clock(d.outage.endSeconds) + '<br>no Ready pod in ' + d.outage.missing.join(', ');
+        return 'probe failed ' + clock(d.outage.startSeconds) + '–' + clock(d.outage.endSeconds) + '<br>no Ready pod in ' + esc(d.outage.missing.join(', '));
       }
       var ph = d.phase;
-      return ph.kind + ' ' + (ph.name || '') + ' ' + (ph.from || '') + ' → ' + (ph.to || '') + '<br>' + clock(ph.startSeconds) + '–' + clock(ph.endSeconds) + ' ' + ph.status +
+      return esc(ph.kind + ' ' + (ph.name || '') + ' ' + (ph.from || '') + ' → ' + (ph.to || '')) + '<br>' + clock(ph.startSeconds) + '–' + clock(ph.endSeconds) + ' ' + esc(ph.status) +
         (ph.probeFailedSeconds ? '<br>probe failed ' + ph.probeFailedSeconds + ' s' : '');
     });
   }
@@ -253,7 +259,7 @@
       });
       rangeChart(el, rows, items, function (p) {
         var d = p.data;
-        return d.node.name + '<br>kubelet ' + d.node.version + '<br>' + d.state + ' ' + clock(d.value[1]) + '–' + clock(d.value[2]);
+        return esc(d.node.name) + '<br>kubelet ' + esc(d.node.version) + '<br>' + d.state + ' ' + clock(d.value[1]) + '–' + clock(d.value[2]);
       });
       return;
     }
@@ -340,18 +346,153 @@
       lineSeries('desired', w.t, w.desired, 'dashed', { color: '#333333' })
     ];
     if (w.floor) {
-      series.push(lineSeries('PDB floor', w.t, w.floor, 'dotted', { color: '#D55E00' }));
+      // -1: before a budget over its pods alone existed.
+      var floor = w.floor.map(function (v) { return v < 0 ? null : v; });
+      series.push(lineSeries('PDB floor', w.t, floor, 'dotted', { color: '#D55E00' }));
     }
     lineChart(el, '', series, { left: 4, right: 12, top: 28, bottom: 24 });
   }
 
   function drawAvailability(el) {
     var a = tl.availability;
-    lineChart(el, 'workloads', [
-      lineSeries('no Ready pod', a.t, a.zero, 'solid', { color: '#D55E00', areaStyle: { opacity: 0.15 } }),
-      lineSeries('below PDB floor', a.t, a.belowFloor, 'dashed', { color: '#CC79A7' }),
-      lineSeries('below desired', a.t, a.belowDesired, 'dotted', { color: '#0072B2' })
+    lineChart(el, 'count', [
+      lineSeries('workloads with no Ready pod', a.t, a.zero, 'solid', { color: '#D55E00', areaStyle: { opacity: 0.15 } }),
+      lineSeries('PDBs below their floor', a.t, a.belowFloor, 'dashed', { color: '#CC79A7' }),
+      lineSeries('workloads below desired', a.t, a.belowDesired, 'dotted', { color: '#0072B2' })
     ]);
+  }
+
+  // How each cause of a drop below a floor is marked: a shape of its own
+  // (colour is not the only cue), in the hint's order.
+  var causes = [
+    { cause: 'node-removed', label: 'node removed', symbol: 'triangle', color: '#D55E00' },
+    { cause: 'deleted', label: 'deleted', symbol: 'diamond', color: '#CC79A7' },
+    { cause: 'rollout', label: 'rollout', symbol: 'circle', color: '#E69F00' },
+    { cause: 'scale-down', label: 'scale-down', symbol: 'rect', color: '#56B4E9' },
+    { cause: 'unready', label: 'unready', symbol: 'path://M0,2L2,0L5,3L8,0L10,2L7,5L10,8L8,10L5,7L2,10L0,8L3,5Z', color: '#000000' }
+  ];
+
+  // The index of the sample that holds at t: the last at or before it.
+  function at(ts, t) {
+    var i = 0;
+    while (i + 1 < ts.length && ts[i + 1] <= t) {
+      i++;
+    }
+    return i;
+  }
+
+  // The spans a budget had fewer healthy pods than its floor, as marked
+  // areas: the series keeps every crossing of the floor, so they are exact.
+  function belowAreas(p) {
+    var areas = [];
+    for (var i = 0; i < p.t.length; i++) {
+      if (p.healthy[i] < p.desired[i] && (i === 0 || p.healthy[i - 1] >= p.desired[i - 1])) {
+        var j = i + 1;
+        while (j < p.t.length && p.healthy[j] < p.desired[j]) {
+          j++;
+        }
+        areas.push([{ xAxis: p.t[i] }, { xAxis: j < p.t.length ? p.t[j] : end }]);
+      }
+    }
+    return areas;
+  }
+
+  // A budget's drops grouped by cause and instant: one mark each, at the
+  // fewest healthy pods it had at that instant.
+  function dropMarks(p) {
+    var groups = {};
+    var order = [];
+    (p.drops || []).forEach(function (d) {
+      var key = d.cause + '@' + d.t;
+      if (!groups[key]) {
+        var y = null;
+        for (var i = 0; i < p.t.length; i++) {
+          if (p.t[i] === d.t && (y === null || p.healthy[i] < y)) {
+            y = p.healthy[i];
+          }
+        }
+        if (y === null) {
+          y = p.healthy[at(p.t, d.t)];
+        }
+        groups[key] = { t: d.t, y: y, cause: d.cause, drops: [] };
+        order.push(key);
+      }
+      groups[key].drops.push(d);
+    });
+    return order.map(function (k) { return groups[k]; });
+  }
+
+  function describeDrop(d) {
+    var line = esc(d.pod) + ' (' + esc(d.cause) + ')';
+    if (d.node) {
+      line += ' on ' + esc(d.node);
+    }
+    line += '<br>&nbsp;&nbsp;by ' + esc(d.by);
+    if (d.step) {
+      line += '; step ' + esc(d.step);
+    }
+    return line;
+  }
+
+  function drawPDB(el) {
+    var p = tl.pdbs[+el.getAttribute('data-index')];
+    var marks = dropMarks(p);
+    var series = [
+      lineSeries('healthy', p.t, p.healthy, 'solid', {
+        color: '#0072B2',
+        markArea: { silent: true, itemStyle: { color: fill('#D55E00', 'draining'), opacity: 0.35 }, data: belowAreas(p) }
+      }),
+      lineSeries('floor', p.t, p.desired, 'dashed', { color: '#333333' }),
+      // The disruptions allowed, a band from 0: none where it is flat.
+      lineSeries('allowed', p.t, p.allowed, 'dotted', { color: '#009E73', areaStyle: { color: '#009E73', opacity: 0.25 } })
+    ];
+    causes.forEach(function (c) {
+      var data = marks.filter(function (m) { return m.cause === c.cause; }).map(function (m) {
+        return { value: [m.t, m.y], mark: m, label: { show: m.drops.length > 1, formatter: String(m.drops.length) } };
+      });
+      if (data.length) {
+        series.push({
+          name: c.label, type: 'scatter', symbol: c.symbol, symbolSize: 12, z: 5, data: data,
+          itemStyle: { color: c.color, borderColor: '#111', borderWidth: 0.8, opacity: 1 },
+          label: { position: 'right', fontSize: 10 }
+        });
+      }
+    });
+    // Near a mark, its pods: within a hundredth of the run.
+    var near = end / 100;
+    init(el, {
+      grid: { left: 4, right: 12, top: 28, bottom: 24 },
+      legend: { top: 0, itemWidth: 18, textStyle: { fontSize: 11 } },
+      tooltip: {
+        trigger: 'axis', confine: true, formatter: function (params) {
+          var x = params.length ? params[0].axisValue : 0;
+          var i = at(p.t, x);
+          var out = [clock(x) + ': ' + p.healthy[i] + ' healthy, floor ' + p.desired[i] + ', ' + p.allowed[i] + ' allowed'];
+          var shown = 0;
+          var more = 0;
+          marks.forEach(function (m) {
+            if (Math.abs(m.t - x) > near) {
+              return;
+            }
+            m.drops.forEach(function (d) {
+              if (shown < 8) {
+                out.push(clock(d.t) + ' ' + describeDrop(d));
+                shown++;
+              } else {
+                more++;
+              }
+            });
+          });
+          if (more) {
+            out.push('… and ' + more + ' more (the table lists each)');
+          }
+          return out.join('<br>');
+        }
+      },
+      xAxis: timeAxis(),
+      yAxis: { type: 'value', name: '', minInterval: 1, min: 0 },
+      series: series
+    });
   }
 
   // Karpenter's allowed count for a pool without a budget is unbounded
@@ -366,7 +507,7 @@
     ]);
   }
 
-  var draw = { steps: drawSteps, group: drawGroup, workload: drawWorkload, availability: drawAvailability, nodepool: drawNodePool };
+  var draw = { steps: drawSteps, group: drawGroup, workload: drawWorkload, availability: drawAvailability, pdb: drawPDB, nodepool: drawNodePool };
   var places = Array.prototype.slice.call(document.querySelectorAll('[data-chart]'));
   function drawOne(el) {
     if (!el.hasAttribute('data-drawn')) {

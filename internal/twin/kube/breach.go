@@ -18,9 +18,9 @@ import (
 //
 // Only a healthy pod counts — Ready and not already terminating — since only
 // those are in status.currentHealthy: taking down an unready or terminating
-// pod costs the budget nothing. DaemonSet pods do not count: every drain
-// leaves them (kubectl drain --ignore-daemonsets, §D.3; EKS and Karpenter
-// alike) and they die with every node.
+// pod costs the budget nothing. A DaemonSet's pod counts like any other: a
+// drain leaves it (kubectl drain --ignore-daemonsets, §D.3) and it dies with
+// its node, which a budget selecting it feels all the same.
 
 // Breach mechanisms.
 const (
@@ -56,24 +56,11 @@ func (c *Cluster) PDBBreaches() []PDBBreach { return c.breaches }
 // is recorded: a rehearsal notes the step it happened in.
 func (c *Cluster) OnPDBBreach(fn func(PDBBreach)) { c.breachHooks = append(c.breachHooks, fn) }
 
-// checkBreach runs just before a pod is taken down without the Eviction
-// API, while its PDBs still count it: it records a breach, and a PDB
-// violation of the pod's workload, when one of them allows no disruption.
-// A pod is taken down once (a terminating pod is skipped), so it is counted
-// once.
-func (c *Cluster) checkBreach(ps *podState, mechanism, by string) {
-	if !c.tracking || !ps.ready || ps.deleting || isDaemonSetPod(ps.pod) {
-		return
-	}
-	var exhausted []string
-	for _, st := range c.pdbsFor(ps) {
-		if c.sync(st).Status.DisruptionsAllowed <= 0 {
-			exhausted = append(exhausted, st.pdb.Namespace+"/"+st.pdb.Name)
-		}
-	}
-	if len(exhausted) == 0 {
-		return
-	}
+// breach records a pod taken without the Eviction API while the PDBs
+// exhausted (namespace/name, sorted here) allowed no disruption, and a PDB
+// violation of the pod's workload (takeDown decides, pdbhistory.go). A pod
+// is taken down once (a terminating pod is skipped), so it is counted once.
+func (c *Cluster) breach(ps *podState, exhausted []string, mechanism, by string) {
 	slices.Sort(exhausted)
 	node := ""
 	if ps.node != nil {

@@ -21,8 +21,8 @@ func pdbMaxUnavailable(name, app string, maxUnavailable int32) *policyv1.PodDisr
 // A pod taken down without the Eviction API is a breach when a PDB
 // selecting it allows no disruption at that instant (semantics.md §D.1,
 // §D.2), whichever way it goes — deleted or with its node — and only then:
-// once per pod, never for a pod the budget could spare, one already
-// terminating, an unready one or a DaemonSet's.
+// once per pod, never for a pod the budget could spare (a DaemonSet's
+// included), one already terminating or an unready one.
 func TestPDBBreaches(t *testing.T) {
 	type want struct {
 		pods      []string // indexes into the web pods, in breach order, as "0", "1"
@@ -98,9 +98,9 @@ func TestPDBBreaches(t *testing.T) {
 			},
 		},
 		{
-			name:      "a DaemonSet pod goes with every node",
+			name:      "a DaemonSet pod its budget can spare goes with its node",
 			daemonSet: true,
-			budget:    pdb("agent", "agent", 2),
+			budget:    pdb("agent", "agent", 1),
 			takeDown: func(t *testing.T, c *Cluster, web []string, nodeOf func(string) string) {
 				must(t, c.RemoveNode("n1", "instance terminated"))
 			},

@@ -123,6 +123,12 @@ type Cluster struct {
 	killed      []KilledPod
 	breaches    []PDBBreach // breach.go
 	breachHooks []func(PDBBreach)
+	// pdbhistory.go: the PDBs' histories in tracking order, those whose
+	// status may have changed in the current event, and the drop hooks.
+	histOrder  []*pdbHistory
+	touched    []*pdbState
+	afterEvent bool
+	dropHooks  []func(PDBHistory, PDBDrop)
 
 	notReady, terminating int // pods in those states, for Quiet
 	refused               int // workloads missing pods a create was refused for (failedcreate.go)
@@ -329,6 +335,7 @@ func (c *Cluster) StartTracking() {
 	for _, w := range c.workloadOrder {
 		w.avail.start(c.eng.Now(), w.readyCount())
 	}
+	c.startPDBHistories()
 }
 
 // Killed lists pods that stopped without eviction while Ready.

@@ -311,8 +311,7 @@ func TestPodFactsMirrorPods(t *testing.T) {
 	podLifecycle(t, func(c *Cluster, step string) {
 		t.Helper()
 		for _, ps := range c.pods {
-			got := eviction.PodFacts{Pod: ps.pod, Name: ps.name, ControllerUID: ps.controllerUID,
-				HasController: ps.hasController, Deleting: ps.deleting, Ready: ps.ready}
+			got := ps.facts()
 			if want := eviction.FactsOf(ps.pod); got != want {
 				t.Fatalf("%s: pod %s: index says %+v, the object %+v", step, ps.key, got, want)
 			}

@@ -153,7 +153,7 @@ func (c *Cluster) manageDaemonNode(w *workload, node string, pods []*podState, s
 		}
 	}
 	for _, ps := range del {
-		c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
+		c.controllerDelete(w, ps)
 	}
 }
 
@@ -245,7 +245,7 @@ func (c *Cluster) rollingUpdateDaemonSet(w *workload) {
 		}
 	}
 	for _, ps := range del {
-		c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
+		c.controllerDelete(w, ps)
 	}
 }
 

@@ -490,7 +490,7 @@ func (c *Cluster) syncReplicaSet(w *workload, rs *revision) {
 			return cmp.Compare(b.seq, a.seq)
 		})
 		for _, ps := range active[:-n] {
-			c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
+			c.controllerDelete(w, ps)
 		}
 	}
 }

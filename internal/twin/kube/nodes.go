@@ -153,7 +153,7 @@ func (c *Cluster) RemoveNode(name, reason string) error {
 		if ps.ready && !ps.deleting && !isDaemonSetPod(ps.pod) {
 			c.killed = append(c.killed, KilledPod{At: c.eng.Now(), Namespace: ps.pod.Namespace, Name: ps.pod.Name, Node: name, Reason: reason})
 		}
-		c.checkBreach(ps, BreachNodeRemoved, reason)
+		c.takeDown(ps, DropNodeRemoved, reason)
 		c.removePod(ps)
 	}
 	delete(c.nodes, name)

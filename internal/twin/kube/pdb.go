@@ -36,26 +36,66 @@ type pdbState struct {
 	healthy    int32
 	owners     []ownerCount
 	unresolved int32
+	// c is the cluster, told when the PDB's status may have changed while
+	// its history is recorded (hist, pdbhistory.go).
+	c       *Cluster
+	hist    *pdbHistory
+	touched bool
 }
 
 // ownerCount is how many of a PDB's pods have one controllerRef UID, and
 // the workload the disruption controller's scale lookup finds for them.
+//
+// An entry whose pods were all lost at once — their node went away with
+// them, the pod garbage collector removed them, or they were a
+// StatefulSet's, which replaces a pod only once it is gone, evicted or
+// not — stays, with no pod, while its workload still wants replicas and
+// can create them (awaiting): the disruption controller lists the
+// controller's replacements the moment the ReplicaSet or StatefulSet
+// controller creates them (milliseconds later), so the controller keeps
+// counting in expectedPods. The twin removes a
+// node's pods one by one before any controller runs; without this a PDB
+// spanning several controllers would lose a controller's scale mid-removal
+// and its floor would drop with it (a budget "growing" while its pods go).
+// An awaiting entry stands for one replacement pod among the selected
+// pods (status.expectedPods of an integer minAvailable); it ends when a pod
+// of its workload joins the PDB, or the workload no longer wants pods.
 type ownerCount struct {
 	controller types.UID
 	pods       int32
 	owner      *workload
+	awaiting   bool
+}
+
+// counts reports whether the entry counts for the PDB: it has pods, or it
+// awaits its workload's replacements.
+func (o *ownerCount) counts() bool {
+	return o.pods > 0 || (o.awaiting && o.owner.replicas > 0 && !o.owner.refused)
+}
+
+// markDirty flags the PDB for a status recomputation and, while its
+// history is recorded, for a sample once the event is over.
+func (st *pdbState) markDirty() {
+	st.dirty = true
+	if st.hist != nil && !st.touched {
+		st.touched = true
+		st.c.touched = append(st.c.touched, st)
+	}
 }
 
 // join adds a pod to the PDB's pods and counters; leave takes it out.
 func (st *pdbState) join(ps *podState) {
 	st.pods.add(ps)
-	st.dirty = true
+	st.markDirty()
+	if st.hist != nil {
+		st.hist.noteWorkload(ps)
+	}
 	st.count(ps, 1)
 }
 
 func (st *pdbState) leave(ps *podState) {
 	st.pods.remove(ps)
-	st.dirty = true
+	st.markDirty()
 	st.count(ps, -1)
 }
 
@@ -66,13 +106,26 @@ func (st *pdbState) count(ps *podState, d int32) {
 	if !ps.hasController {
 		return
 	}
-	if ps.owner == nil || ps.owner.kind == "Pod" {
+	// A pod whose controller the twin does not know, or a DaemonSet's
+	// (no scale subresource: eviction.ScaleError), is synced pod by pod,
+	// which words the controller's error.
+	if ps.owner == nil || ps.owner.kind == "Pod" || ps.owner.kind == "DaemonSet" {
 		st.unresolved += d
 		return
 	}
+	if d > 0 {
+		// A pod of a workload whose entry awaited replacements: the
+		// replacement is here (under another ReplicaSet, for a Deployment
+		// that rolled meanwhile).
+		st.owners = slices.DeleteFunc(st.owners, func(o ownerCount) bool {
+			return o.pods == 0 && o.owner == ps.owner && o.controller != ps.controllerUID
+		})
+	}
 	for i := range st.owners {
 		if o := &st.owners[i]; o.controller == ps.controllerUID {
-			if o.pods += d; o.pods == 0 {
+			o.pods += d
+			o.awaiting = o.pods == 0 && ps.lost
+			if o.pods == 0 && !o.awaiting {
 				st.owners = slices.Delete(st.owners, i, i+1)
 			}
 			return
@@ -85,12 +138,25 @@ func (st *pdbState) count(ps *podState, d int32) {
 // scale counts for the PDB's pods (eviction's expectedScale).
 func (st *pdbState) scale() int32 {
 	var sum int32
-	for i, o := range st.owners {
-		if !slices.ContainsFunc(st.owners[:i], func(p ownerCount) bool { return p.owner.uid == o.owner.uid }) {
+	for i := range st.owners {
+		o := &st.owners[i]
+		if o.counts() && !slices.ContainsFunc(st.owners[:i], func(p ownerCount) bool { return p.owner.uid == o.owner.uid && p.counts() }) {
 			sum += o.owner.replicas
 		}
 	}
 	return sum
+}
+
+// awaited is the number of owner entries awaiting replacements: each
+// stands for one replacement pod among the selected.
+func (st *pdbState) awaited() int32 {
+	var n int32
+	for i := range st.owners {
+		if o := &st.owners[i]; o.pods == 0 && o.counts() {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
@@ -105,7 +171,16 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 		pdb.UID = c.newUID("PodDisruptionBudget")
 		pdb.CreationTimestamp = c.now()
 	}
-	st = &pdbState{pdb: pdb, pods: newPodSet(), dirty: true}
+	st = &pdbState{pdb: pdb, pods: newPodSet(), dirty: true, c: c}
+	if ok && c.tracking && c.pdbs[k].hist != nil {
+		st.hist = c.pdbs[k].hist
+		st.hist.spec = pdb.Spec
+		st.markDirty()
+	} else if c.tracking {
+		st.hist = newPDBHistory(pdb)
+		c.histOrder = append(c.histOrder, st.hist)
+		st.markDirty()
+	}
 	c.pdbGen++
 	// semantics.md §D.1: an invalid or nil selector matches nothing; an
 	// empty one matches every pod of the namespace.
@@ -202,7 +277,7 @@ func (c *Cluster) unindexPod(ps *podState) {
 // markPDBsDirty flags the PDBs covering a pod for a status recomputation.
 func (c *Cluster) markPDBsDirty(ps *podState) {
 	for _, st := range ps.pdbs {
-		st.dirty = true
+		st.markDirty()
 	}
 }
 
@@ -238,6 +313,9 @@ func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
 	st.pdb.Status = res.Status
 	st.recheck = res.RecheckAt
 	st.dirty = false
+	if st.hist != nil {
+		st.hist.sample(now, st.pdb.Status, res.SyncError, st.healthy)
+	}
 	return st.pdb
 }
 
@@ -246,7 +324,7 @@ func (c *Cluster) sync(st *pdbState) *policyv1.PodDisruptionBudget {
 // syncByPods gives (TestPDBCountersAgreeWithPods).
 func (c *Cluster) syncByCounts(st *pdbState, now time.Time) eviction.SyncResult {
 	return eviction.SyncCounts(st.pdb, eviction.PodCounts{
-		Selected: int32(st.pods.len()), Healthy: st.healthy, Scale: st.scale(),
+		Selected: int32(st.pods.len()) + st.awaited(), Healthy: st.healthy, Scale: st.scale(),
 		Lookup: func(name string) (present, ready bool) {
 			ps := c.pods[string(c.podKey(st.pdb.Namespace, name))]
 			if ps == nil || ps.deleting || !slices.Contains(ps.pdbs, st) {
@@ -266,17 +344,34 @@ func (c *Cluster) syncByCounts(st *pdbState, now time.Time) eviction.SyncResult 
 // sync.
 func (c *Cluster) syncByPods(st *pdbState, now time.Time) eviction.SyncResult {
 	facts := c.syncFacts[:0]
-	add := func(ps *podState) {
-		facts = append(facts, eviction.PodFacts{Pod: ps.pod, Name: ps.name, ControllerUID: ps.controllerUID,
-			HasController: ps.hasController, Deleting: ps.deleting, Ready: ps.ready})
-	}
+	add := func(ps *podState) { facts = append(facts, ps.facts()) }
 	for _, ps := range st.pods.all() {
 		add(ps)
 	}
+	// The replacements the owners awaiting them stand for (ownerCount):
+	// selected, not healthy, with their controller's scale.
+	var awaiting map[*corev1.Pod]*workload
+	addAwaiting := func() {
+		for i := range st.owners {
+			if o := &st.owners[i]; o.pods == 0 && o.counts() {
+				if awaiting == nil {
+					awaiting = map[*corev1.Pod]*workload{}
+				}
+				p := &corev1.Pod{}
+				awaiting[p] = o.owner
+				facts = append(facts, eviction.PodFacts{Pod: p, ControllerUID: o.controller, HasController: true,
+					ControllerAPIVersion: "apps/v1", ControllerKind: o.owner.kind, Deleting: true})
+			}
+		}
+	}
+	addAwaiting()
 	defer func() { c.syncFacts = facts[:0] }()
 	// The disruption controller's scale lookup: the Deployment (not the
 	// ReplicaSet) or StatefulSet and its spec.replicas.
 	scale := func(pod *corev1.Pod) (types.UID, int32, bool) {
+		if w := awaiting[pod]; w != nil {
+			return w.uid, w.replicas, true
+		}
 		ps := c.byPod[pod]
 		if ps == nil || ps.owner == nil || ps.owner.kind == "Pod" {
 			return "", 0, false
@@ -297,12 +392,26 @@ func (c *Cluster) syncByPods(st *pdbState, now time.Time) eviction.SyncResult {
 		for _, ps := range st.pods.list() {
 			add(ps)
 		}
+		addAwaiting()
 		res = eviction.SyncFacts(st.pdb, facts, scale, now)
 	}
 	return res
 }
 
 func (c *Cluster) pdbsFor(ps *podState) []*pdbState { return ps.pdbs }
+
+// facts is what a PDB sync reads of the pod (eviction.PodFacts), from the
+// pod index but for the controllerRef's kind, read off the pod.
+func (ps *podState) facts() eviction.PodFacts {
+	f := eviction.PodFacts{Pod: ps.pod, Name: ps.name, ControllerUID: ps.controllerUID,
+		HasController: ps.hasController, Deleting: ps.deleting, Ready: ps.ready}
+	if ps.hasController {
+		if ref := eviction.ControllerOf(ps.pod); ref != nil {
+			f.ControllerAPIVersion, f.ControllerKind = ref.APIVersion, ref.Kind
+		}
+	}
+	return f
+}
 
 // PDBs returns the PDBs of a namespace ("" for all) with current status,
 // sorted by namespace/name.

@@ -65,6 +65,11 @@ type podState struct {
 	// gone is true once the store forgot the pod (removePod): a new pod
 	// may take its key, this state never comes back.
 	gone bool
+	// lost is true when the store forgot the pod and its controller
+	// replaces it only now (ownerCount): it went without a deletion first
+	// (its node went away, or it was Pending), or it was a StatefulSet's,
+	// which creates a pod's replacement once the pod is gone.
+	lost bool
 	// external is true when spec.schedulerName names another scheduler: the
 	// default scheduler leaves the pod Pending until something binds it.
 	external bool
@@ -367,6 +372,7 @@ func (c *Cluster) removePod(ps *podState) {
 	ps.timers = nil
 	wasReady := ps.ready && !ps.deleting
 	wasDeleting := ps.deleting
+	ps.lost = !wasDeleting || (ps.owner != nil && ps.owner.kind == "StatefulSet")
 	c.recount(ps, category(ps), catGone)
 	ps.deleting = true
 	ps.ready = false
@@ -425,7 +431,7 @@ func (c *Cluster) DeletePod(namespace, name string, grace *int64, by string) err
 	if !ok {
 		return apierrors.NewNotFound(corev1.Resource("pods"), name)
 	}
-	c.checkBreach(ps, BreachDeleted, by)
+	c.takeDown(ps, DropDeleted, by)
 	g := *ps.pod.Spec.TerminationGracePeriodSeconds
 	if grace != nil {
 		g = *grace

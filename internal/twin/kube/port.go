@@ -33,6 +33,9 @@ func (c *Cluster) SetPodReady(namespace, name string, ready bool) error {
 		t.Cancel()
 	}
 	ps.timers = nil
+	if !ready {
+		c.takeDown(ps, DropUnready, "SetPodReady")
+	}
 	c.setPodReady(ps, ready, c.eng.Now())
 	return nil
 }

@@ -368,7 +368,7 @@ func (c *Cluster) actuatePreemption(ps *podState, cand preemptionCandidate) {
 			Message: fmt.Sprintf("pod %s preempted by pod %s (priority %d) on node %s", v.key, ps.key, ps.priority, node)})
 		// A deletion, not an eviction: a Ready pod whose PDB could not
 		// afford it is a breach, as DeletePod's are.
-		c.checkBreach(v, BreachDeleted, fmt.Sprintf("preempted by pod %s", ps.key))
+		c.takeDown(v, DropDeleted, fmt.Sprintf("preempted by pod %s", ps.key))
 		c.deletePod(v, *v.pod.Spec.TerminationGracePeriodSeconds)
 	}
 	c.clearNomination(ps)

@@ -43,7 +43,7 @@ func (c *Cluster) manageStatefulSet(w *workload, byOrdinal map[int]*podState) bo
 	// Scale down: delete the highest ordinal first, one at a time when ordered.
 	for ord := len(byOrdinal) + int(w.replicas) + 16; ord >= int(w.replicas); ord-- {
 		if ps, ok := byOrdinal[ord]; ok && !ps.deleting {
-			c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
+			c.controllerDelete(w, ps)
 			if w.orderedReady {
 				return false
 			}
@@ -122,7 +122,7 @@ func (c *Cluster) updateStatefulSet(w *workload, byOrdinal map[int]*podState, co
 	}
 	for ord, n := int(w.replicas)-1, maxUnavailable-unavailable; ord >= partition && n > 0; ord-- {
 		if ps := byOrdinal[ord]; ps != nil && ps.rev != w.cur && !ps.deleting {
-			c.deletePod(ps, *ps.pod.Spec.TerminationGracePeriodSeconds)
+			c.controllerDelete(w, ps)
 			n--
 		}
 	}
