@@ -12,7 +12,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
-	"github.com/ladder-eks/ladder/internal/scenario"
+	"github.com/ladder-eks/ladder/internal/rules/addon"
 	ekstwin "github.com/ladder-eks/ladder/internal/twin/eks"
 )
 
@@ -59,7 +59,7 @@ func (e *Executor) UpdateAddon(ctx context.Context, st plan.Step) error {
 	}
 	v, _ := ekstwin.ParseAddonVersion(to)
 	var refs []kubeport.Workload
-	for _, w := range scenario.AddonWorkloads(name) {
+	for _, w := range addon.Workloads(name) {
 		refs = append(refs, kubeport.Workload{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
 	}
 	// Which images change is read before the update: a resumed run, whose

@@ -24,8 +24,8 @@ import (
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/rules/workload"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
@@ -272,16 +272,16 @@ func (v *validator) object(o manifest.Object, namespaces, classes, storageClasse
 	case *karpv1.NodePool:
 		v.nodePool(o, obj, classes)
 	case *appsv1.Deployment:
-		v.workload(o, kube.ValidateDeployment(obj), &obj.Spec.Template)
+		v.workload(o, workload.ValidateDeployment(obj), &obj.Spec.Template)
 		v.replicas(o, obj.Spec.Replicas)
 	case *appsv1.StatefulSet:
-		v.workload(o, kube.ValidateStatefulSet(obj), &obj.Spec.Template)
+		v.workload(o, workload.ValidateStatefulSet(obj), &obj.Spec.Template)
 		v.replicas(o, obj.Spec.Replicas)
 		for i, t := range obj.Spec.VolumeClaimTemplates {
 			v.storageClass(o, fmt.Sprintf("spec.volumeClaimTemplates[%d].spec.storageClassName", i), t.Spec.StorageClassName, storageClasses)
 		}
 	case *appsv1.DaemonSet:
-		v.workload(o, kube.ValidateDaemonSet(obj), &obj.Spec.Template)
+		v.workload(o, workload.ValidateDaemonSet(obj), &obj.Spec.Template)
 	case *policyv1.PodDisruptionBudget:
 		v.pdb(o, obj)
 	case *corev1.Pod:
@@ -290,7 +290,7 @@ func (v *validator) object(o manifest.Object, namespaces, classes, storageClasse
 		v.storageClass(o, "spec.storageClassName", obj.Spec.StorageClassName, storageClasses)
 	case *schedulingv1.PriorityClass:
 		// The API server's validation, which the twin applies too.
-		for _, e := range kube.ValidatePriorityClass(obj) {
+		for _, e := range workload.ValidatePriorityClass(obj) {
 			v.failObject(o, e.Field, e.ErrorBody(), "")
 		}
 	case *karpv1.NodeClaim:
@@ -452,11 +452,11 @@ func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map
 }
 
 // workload reports what kube-apiserver's apps validation refuses in a
-// workload — the twin's own rules (kube.ValidateDeployment and its
-// siblings), which it would refuse the object with — and checks its pods.
+// workload — the rules of internal/rules/workload (ValidateDeployment and its
+// siblings), which the twin would refuse the object with — and checks its pods.
 func (v *validator) workload(o manifest.Object, errs field.ErrorList, tmpl *corev1.PodTemplateSpec) {
 	for _, e := range errs {
-		v.failObject(o, e.Field, e.ErrorBody(), kube.WorkloadFix(e))
+		v.failObject(o, e.Field, e.ErrorBody(), workload.Fix(e))
 	}
 	v.podSpec(o, "spec.template.spec", &tmpl.Spec, tmpl.Annotations)
 }
@@ -472,7 +472,7 @@ func (v *validator) podSpec(o manifest.Object, field string, spec *corev1.PodSpe
 		class, known = v.priorityClasses[name]
 		if !known {
 			v.failObject(o, field+".priorityClassName", fmt.Sprintf("no PriorityClass with name %s was found", name),
-				fmt.Sprintf("add a scheduling.k8s.io/v1 PriorityClass manifest named %s, or use %s or %s", name, kube.SystemClusterCritical, kube.SystemNodeCritical))
+				fmt.Sprintf("add a scheduling.k8s.io/v1 PriorityClass manifest named %s, or use %s or %s", name, workload.SystemClusterCritical, workload.SystemNodeCritical))
 		}
 	}
 	if known && spec.Priority != nil && *spec.Priority != class.value {
@@ -483,7 +483,7 @@ func (v *validator) podSpec(o manifest.Object, field string, spec *corev1.PodSpe
 		v.failObject(o, field+".preemptionPolicy", fmt.Sprintf("the string value of PreemptionPolicy (%s) must not be provided in pod spec; priority admission controller computed %s from the given PriorityClass name", *spec.PreemptionPolicy, class.policy),
 			"remove preemptionPolicy from the pod spec and set it on the PriorityClass the pod names")
 	}
-	if err := kube.ValidateStartupAnnotation(annotations); err != nil {
+	if err := workload.ValidateStartupAnnotation(annotations); err != nil {
 		v.failObject(o, strings.TrimSuffix(field, ".spec")+".metadata.annotations", err.Error(), "")
 	}
 	for i, vol := range spec.Volumes {

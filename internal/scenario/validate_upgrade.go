@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/addon"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
@@ -118,24 +119,12 @@ func (r *RefreshPreferences) ASG() asg.Preferences {
 	return p
 }
 
-// knownAddons are the add-ons the twin models, with the workloads in
-// kube-system that run them.
-var knownAddons = map[string][]WorkloadRef{
-	"vpc-cni":            {{Kind: "DaemonSet", Namespace: "kube-system", Name: "aws-node"}},
-	"coredns":            {{Kind: "Deployment", Namespace: "kube-system", Name: "coredns"}},
-	"kube-proxy":         {{Kind: "DaemonSet", Namespace: "kube-system", Name: "kube-proxy"}},
-	"aws-ebs-csi-driver": {{Kind: "Deployment", Namespace: "kube-system", Name: "ebs-csi-controller"}, {Kind: "DaemonSet", Namespace: "kube-system", Name: "ebs-csi-node"}},
-}
-
-// AddonWorkloads are the workloads an add-on runs as.
-func AddonWorkloads(name string) []WorkloadRef { return knownAddons[name] }
-
 func (v *validator) addons() {
 	seen := map[string]bool{}
 	for i, a := range v.sc.Spec.Addons {
 		f := fmt.Sprintf("spec.addons[%d]", i)
-		wl, ok := knownAddons[a.Name]
-		if !ok {
+		wl := addon.Workloads(a.Name)
+		if wl == nil {
 			v.fail(f+".name", "%q is not an add-on the twin models (vpc-cni, coredns, kube-proxy, aws-ebs-csi-driver)", a.Name)
 			continue
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/rules/addon"
-	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
 // EKS add-ons: the rules are internal/rules/addon's (semantics.md §E); the
@@ -45,7 +44,7 @@ type AddonKube interface {
 }
 
 // ApplyAddon is what EKS does on an accepted UpdateAddon: the add-on's
-// workloads (scenario.AddonWorkloads) get the version's images, and each
+// workloads (addon.Workloads) get the version's images, and each
 // rolls out by its own strategy — a DaemonSet node by node, a Deployment
 // with surge under its PDB. rolledOut reports when every one has.
 func ApplyAddon(k AddonKube, name, version string) (rolledOut func() bool, err error) {
@@ -53,7 +52,7 @@ func ApplyAddon(k AddonKube, name, version string) (rolledOut func() bool, err e
 	if err != nil {
 		return nil, err
 	}
-	refs := scenario.AddonWorkloads(name)
+	refs := addon.Workloads(name)
 	for _, w := range refs {
 		err := k.UpdatePodTemplate(w.Kind, w.Namespace, w.Name, func(t *corev1.PodTemplateSpec) bool {
 			return len(SetAddonImages(name, &t.Spec, v)) > 0

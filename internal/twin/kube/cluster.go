@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ladder-eks/ladder/internal/eviction"
+	workloadrules "github.com/ladder-eks/ladder/internal/rules/workload"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -50,9 +51,12 @@ var DefaultTimings = Timings{
 	VolumeDetach: 10 * time.Second,
 }
 
-// StartupAnnotation on a pod template overrides the time from binding to
-// Ready, e.g. "45s" for a slow JVM.
-const StartupAnnotation = "twin.ladder.dev/startup"
+// StartupAnnotation is workloadrules.StartupAnnotation, kept only for
+// internal/twin/karpenter's tests, which name it here; it goes when that
+// package moves to the rule package.
+//
+// Deprecated: use workloadrules.StartupAnnotation.
+const StartupAnnotation = workloadrules.StartupAnnotation
 
 // Options configure a Cluster.
 type Options struct {
@@ -206,7 +210,7 @@ func New(eng *sim.Engine, opts Options) *Cluster {
 		signatures:      map[string]int{},
 		priorityClasses: map[string]*priorityClass{},
 	}
-	for _, pc := range systemPriorityClasses() {
+	for _, pc := range workloadrules.SystemPriorityClasses() {
 		c.priorityClasses[pc.Name] = newPriorityClass(pc)
 	}
 	c.scheduler = eng.NewTrigger(c.schedule)
