@@ -24,8 +24,8 @@ import (
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
+	"github.com/ladder-eks/ladder/internal/rules/nodeclass"
 	"github.com/ladder-eks/ladder/internal/rules/workload"
-	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
@@ -68,7 +68,7 @@ type validator struct {
 	// script is the objects the actions have reached (validate_patch.go).
 	script applied
 	// resolved is what each EC2NodeClass manifest (starting, applied or
-	// patched) resolves to (karpenter.ResolveNodeClassAMIs), for its
+	// patched) resolves to (nodeclass.ResolveNodeClassAMIs), for its
 	// NodePools and nodes (validate_karpenter.go).
 	resolved map[*awsv1.EC2NodeClass][]catalog.AMI
 }
@@ -360,8 +360,8 @@ func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
 	// Karpenter resolves the class when it is applied, at the cluster's
 	// version and the start, with the twin's own resolution.
 	minor, _ := catalog.NormalizeMinor(v.sc.Spec.Cluster.Version)
-	amis, err := karpenter.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC())
-	var amiErr *karpenter.AMIError
+	amis, err := nodeclass.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC())
+	var amiErr *nodeclass.AMIError
 	switch {
 	case errors.As(err, &amiErr):
 		fix := ""
@@ -430,8 +430,8 @@ func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map
 		v.failObject(o, "spec.template.spec.nodeClassRef.name", fmt.Sprintf("EC2NodeClass %q is not in the scenario's manifests", ref.Name), "add its manifest or fix the name")
 	}
 	// The NodePool CRD's rules, which the twin applies too.
-	var reqErr *karpenter.RequirementError
-	if errors.As(karpenter.CheckRequirements(np), &reqErr) {
+	var reqErr *nodeclass.RequirementError
+	if errors.As(nodeclass.CheckRequirements(np), &reqErr) {
 		v.failObject(o, reqErr.Field, reqErr.Msg, reqErr.Fix)
 	} else {
 		v.emptyRequirements(o, np)
