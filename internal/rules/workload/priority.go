@@ -11,7 +11,7 @@ import (
 
 // The system classes every cluster has from bootstrap, as
 // k8s.io/kubernetes pkg/apis/scheduling (types.go) names and values them
-// and pkg/apis/scheduling/v1 helpers.go SystemPriorityClasses creates them.
+// and pkg/apis/scheduling/v1 helpers.go systemPriorityClasses creates them.
 // k8s.io/api/scheduling/v1 does not export these constants.
 const (
 	SystemNodeCritical    = "system-node-critical"
