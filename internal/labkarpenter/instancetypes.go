@@ -12,11 +12,11 @@ import (
 
 // InstanceTypes are the embedded catalog's instance types as the AWS
 // provider's GetInstanceTypes returns them (aws-apis.md §6.1): every type,
-// with the labels it offers (nodeclass.InstanceTypeRequirements, as the twin, plus the
-// region), an available spot and on-demand offering in each zone at the
-// catalog's prices, the capacity Karpenter predicts, and the difference
-// between capacity and allocatable as kube-reserved overhead, so that
-// Karpenter's Allocatable() is the catalog's.
+// with the labels it offers (nodeclass.InstanceTypeRequirements, the
+// twin's too, plus the region), an available spot and on-demand offering
+// in each zone at the catalog's prices, the capacity Karpenter predicts,
+// and the difference between capacity and allocatable as kube-reserved
+// overhead, so that Karpenter's Allocatable() is the catalog's.
 func InstanceTypes(region string, zones []string) []*cloudprovider.InstanceType {
 	var out []*cloudprovider.InstanceType
 	for _, it := range catalog.InstanceTypes() {
