@@ -51,13 +51,6 @@ var DefaultTimings = Timings{
 	VolumeDetach: 10 * time.Second,
 }
 
-// StartupAnnotation is workloadrules.StartupAnnotation, kept only for
-// internal/twin/karpenter's tests, which name it here; it goes when that
-// package moves to the rule package.
-//
-// Deprecated: use workloadrules.StartupAnnotation.
-const StartupAnnotation = workloadrules.StartupAnnotation
-
 // Options configure a Cluster.
 type Options struct {
 	Timings Timings
