@@ -25,8 +25,8 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
 	"github.com/ladder-eks/ladder/internal/rules/nodeclass"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/rules/workload"
-	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
 // DefaultTimeLimit bounds a rehearsal when the scenario does not.
@@ -644,16 +644,16 @@ func (v *validator) nodeGroups() {
 // maxUnavailable 1–100 and at most maxSize, maxUnavailablePercentage 1–100,
 // not both), through the twin's own check.
 func (v *validator) managedScaling(f string, m *ManagedGroup) {
-	spec := mng.Spec{CapacityType: m.CapacityType, Desired: m.Desired, Min: m.Min, Max: m.Max, Zones: m.Zones, UpdateStrategy: m.UpdateStrategy}
+	spec := nodegroup.Spec{CapacityType: m.CapacityType, Desired: m.Desired, Min: m.Min, Max: m.Max, Zones: m.Zones, UpdateStrategy: m.UpdateStrategy}
 	if uc := m.UpdateConfig; uc != nil {
-		spec.UpdateConfig = mng.UpdateConfig{MaxUnavailable: uc.MaxUnavailable, MaxUnavailablePercentage: uc.MaxUnavailablePercentage}
+		spec.UpdateConfig = nodegroup.UpdateConfig{MaxUnavailable: uc.MaxUnavailable, MaxUnavailablePercentage: uc.MaxUnavailablePercentage}
 	}
-	err := mng.ValidateScaling(spec, v.sc.Spec.Cluster.Zones)
+	err := nodegroup.ValidateScaling(&spec, v.sc.Spec.Cluster.Zones)
 	if err == nil {
 		return
 	}
 	msg := err.Error()
-	var apiErr *mng.Error
+	var apiErr *nodegroup.Error
 	if errors.As(err, &apiErr) {
 		msg = apiErr.Message
 	}
@@ -673,7 +673,7 @@ func (v *validator) managedScaling(f string, m *ManagedGroup) {
 }
 
 // managedImage refuses what the twin's CreateNodegroup refuses in a
-// group's image (mng.ResolveImage): a version ahead of the control plane,
+// group's image (nodegroup.ResolveImage): a version ahead of the control plane,
 // an amiType of the other architecture or with no AMI for the version, a
 // release the catalog does not have, a launch template without a name or
 // whose image is unknown or of the other architecture, amiType CUSTOM
@@ -683,27 +683,27 @@ func (v *validator) managedImage(f, name string, m *ManagedGroup) {
 	if len(m.InstanceTypes) == 0 || checkVersion(v.sc.Spec.Cluster.Version) != nil {
 		return
 	}
-	spec := mng.Spec{Name: name, InstanceTypes: m.InstanceTypes, AMIType: m.AMIType, Version: m.Version, ReleaseVersion: m.ReleaseVersion}
+	spec := nodegroup.Spec{Name: name, InstanceTypes: m.InstanceTypes, AMIType: m.AMIType, Version: m.Version, ReleaseVersion: m.ReleaseVersion}
 	if lt := m.LaunchTemplate; lt != nil {
-		spec.LaunchTemplate = &mng.LaunchTemplate{Name: lt.Name, Version: lt.Version, ImageID: lt.ImageID}
+		spec.LaunchTemplate = &nodegroup.LaunchTemplate{Name: lt.Name, Version: lt.Version, ImageID: lt.ImageID}
 	}
 	if imgErr := v.resolveImage(spec); imgErr != nil {
 		v.imageError(f, m, imgErr)
 	}
 }
 
-// resolveImage is mng.ResolveImage of a group that exists at the start,
+// resolveImage is nodegroup.ResolveImage of a group that exists at the start,
 // at the cluster's version and the start time, on its first instance
 // type; nil when it resolves or the instance type is unknown (reported
 // with the type).
-func (v *validator) resolveImage(spec mng.Spec) *mng.ImageError {
+func (v *validator) resolveImage(spec nodegroup.Spec) *nodegroup.ImageError {
 	it, ok := v.types[spec.InstanceTypes[0]]
 	if !ok {
 		return nil
 	}
 	cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
-	_, err := mng.ResolveImage(spec, it, cp, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC(), true)
-	var imgErr *mng.ImageError
+	_, err := nodegroup.ResolveImage(spec, it, cp, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC(), true)
+	var imgErr *nodegroup.ImageError
 	if !errors.As(err, &imgErr) {
 		return nil
 	}
@@ -712,7 +712,7 @@ func (v *validator) resolveImage(spec mng.Spec) *mng.ImageError {
 
 // imageError reports a managed group's image refusal at the scenario's
 // field, with a fix.
-func (v *validator) imageError(f string, m *ManagedGroup, imgErr *mng.ImageError) {
+func (v *validator) imageError(f string, m *ManagedGroup, imgErr *nodegroup.ImageError) {
 	it := v.types[m.InstanceTypes[0]]
 	cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
 	msg := imageMessage(imgErr)
@@ -729,7 +729,7 @@ func (v *validator) imageError(f string, m *ManagedGroup, imgErr *mng.ImageError
 			fix = fmt.Sprintf("set at most the cluster's %s: a node group is never ahead of its control plane", cp)
 		}
 	case "amiType":
-		if m.AMIType == mng.AMITypeCustom {
+		if m.AMIType == nodegroup.AMITypeCustom {
 			fix = "name the AMI in launchTemplate.imageId, or use an EKS amiType such as AL2023_" + amiTypeArch(it.Arch) + "_STANDARD"
 			break
 		}
@@ -741,8 +741,8 @@ func (v *validator) imageError(f string, m *ManagedGroup, imgErr *mng.ImageError
 }
 
 // imageMessage is the EKS error's message, without the AWS CLI's framing.
-func imageMessage(imgErr *mng.ImageError) string {
-	var apiErr *mng.Error
+func imageMessage(imgErr *nodegroup.ImageError) string {
+	var apiErr *nodegroup.Error
 	if errors.As(imgErr.Err, &apiErr) {
 		return apiErr.Message
 	}
