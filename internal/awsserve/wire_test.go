@@ -22,6 +22,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
@@ -103,7 +104,7 @@ func newTwinEKS(t *testing.T) (*sim.Engine, awsport.EKS) {
 	})
 	cp.NodeGroupVersions = groups.Versions
 	for _, name := range []string{"system", "apps"} {
-		if err := groups.Adopt(mng.Spec{Name: name, InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 4}, 24*time.Hour); err != nil {
+		if err := groups.Adopt(nodegroup.Spec{Name: name, InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 4}, 24*time.Hour); err != nil {
 			t.Fatal(err)
 		}
 	}

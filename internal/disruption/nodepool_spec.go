@@ -77,7 +77,7 @@ func ValidateSpec(np *karpv1.NodePool, w *Written) []BudgetError {
 // says so, rather than the "all available instance types exceed limits"
 // Karpenter logs for a pool with limits and nothing left to launch. A
 // requirement the CRD refuses on its own (In without a value, Gt without
-// one integer) is left to the CRD's rule (karpenter.CheckRequirements).
+// one integer) is left to the CRD's rule (nodeclass.CheckRequirements).
 func EmptyRequirements(np *karpv1.NodePool) *BudgetError {
 	reqs := np.Spec.Template.Spec.Requirements
 	acc := map[string]*scheduling.Requirement{}

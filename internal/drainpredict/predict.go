@@ -18,10 +18,10 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/report"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
-	"github.com/ladder-eks/ladder/internal/twin/mng"
 	"github.com/ladder-eks/ladder/internal/twinbuild"
 )
 
@@ -137,7 +137,7 @@ func Scenario(sc *scenario.Scenario) ([]Prediction, error) {
 // custom AMI), ProbeLimit for the others.
 func drainLimit(typ string) time.Duration {
 	if typ == report.GroupManaged || typ == groupManagedCustomAMI {
-		return mng.UpgradeDrainLimit
+		return nodegroup.UpgradeDrainLimit
 	}
 	return ProbeLimit
 }

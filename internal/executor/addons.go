@@ -12,8 +12,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/plan"
-	"github.com/ladder-eks/ladder/internal/scenario"
-	ekstwin "github.com/ladder-eks/ladder/internal/twin/eks"
+	"github.com/ladder-eks/ladder/internal/rules/addon"
 )
 
 // AddonAPI is EKS's UpdateAddon (awsport.EKS).
@@ -42,8 +41,8 @@ func (e *Executor) UpdateAddon(ctx context.Context, st plan.Step) error {
 	if err != nil {
 		return fmt.Errorf("DescribeCluster: version %q: %v", aws.ToString(cluster.Version), err)
 	}
-	if f, err1 := ekstwin.ParseAddonVersion(from); err1 == nil {
-		if t, err2 := ekstwin.ParseAddonVersion(to); err2 == nil && t.Compare(f) < 0 {
+	if f, err1 := addon.ParseVersion(from); err1 == nil {
+		if t, err2 := addon.ParseVersion(to); err2 == nil && t.Compare(f) < 0 {
 			note := fmt.Sprintf("the table's %s for %s is older than the installed %s, which stays", to, cp, from)
 			e.Observer.AddonVersion(name, from, note)
 			e.Observer.Event("Normal", "AddonUnchanged", fmt.Sprintf("add-on %s: %s", name, note))
@@ -54,12 +53,12 @@ func (e *Executor) UpdateAddon(ctx context.Context, st plan.Step) error {
 	if err != nil {
 		return err
 	}
-	if err := ekstwin.CheckAddonUpdate(name, from, to, cp, kubelets); err != nil {
+	if err := addon.CheckUpdate(name, from, to, cp, kubelets); err != nil {
 		return err
 	}
-	v, _ := ekstwin.ParseAddonVersion(to)
+	v, _ := addon.ParseVersion(to)
 	var refs []kubeport.Workload
-	for _, w := range scenario.AddonWorkloads(name) {
+	for _, w := range addon.Workloads(name) {
 		refs = append(refs, kubeport.Workload{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
 	}
 	// Which images change is read before the update: a resumed run, whose
@@ -76,7 +75,7 @@ func (e *Executor) UpdateAddon(ctx context.Context, st plan.Step) error {
 			}
 			for _, list := range [][]corev1.Container{t.Spec.InitContainers, t.Spec.Containers} {
 				for _, c := range list {
-					if img, own := ekstwin.AddonImage(name, c.Image, v); own && img != c.Image {
+					if img, own := addon.Image(name, c.Image, v); own && img != c.Image {
 						images = append(images, img)
 					}
 				}

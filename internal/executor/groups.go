@@ -8,8 +8,8 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 
 	"github.com/ladder-eks/ladder/internal/awsport"
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
 	"github.com/ladder-eks/ladder/internal/scenario"
-	"github.com/ladder-eks/ladder/internal/twin/asg"
 )
 
 // ScenarioGroups are a scenario's node groups as the strategies take them
@@ -58,7 +58,7 @@ func scenarioGreen(o *scenario.GreenGroup, subnet func(string) string) *Green {
 
 // RefreshPreferences are a scenario's refresh preferences as
 // StartInstanceRefresh takes them.
-func RefreshPreferences(p asg.Preferences) *asgtypes.RefreshPreferences {
+func RefreshPreferences(p instancerefresh.Preferences) *asgtypes.RefreshPreferences {
 	out := &asgtypes.RefreshPreferences{
 		MinHealthyPercentage: int32Of(p.MinHealthyPercentage),
 		MaxHealthyPercentage: int32Of(p.MaxHealthyPercentage),

@@ -22,6 +22,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 	"github.com/ladder-eks/ladder/internal/twin/twintest"
@@ -357,7 +358,7 @@ func TestBlueGreenWaves(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tw := newManagedTwin(t)
 			kc := tw.port.Cluster()
-			if err := tw.groups.Adopt(mng.Spec{Name: "wide", InstanceTypes: []string{"m5.large"}, Desired: nodes, Min: 1, Max: nodes, Version: "1.30",
+			if err := tw.groups.Adopt(nodegroup.Spec{Name: "wide", InstanceTypes: []string{"m5.large"}, Desired: nodes, Min: 1, Max: nodes, Version: "1.30",
 				Labels: map[string]string{"type": "wide"}}, time.Hour); err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
@@ -159,9 +160,9 @@ func newManagedTwin(t *testing.T) *managedTwin {
 	groups := mng.New(eng, kc, worker.New(eng, kc, base.Cloud, worker.Timings{}), mng.Options{
 		InstanceTypes: catalog.InstanceTypes(), Zones: mngZones, ControlPlaneVersion: cp.Version,
 	})
-	for _, spec := range []mng.Spec{
+	for _, spec := range []nodegroup.Spec{
 		{Name: "custom", InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 3,
-			LaunchTemplate: &mng.LaunchTemplate{Name: "custom", Version: "1", ImageID: ami130}},
+			LaunchTemplate: &nodegroup.LaunchTemplate{Name: "custom", Version: "1", ImageID: ami130}},
 		{Name: "blue", InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 3, Zones: mngZones[:2], Version: "1.30",
 			Labels: map[string]string{"type": "orders"},
 			Taints: []corev1.Taint{{Key: "dedicated", Value: "orders", Effect: corev1.TaintEffectNoSchedule}}},

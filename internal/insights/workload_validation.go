@@ -7,13 +7,13 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/manifest"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/rules/workload"
 )
 
 // workloadProblems reports what kube-apiserver refuses in a workload's
 // selector — one missing a label of its pod template, which the API server
 // answers "`selector` does not match template `labels`" — through the
-// twin's own rule (kube.ValidateWorkloadSelector), which the twin and
+// rule in internal/rules/workload (ValidateSelector), which the twin and
 // `scenario validate` refuse the object with. They are ERRORs of the
 // invalid-manifest check: the object could never be applied. A document
 // without a selector is not judged: in a tree it is often a patch (a
@@ -38,9 +38,9 @@ func workloadProblems(src Source, o *Object, doc []byte, typed any) []Problem {
 		return nil
 	}
 	var problems []Problem
-	for _, e := range kube.ValidateWorkloadSelector(kind, sel, labels) {
+	for _, e := range workload.ValidateSelector(kind, sel, labels) {
 		problems = append(problems, Problem{Source: src, Object: o.Ref(), Field: e.Field, Severity: Error, doc: doc,
-			Message: e.ErrorBody() + "; the API server refuses the object", Fix: kube.WorkloadFix(e)})
+			Message: e.ErrorBody() + "; the API server refuses the object", Fix: workload.Fix(e)})
 	}
 	return problems
 }

@@ -7,20 +7,20 @@ import (
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
-	"github.com/ladder-eks/ladder/internal/twin/karpenter"
+	"github.com/ladder-eks/ladder/internal/rules/nodeclass"
 )
 
 // InstanceTypes are the embedded catalog's instance types as the AWS
 // provider's GetInstanceTypes returns them (aws-apis.md §6.1): every type,
-// with the labels it offers (the twin's InstanceTypeRequirements, plus the
-// region), an available spot and on-demand offering in each zone at the
-// catalog's prices, the capacity Karpenter predicts, and the difference
-// between capacity and allocatable as kube-reserved overhead, so that
-// Karpenter's Allocatable() is the catalog's.
+// with the labels it offers (nodeclass.InstanceTypeRequirements, the
+// twin's too, plus the region), an available spot and on-demand offering
+// in each zone at the catalog's prices, the capacity Karpenter predicts,
+// and the difference between capacity and allocatable as kube-reserved
+// overhead, so that Karpenter's Allocatable() is the catalog's.
 func InstanceTypes(region string, zones []string) []*cloudprovider.InstanceType {
 	var out []*cloudprovider.InstanceType
 	for _, it := range catalog.InstanceTypes() {
-		reqs := karpenter.InstanceTypeRequirements(it, zones)
+		reqs := nodeclass.InstanceTypeRequirements(it, zones)
 		reqs.Add(scheduling.NewRequirement(corev1.LabelTopologyRegion, corev1.NodeSelectorOpIn, region))
 		var offerings cloudprovider.Offerings
 		for _, zone := range zones {

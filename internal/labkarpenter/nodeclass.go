@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ladder-eks/ladder/internal/disruption"
-	"github.com/ladder-eks/ladder/internal/twin/karpenter"
+	"github.com/ladder-eks/ladder/internal/rules/nodeclass"
 )
 
 // amiRefresh is how often a class is resolved again: the AWS provider's
@@ -84,12 +84,12 @@ func (c *NodeClassController) resolve(ctx context.Context, nc *awsv1.EC2NodeClas
 	if err != nil {
 		return fmt.Errorf("discovering the Kubernetes version: %w", err)
 	}
-	amis, err := karpenter.ResolveNodeClassAMIs(nc, version, nil, c.now())
+	amis, err := nodeclass.ResolveNodeClassAMIs(nc, version, nil, c.now())
 	if err != nil {
 		nc.Status.AMIs = nil
 		conds.SetFalse(awsv1.ConditionTypeAMIsReady, "AMINotFound", err.Error())
 	} else {
-		nc.Status.AMIs = karpenter.StatusAMIs(amis)
+		nc.Status.AMIs = nodeclass.StatusAMIs(amis)
 		conds.SetTrue(awsv1.ConditionTypeAMIsReady)
 	}
 	nc.Status.Subnets = nil

@@ -35,6 +35,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/materialize"
+	"github.com/ladder-eks/ladder/internal/rules/nodeclass"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
 )
@@ -182,7 +183,7 @@ func (c *CloudProvider) newNode(nodeClaim *karpv1.NodeClaim, nc *awsv1.EC2NodeCl
 		}
 	}
 	cat, _ := catalog.LookupInstanceType(it.Name)
-	for k, v := range karpenter.InstanceLabels(cat) {
+	for k, v := range nodeclass.InstanceLabels(cat) {
 		labels[k] = v
 	}
 	for _, r := range o.Requirements {

@@ -310,7 +310,7 @@ func decodeObject(src Source, doc, js []byte, gvk schema.GroupVersionKind) ([]Ob
 // rules, field paths and messages, pkg/apis/policy/validation
 // ValidatePodDisruptionBudgetSpec: minAvailable and maxUnavailable not both
 // set, each a non-negative integer or a percent no greater than 100%. (The
-// workloads' rules are the twin's, kube.ValidateDeployment and its
+// workloads' rules are internal/rules/workload's, ValidateDeployment and its
 // siblings.)
 //
 // It is not part of Decode, so that a scenario's validation can report

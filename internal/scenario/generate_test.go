@@ -13,6 +13,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/rules/addon"
 )
 
 func TestGenerateWritesValidScenario(t *testing.T) {
@@ -239,7 +240,7 @@ func TestGenerateMixAddons(t *testing.T) {
 		} else if row, _ := catalog.LatestAddon(a.Name, "1.31"); a.Version != row.Version || len(a.Versions) != 0 {
 			t.Errorf("%s %s %v, want the table's %s for 1.31 and no pin", a.Name, a.Version, a.Versions, row.Version)
 		}
-		for _, w := range AddonWorkloads(a.Name) {
+		for _, w := range addon.Workloads(a.Name) {
 			if _, ok := sc.Find(w.Kind, w.Namespace, w.Name); !ok {
 				t.Errorf("add-on %s: %s %s/%s missing", a.Name, w.Kind, w.Namespace, w.Name)
 			}

@@ -24,9 +24,9 @@ import (
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/manifest"
-	"github.com/ladder-eks/ladder/internal/twin/karpenter"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
-	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/rules/nodeclass"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
+	"github.com/ladder-eks/ladder/internal/rules/workload"
 )
 
 // DefaultTimeLimit bounds a rehearsal when the scenario does not.
@@ -68,7 +68,7 @@ type validator struct {
 	// script is the objects the actions have reached (validate_patch.go).
 	script applied
 	// resolved is what each EC2NodeClass manifest (starting, applied or
-	// patched) resolves to (karpenter.ResolveNodeClassAMIs), for its
+	// patched) resolves to (nodeclass.ResolveNodeClassAMIs), for its
 	// NodePools and nodes (validate_karpenter.go).
 	resolved map[*awsv1.EC2NodeClass][]catalog.AMI
 }
@@ -272,16 +272,16 @@ func (v *validator) object(o manifest.Object, namespaces, classes, storageClasse
 	case *karpv1.NodePool:
 		v.nodePool(o, obj, classes)
 	case *appsv1.Deployment:
-		v.workload(o, kube.ValidateDeployment(obj), &obj.Spec.Template)
+		v.workload(o, workload.ValidateDeployment(obj), &obj.Spec.Template)
 		v.replicas(o, obj.Spec.Replicas)
 	case *appsv1.StatefulSet:
-		v.workload(o, kube.ValidateStatefulSet(obj), &obj.Spec.Template)
+		v.workload(o, workload.ValidateStatefulSet(obj), &obj.Spec.Template)
 		v.replicas(o, obj.Spec.Replicas)
 		for i, t := range obj.Spec.VolumeClaimTemplates {
 			v.storageClass(o, fmt.Sprintf("spec.volumeClaimTemplates[%d].spec.storageClassName", i), t.Spec.StorageClassName, storageClasses)
 		}
 	case *appsv1.DaemonSet:
-		v.workload(o, kube.ValidateDaemonSet(obj), &obj.Spec.Template)
+		v.workload(o, workload.ValidateDaemonSet(obj), &obj.Spec.Template)
 	case *policyv1.PodDisruptionBudget:
 		v.pdb(o, obj)
 	case *corev1.Pod:
@@ -290,7 +290,7 @@ func (v *validator) object(o manifest.Object, namespaces, classes, storageClasse
 		v.storageClass(o, "spec.storageClassName", obj.Spec.StorageClassName, storageClasses)
 	case *schedulingv1.PriorityClass:
 		// The API server's validation, which the twin applies too.
-		for _, e := range kube.ValidatePriorityClass(obj) {
+		for _, e := range workload.ValidatePriorityClass(obj) {
 			v.failObject(o, e.Field, e.ErrorBody(), "")
 		}
 	case *karpv1.NodeClaim:
@@ -360,8 +360,8 @@ func (v *validator) nodeClass(o manifest.Object, nc *awsv1.EC2NodeClass) {
 	// Karpenter resolves the class when it is applied, at the cluster's
 	// version and the start, with the twin's own resolution.
 	minor, _ := catalog.NormalizeMinor(v.sc.Spec.Cluster.Version)
-	amis, err := karpenter.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC())
-	var amiErr *karpenter.AMIError
+	amis, err := nodeclass.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC())
+	var amiErr *nodeclass.AMIError
 	switch {
 	case errors.As(err, &amiErr):
 		fix := ""
@@ -430,8 +430,8 @@ func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map
 		v.failObject(o, "spec.template.spec.nodeClassRef.name", fmt.Sprintf("EC2NodeClass %q is not in the scenario's manifests", ref.Name), "add its manifest or fix the name")
 	}
 	// The NodePool CRD's rules, which the twin applies too.
-	var reqErr *karpenter.RequirementError
-	if errors.As(karpenter.CheckRequirements(np), &reqErr) {
+	var reqErr *nodeclass.RequirementError
+	if errors.As(nodeclass.CheckRequirements(np), &reqErr) {
 		v.failObject(o, reqErr.Field, reqErr.Msg, reqErr.Fix)
 	} else {
 		v.emptyRequirements(o, np)
@@ -452,11 +452,11 @@ func (v *validator) nodePool(o manifest.Object, np *karpv1.NodePool, classes map
 }
 
 // workload reports what kube-apiserver's apps validation refuses in a
-// workload — the twin's own rules (kube.ValidateDeployment and its
-// siblings), which it would refuse the object with — and checks its pods.
+// workload — the rules of internal/rules/workload (ValidateDeployment and its
+// siblings), which the twin would refuse the object with — and checks its pods.
 func (v *validator) workload(o manifest.Object, errs field.ErrorList, tmpl *corev1.PodTemplateSpec) {
 	for _, e := range errs {
-		v.failObject(o, e.Field, e.ErrorBody(), kube.WorkloadFix(e))
+		v.failObject(o, e.Field, e.ErrorBody(), workload.Fix(e))
 	}
 	v.podSpec(o, "spec.template.spec", &tmpl.Spec, tmpl.Annotations)
 }
@@ -472,7 +472,7 @@ func (v *validator) podSpec(o manifest.Object, field string, spec *corev1.PodSpe
 		class, known = v.priorityClasses[name]
 		if !known {
 			v.failObject(o, field+".priorityClassName", fmt.Sprintf("no PriorityClass with name %s was found", name),
-				fmt.Sprintf("add a scheduling.k8s.io/v1 PriorityClass manifest named %s, or use %s or %s", name, kube.SystemClusterCritical, kube.SystemNodeCritical))
+				fmt.Sprintf("add a scheduling.k8s.io/v1 PriorityClass manifest named %s, or use %s or %s", name, workload.SystemClusterCritical, workload.SystemNodeCritical))
 		}
 	}
 	if known && spec.Priority != nil && *spec.Priority != class.value {
@@ -483,7 +483,7 @@ func (v *validator) podSpec(o manifest.Object, field string, spec *corev1.PodSpe
 		v.failObject(o, field+".preemptionPolicy", fmt.Sprintf("the string value of PreemptionPolicy (%s) must not be provided in pod spec; priority admission controller computed %s from the given PriorityClass name", *spec.PreemptionPolicy, class.policy),
 			"remove preemptionPolicy from the pod spec and set it on the PriorityClass the pod names")
 	}
-	if err := kube.ValidateStartupAnnotation(annotations); err != nil {
+	if err := workload.ValidateStartupAnnotation(annotations); err != nil {
 		v.failObject(o, strings.TrimSuffix(field, ".spec")+".metadata.annotations", err.Error(), "")
 	}
 	for i, vol := range spec.Volumes {
@@ -644,16 +644,16 @@ func (v *validator) nodeGroups() {
 // maxUnavailable 1–100 and at most maxSize, maxUnavailablePercentage 1–100,
 // not both), through the twin's own check.
 func (v *validator) managedScaling(f string, m *ManagedGroup) {
-	spec := mng.Spec{CapacityType: m.CapacityType, Desired: m.Desired, Min: m.Min, Max: m.Max, Zones: m.Zones, UpdateStrategy: m.UpdateStrategy}
+	spec := nodegroup.Spec{CapacityType: m.CapacityType, Desired: m.Desired, Min: m.Min, Max: m.Max, Zones: m.Zones, UpdateStrategy: m.UpdateStrategy}
 	if uc := m.UpdateConfig; uc != nil {
-		spec.UpdateConfig = mng.UpdateConfig{MaxUnavailable: uc.MaxUnavailable, MaxUnavailablePercentage: uc.MaxUnavailablePercentage}
+		spec.UpdateConfig = nodegroup.UpdateConfig{MaxUnavailable: uc.MaxUnavailable, MaxUnavailablePercentage: uc.MaxUnavailablePercentage}
 	}
-	err := mng.ValidateScaling(spec, v.sc.Spec.Cluster.Zones)
+	err := nodegroup.ValidateScaling(&spec, v.sc.Spec.Cluster.Zones)
 	if err == nil {
 		return
 	}
 	msg := err.Error()
-	var apiErr *mng.Error
+	var apiErr *nodegroup.Error
 	if errors.As(err, &apiErr) {
 		msg = apiErr.Message
 	}
@@ -673,7 +673,7 @@ func (v *validator) managedScaling(f string, m *ManagedGroup) {
 }
 
 // managedImage refuses what the twin's CreateNodegroup refuses in a
-// group's image (mng.ResolveImage): a version ahead of the control plane,
+// group's image (nodegroup.ResolveImage): a version ahead of the control plane,
 // an amiType of the other architecture or with no AMI for the version, a
 // release the catalog does not have, a launch template without a name or
 // whose image is unknown or of the other architecture, amiType CUSTOM
@@ -683,27 +683,27 @@ func (v *validator) managedImage(f, name string, m *ManagedGroup) {
 	if len(m.InstanceTypes) == 0 || checkVersion(v.sc.Spec.Cluster.Version) != nil {
 		return
 	}
-	spec := mng.Spec{Name: name, InstanceTypes: m.InstanceTypes, AMIType: m.AMIType, Version: m.Version, ReleaseVersion: m.ReleaseVersion}
+	spec := nodegroup.Spec{Name: name, InstanceTypes: m.InstanceTypes, AMIType: m.AMIType, Version: m.Version, ReleaseVersion: m.ReleaseVersion}
 	if lt := m.LaunchTemplate; lt != nil {
-		spec.LaunchTemplate = &mng.LaunchTemplate{Name: lt.Name, Version: lt.Version, ImageID: lt.ImageID}
+		spec.LaunchTemplate = &nodegroup.LaunchTemplate{Name: lt.Name, Version: lt.Version, ImageID: lt.ImageID}
 	}
 	if imgErr := v.resolveImage(spec); imgErr != nil {
 		v.imageError(f, m, imgErr)
 	}
 }
 
-// resolveImage is mng.ResolveImage of a group that exists at the start,
+// resolveImage is nodegroup.ResolveImage of a group that exists at the start,
 // at the cluster's version and the start time, on its first instance
 // type; nil when it resolves or the instance type is unknown (reported
 // with the type).
-func (v *validator) resolveImage(spec mng.Spec) *mng.ImageError {
+func (v *validator) resolveImage(spec nodegroup.Spec) *nodegroup.ImageError {
 	it, ok := v.types[spec.InstanceTypes[0]]
 	if !ok {
 		return nil
 	}
 	cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
-	_, err := mng.ResolveImage(spec, it, cp, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC(), true)
-	var imgErr *mng.ImageError
+	_, err := nodegroup.ResolveImage(spec, it, cp, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC(), true)
+	var imgErr *nodegroup.ImageError
 	if !errors.As(err, &imgErr) {
 		return nil
 	}
@@ -712,7 +712,7 @@ func (v *validator) resolveImage(spec mng.Spec) *mng.ImageError {
 
 // imageError reports a managed group's image refusal at the scenario's
 // field, with a fix.
-func (v *validator) imageError(f string, m *ManagedGroup, imgErr *mng.ImageError) {
+func (v *validator) imageError(f string, m *ManagedGroup, imgErr *nodegroup.ImageError) {
 	it := v.types[m.InstanceTypes[0]]
 	cp := kubeversion.MustParse(v.sc.Spec.Cluster.Version)
 	msg := imageMessage(imgErr)
@@ -729,7 +729,7 @@ func (v *validator) imageError(f string, m *ManagedGroup, imgErr *mng.ImageError
 			fix = fmt.Sprintf("set at most the cluster's %s: a node group is never ahead of its control plane", cp)
 		}
 	case "amiType":
-		if m.AMIType == mng.AMITypeCustom {
+		if m.AMIType == nodegroup.AMITypeCustom {
 			fix = "name the AMI in launchTemplate.imageId, or use an EKS amiType such as AL2023_" + amiTypeArch(it.Arch) + "_STANDARD"
 			break
 		}
@@ -741,8 +741,8 @@ func (v *validator) imageError(f string, m *ManagedGroup, imgErr *mng.ImageError
 }
 
 // imageMessage is the EKS error's message, without the AWS CLI's framing.
-func imageMessage(imgErr *mng.ImageError) string {
-	var apiErr *mng.Error
+func imageMessage(imgErr *nodegroup.ImageError) string {
+	var apiErr *nodegroup.Error
 	if errors.As(imgErr.Err, &apiErr) {
 		return apiErr.Message
 	}

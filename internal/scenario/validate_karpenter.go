@@ -9,13 +9,13 @@ import (
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/disruption"
 	"github.com/ladder-eks/ladder/internal/manifest"
-	"github.com/ladder-eks/ladder/internal/twin/karpenter"
+	"github.com/ladder-eks/ladder/internal/rules/nodeclass"
 )
 
 // A NodePool launches only the instance types its EC2NodeClass's AMIs
-// boot (karpenter.CheckNodePoolAMIs, the filter the twin's Karpenter
+// boot (nodeclass.CheckNodePoolAMIs, the filter the twin's Karpenter
 // applies to what a pool offers), and a starting node was launched with
-// the newest AMI of its architecture (karpenter.NewestAMI): a pool and a
+// the newest AMI of its architecture (nodeclass.NewestAMI): a pool and a
 // class that leave no instance type, or a node of an architecture its
 // class has no AMI for, are refused — at the start, and after each apply
 // or patch action that changes either.
@@ -45,7 +45,7 @@ func (v *validator) checkPool(np *karpv1.NodePool, find func(name string) (manif
 	if !ok {
 		return nil
 	}
-	return karpenter.CheckNodePoolAMIs(np, nc, amis, v.sc.InstanceTypes(), v.sc.Spec.Cluster.Zones)
+	return nodeclass.CheckNodePoolAMIs(np, nc, amis, v.sc.InstanceTypes(), v.sc.Spec.Cluster.Zones)
 }
 
 const poolAMIFix = "select an AMI of an architecture the requirements allow, or allow the AMIs' architecture (kubernetes.io/arch)"
@@ -81,7 +81,7 @@ func (v *validator) nodeAMI(f, pool string, n ExistingNode) {
 	if !ok {
 		return
 	}
-	if _, ok := karpenter.NewestAMI(amis, it.Arch); !ok {
+	if _, ok := nodeclass.NewestAMI(amis, it.Arch); !ok {
 		v.fail(f+".instanceType", "%s is %s but EC2NodeClass %s resolves to no %s AMI (use an instance type of its AMIs' architecture, set the node's ami, or select an AMI of that architecture)", it.Name, it.Arch, nc.Name, it.Arch)
 	}
 }
@@ -141,11 +141,11 @@ func (v *validator) classesAt(f, from, to string) {
 		if !ok {
 			continue
 		}
-		var amiErr *karpenter.AMIError
-		if _, err := karpenter.ResolveNodeClassAMIs(nc, from, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC()); err != nil {
+		var amiErr *nodeclass.AMIError
+		if _, err := nodeclass.ResolveNodeClassAMIs(nc, from, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC()); err != nil {
 			continue
 		}
-		if _, err := karpenter.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC()); errors.As(err, &amiErr) {
+		if _, err := nodeclass.ResolveNodeClassAMIs(nc, minor, v.sc.ExtraAMIs(), v.sc.Spec.Start.UTC()); errors.As(err, &amiErr) {
 			v.fail(f, "%v; after this upgrade Karpenter resolves no AMI for the class and launches no node (pin a release Kubernetes %s has, or patch the alias to @latest in an action before this one)", amiErr, minor)
 		}
 	}

@@ -3,7 +3,7 @@ package scenario
 import "testing"
 
 // NodePool requirements are checked by the NodePool CRD's rules
-// (karpenter.CheckRequirements), the operators Karpenter v1 has included.
+// (nodeclass.CheckRequirements), the operators Karpenter v1 has included.
 func TestValidateNodePoolRequirements(t *testing.T) {
 	req := func(r string) []string { return []string{"requirements: []", "requirements: [" + r + "]"} }
 	runValidateCases(t, []validateCase{

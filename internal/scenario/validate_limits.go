@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
-	"github.com/ladder-eks/ladder/internal/twin/ec2"
+	"github.com/ladder-eks/ladder/internal/rules/subnet"
 )
 
 // The caps of limits.go, checked field by field so the error names the
@@ -94,7 +94,7 @@ func (v *validator) nodeCount() (ok bool) {
 }
 
 // zoneAddresses refuses a starting cluster whose nodes in one zone are
-// more than the twin's subnet of that zone holds (ec2.AddressesPerZone):
+// more than the twin's subnet of that zone holds (subnet.AddressesPerZone):
 // the twin would fail to launch them. A managed or self-managed group
 // places its nodes round-robin over its zones, as the twin creates them;
 // a Karpenter node is in the zone it names. It runs once nodeCount has
@@ -130,16 +130,16 @@ func (v *validator) zoneAddresses() {
 	}
 	free := 0
 	for _, z := range v.sc.Spec.Cluster.Zones {
-		if n := perZone[z]; n > ec2.AddressesPerZone {
-			v.fail("spec.nodeGroups", "%d nodes start in zone %s, more than the %d addresses of the zone's subnet in the twin; spread the node groups over more zones or lower their counts", n, z, ec2.AddressesPerZone)
+		if n := perZone[z]; n > subnet.AddressesPerZone {
+			v.fail("spec.nodeGroups", "%d nodes start in zone %s, more than the %d addresses of the zone's subnet in the twin; spread the node groups over more zones or lower their counts", n, z, subnet.AddressesPerZone)
 		} else {
-			free += ec2.AddressesPerZone - n
+			free += subnet.AddressesPerZone - n
 		}
 	}
 	// Each Fargate pod runs on a micro-VM of its own, with an address of
 	// one of the cluster's zones (semantics.md §E).
 	if field, n := v.fargatePods(); n > free {
-		v.fail(field, "%d starting pods run on Fargate, each with an address of its own, but the cluster's zones have %d addresses left after the nodes (%d per zone's subnet in the twin); lower the replicas the profiles select or add zones", n, free, ec2.AddressesPerZone)
+		v.fail(field, "%d starting pods run on Fargate, each with an address of its own, but the cluster's zones have %d addresses left after the nodes (%d per zone's subnet in the twin); lower the replicas the profiles select or add zones", n, free, subnet.AddressesPerZone)
 	}
 }
 

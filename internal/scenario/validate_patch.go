@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/rules/workload"
 )
 
 // The patch actions are dry-run in order, each on the object as the
@@ -45,8 +45,8 @@ func (v *validator) scriptReapply(f string, objs []manifest.Object) {
 			v.fail(f, "Pod %s/%s: pods are immutable; delete it first (a bare Pod cannot change: make it a Deployment to roll it)", obj.Namespace, obj.Name)
 		case *appsv1.StatefulSet:
 			if prev, ok := old.Object.(*appsv1.StatefulSet); ok {
-				for _, e := range kube.ValidateStatefulSetUpdate(obj, prev) {
-					v.fail(f, "StatefulSet %s/%s: %s: %s (%s)", obj.Namespace, obj.Name, e.Field, e.ErrorBody(), kube.WorkloadFix(e))
+				for _, e := range workload.ValidateStatefulSetUpdate(obj, prev) {
+					v.fail(f, "StatefulSet %s/%s: %s: %s (%s)", obj.Namespace, obj.Name, e.Field, e.ErrorBody(), workload.Fix(e))
 				}
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 
 	"github.com/ladder-eks/ladder/internal/manifest"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
+	"github.com/ladder-eks/ladder/internal/rules/workload"
 )
 
 // priority is what the Priority admission plugin gives a pod of a class:
@@ -38,8 +38,8 @@ func classPriority(pc *schedulingv1.PriorityClass) priority {
 // when there is none (getDefaultPriority).
 func (v *validator) priorities(all []manifest.Object) {
 	v.priorityClasses = map[string]priority{
-		kube.SystemNodeCritical:    {value: kube.SystemCriticalPriority + 1000, policy: corev1.PreemptLowerPriority},
-		kube.SystemClusterCritical: {value: kube.SystemCriticalPriority, policy: corev1.PreemptLowerPriority},
+		workload.SystemNodeCritical:    {value: workload.SystemCriticalPriority + 1000, policy: corev1.PreemptLowerPriority},
+		workload.SystemClusterCritical: {value: workload.SystemCriticalPriority, policy: corev1.PreemptLowerPriority},
 	}
 	v.defaultPriority = priority{policy: corev1.PreemptLowerPriority}
 	stored := map[string]*schedulingv1.PriorityClass{}

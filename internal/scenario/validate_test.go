@@ -337,7 +337,7 @@ func TestValidateAMIFamilyRule(t *testing.T) {
 }
 
 // TestValidateZoneAddresses: the nodes a zone starts with must fit the
-// twin's subnet of that zone (ec2.AddressesPerZone, 4,016), counting a
+// twin's subnet of that zone (subnet.AddressesPerZone, 4,016), counting a
 // group's nodes round-robin over its zones as the twin places them.
 func TestValidateZoneAddresses(t *testing.T) {
 	const karpenterNode = "          - {instanceType: m5.large, zone: us-west-2a, capacityType: on-demand}\n"

@@ -5,8 +5,9 @@ import (
 	"strings"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
-	"github.com/ladder-eks/ladder/internal/twin/asg"
-	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/rules/addon"
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 )
 
 // strategies lists the upgrade strategies each node group type accepts,
@@ -100,8 +101,8 @@ func (v *validator) refreshPreferences(f string, r *RefreshPreferences) {
 }
 
 // ASG converts the preferences for the Auto Scaling twin.
-func (r *RefreshPreferences) ASG() asg.Preferences {
-	p := asg.Preferences{
+func (r *RefreshPreferences) ASG() instancerefresh.Preferences {
+	p := instancerefresh.Preferences{
 		MinHealthyPercentage:  r.MinHealthyPercentage,
 		MaxHealthyPercentage:  r.MaxHealthyPercentage,
 		CheckpointPercentages: r.CheckpointPercentages,
@@ -118,24 +119,12 @@ func (r *RefreshPreferences) ASG() asg.Preferences {
 	return p
 }
 
-// knownAddons are the add-ons the twin models, with the workloads in
-// kube-system that run them.
-var knownAddons = map[string][]WorkloadRef{
-	"vpc-cni":            {{Kind: "DaemonSet", Namespace: "kube-system", Name: "aws-node"}},
-	"coredns":            {{Kind: "Deployment", Namespace: "kube-system", Name: "coredns"}},
-	"kube-proxy":         {{Kind: "DaemonSet", Namespace: "kube-system", Name: "kube-proxy"}},
-	"aws-ebs-csi-driver": {{Kind: "Deployment", Namespace: "kube-system", Name: "ebs-csi-controller"}, {Kind: "DaemonSet", Namespace: "kube-system", Name: "ebs-csi-node"}},
-}
-
-// AddonWorkloads are the workloads an add-on runs as.
-func AddonWorkloads(name string) []WorkloadRef { return knownAddons[name] }
-
 func (v *validator) addons() {
 	seen := map[string]bool{}
 	for i, a := range v.sc.Spec.Addons {
 		f := fmt.Sprintf("spec.addons[%d]", i)
-		wl, ok := knownAddons[a.Name]
-		if !ok {
+		wl := addon.Workloads(a.Name)
+		if wl == nil {
 			v.fail(f+".name", "%q is not an add-on the twin models (vpc-cni, coredns, kube-proxy, aws-ebs-csi-driver)", a.Name)
 			continue
 		}
@@ -237,7 +226,7 @@ func contains(list []string, s string) bool {
 // greenImage refuses green instance types the blue group's image cannot
 // run on — of two architectures, or of another than its amiType or its
 // launch template's AMI — as CreateNodegroup refuses the green group
-// (mng.ResolveImage) half-way through the upgrade. The green group copies
+// (nodegroup.ResolveImage) half-way through the upgrade. The green group copies
 // the blue's image settings at the new version; the architecture does not
 // depend on the version, so the check runs at the cluster's.
 func (v *validator) greenImage(f string, blue NodeGroup, gr *GreenGroup) {
@@ -255,9 +244,9 @@ func (v *validator) greenImage(f string, blue NodeGroup, gr *GreenGroup) {
 			return
 		}
 	}
-	spec := mng.Spec{Name: gr.Name, InstanceTypes: m.InstanceTypes, AMIType: m.AMIType}
+	spec := nodegroup.Spec{Name: gr.Name, InstanceTypes: m.InstanceTypes, AMIType: m.AMIType}
 	if lt := m.LaunchTemplate; lt != nil {
-		spec.LaunchTemplate = &mng.LaunchTemplate{Name: gr.Name, Version: "1", ImageID: lt.ImageID}
+		spec.LaunchTemplate = &nodegroup.LaunchTemplate{Name: gr.Name, Version: "1", ImageID: lt.ImageID}
 	}
 	if v.resolveImage(spec) != nil {
 		return // the blue group's own image is refused, and reported

@@ -3,10 +3,10 @@ package twinbuild
 import (
 	"fmt"
 
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/scenario"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/fargate"
-	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
 // The starting nodes of each kind of node group: Karpenter adopts the
@@ -48,18 +48,18 @@ func (tw *Twin) createNodes() error {
 }
 
 // ManagedSpec converts a scenario's managed node group for the twin.
-func ManagedSpec(name string, m *scenario.ManagedGroup) mng.Spec {
-	spec := mng.Spec{
+func ManagedSpec(name string, m *scenario.ManagedGroup) nodegroup.Spec {
+	spec := nodegroup.Spec{
 		Name: name, InstanceTypes: m.InstanceTypes, CapacityType: m.CapacityType,
 		Desired: m.Desired, Min: m.Min, Max: m.Max, Zones: m.Zones,
 		AMIType: m.AMIType, Version: m.Version, ReleaseVersion: m.ReleaseVersion,
 		Labels: m.Labels, Taints: m.Taints, UpdateStrategy: m.UpdateStrategy,
 	}
 	if lt := m.LaunchTemplate; lt != nil {
-		spec.LaunchTemplate = &mng.LaunchTemplate{Name: lt.Name, Version: lt.Version, ImageID: lt.ImageID}
+		spec.LaunchTemplate = &nodegroup.LaunchTemplate{Name: lt.Name, Version: lt.Version, ImageID: lt.ImageID}
 	}
 	if uc := m.UpdateConfig; uc != nil {
-		spec.UpdateConfig = mng.UpdateConfig{MaxUnavailable: uc.MaxUnavailable, MaxUnavailablePercentage: uc.MaxUnavailablePercentage}
+		spec.UpdateConfig = nodegroup.UpdateConfig{MaxUnavailable: uc.MaxUnavailable, MaxUnavailablePercentage: uc.MaxUnavailablePercentage}
 	}
 	return spec
 }

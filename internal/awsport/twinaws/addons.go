@@ -12,12 +12,13 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/rules/addon"
 	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
 )
 
 // Add-ons (aws-apis.md §2.9): the port keeps each installed add-on's
 // version and updates. UpdateAddon is checked with the EKS twin's rule
-// (twin/eks.CheckAddonUpdate: one minor at a time, kube-proxy's skew),
+// (rules/addon.CheckUpdate: one minor at a time, kube-proxy's skew),
 // then EKSOptions.ApplyAddon rolls the new images out; the update is
 // InProgress (the add-on UPDATING) until that rollout reports done.
 
@@ -147,7 +148,7 @@ func (e *EKS) UpdateAddon(_ context.Context, in *eks.UpdateAddonInput, _ ...func
 		}
 		to = latest.Version
 	}
-	if err := twineks.CheckAddonUpdate(name, a.version, to, e.opts.ControlPlane.Version(), kubelets(e.opts.ControlPlane)); err != nil {
+	if err := addon.CheckUpdate(name, a.version, to, e.opts.ControlPlane.Version(), kubelets(e.opts.ControlPlane)); err != nil {
 		return nil, &ekstypes.InvalidParameterException{ClusterName: &e.opts.Cluster, AddonName: &name, Message: ptr(err.Error())}
 	}
 	u := &ekstypes.Update{

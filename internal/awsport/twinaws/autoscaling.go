@@ -13,6 +13,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/ladder-eks/ladder/internal/awsport"
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 )
 
@@ -219,7 +220,7 @@ func (a *AutoScaling) StartInstanceRefresh(_ context.Context, in *autoscaling.St
 		}
 		restore = func() { _ = a.asg.SetLaunchTemplate(name, st.LaunchTemplate) }
 	}
-	prefs := asg.Preferences{}
+	prefs := instancerefresh.Preferences{}
 	if p := in.Preferences; p != nil {
 		prefs.MinHealthyPercentage = intOf(p.MinHealthyPercentage)
 		prefs.MaxHealthyPercentage = intOf(p.MaxHealthyPercentage)

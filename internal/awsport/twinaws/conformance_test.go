@@ -12,6 +12,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/kubeport"
 	"github.com/ladder-eks/ladder/internal/kubeport/twinport"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 	"github.com/ladder-eks/ladder/internal/twin/twintest"
@@ -51,7 +52,7 @@ func newTwinCluster(t *testing.T) *twinCluster {
 	})
 	cp.NodeGroupVersions = groups.Versions
 	for _, name := range []string{"blue", "green"} {
-		if err := groups.Adopt(mng.Spec{Name: name, InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 4}, 24*time.Hour); err != nil {
+		if err := groups.Adopt(nodegroup.Spec{Name: name, InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 4}, 24*time.Hour); err != nil {
 			t.Fatal(err)
 		}
 	}

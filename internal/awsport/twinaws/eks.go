@@ -28,6 +28,7 @@ import (
 	"github.com/ladder-eks/ladder/internal/awsport"
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/sim"
 	twineks "github.com/ladder-eks/ladder/internal/twin/eks"
 	"github.com/ladder-eks/ladder/internal/twin/fargate"
@@ -405,7 +406,7 @@ func (e *EKS) UpdateNodegroupVersion(_ context.Context, in *eks.UpdateNodegroupV
 			}
 		}
 	}
-	req := mng.UpdateRequest{Version: aws.ToString(in.Version), ReleaseVersion: aws.ToString(in.ReleaseVersion), Force: in.Force}
+	req := nodegroup.UpdateRequest{Version: aws.ToString(in.Version), ReleaseVersion: aws.ToString(in.ReleaseVersion), Force: in.Force}
 	if in.LaunchTemplate != nil {
 		lt, err := e.resolveLaunchTemplate(name, in.LaunchTemplate)
 		if err != nil {
@@ -436,7 +437,7 @@ func (e *EKS) CreateNodegroup(_ context.Context, in *eks.CreateNodegroupInput, _
 	if e.opts.Nodegroups == nil {
 		return nil, &ekstypes.InvalidRequestException{ClusterName: &e.opts.Cluster, NodegroupName: &name, Message: ptr("the twin has no managed node group service")}
 	}
-	spec := mng.Spec{
+	spec := nodegroup.Spec{
 		Name:           name,
 		InstanceTypes:  in.InstanceTypes,
 		CapacityType:   string(in.CapacityType),

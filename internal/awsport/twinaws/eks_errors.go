@@ -6,7 +6,7 @@ import (
 
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 
-	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 )
 
 // EKS's errors are the SDK's typed exceptions (aws-apis.md §2.2), so that a
@@ -37,28 +37,28 @@ func invalidParameter(cluster, msg string) error {
 }
 
 // eksError turns a twin's refusal into the exception EKS raises for it.
-// The twins name the exception: *mng.Error carries its code, and the
+// The twins name the exception: *nodegroup.Error carries its code, and the
 // control plane's messages start with "<Exception>: ". A refusal without
 // one (a kubelet outside the skew policy) is a request the cluster's state
 // does not allow: InvalidRequestException.
-func eksError(cluster, nodegroup string, err error) error {
-	code, msg := mng.InvalidRequestException, err.Error()
-	var me *mng.Error
+func eksError(cluster, group string, err error) error {
+	code, msg := nodegroup.InvalidRequestException, err.Error()
+	var me *nodegroup.Error
 	if errors.As(err, &me) {
 		code, msg = me.Code, me.Message
 	} else if c, rest, ok := strings.Cut(msg, ": "); ok && strings.HasSuffix(c, "Exception") {
 		code, msg = c, rest
 	}
 	var ng *string
-	if nodegroup != "" {
-		ng = &nodegroup
+	if group != "" {
+		ng = &group
 	}
 	switch code {
-	case mng.InvalidParameterException:
+	case nodegroup.InvalidParameterException:
 		return &ekstypes.InvalidParameterException{Message: &msg, ClusterName: &cluster, NodegroupName: ng}
-	case mng.ResourceInUseException:
+	case nodegroup.ResourceInUseException:
 		return &ekstypes.ResourceInUseException{Message: &msg, ClusterName: &cluster, NodegroupName: ng}
-	case mng.ResourceNotFoundException:
+	case nodegroup.ResourceNotFoundException:
 		return &ekstypes.ResourceNotFoundException{Message: &msg, ClusterName: &cluster, NodegroupName: ng}
 	default:
 		return &ekstypes.InvalidRequestException{Message: &msg, ClusterName: &cluster, NodegroupName: ng}

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/ladder-eks/ladder/internal/awsport"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
@@ -28,8 +29,8 @@ const (
 // launch template custom is at version 1 with the 1.30 AMI.
 func withCustomGroup(t *testing.T, tc *twinCluster) {
 	t.Helper()
-	if err := tc.eks.opts.Nodegroups.Adopt(mng.Spec{Name: "custom", InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 3,
-		LaunchTemplate: &mng.LaunchTemplate{Name: "custom", Version: "1", ImageID: ami130}}, time.Hour); err != nil {
+	if err := tc.eks.opts.Nodegroups.Adopt(nodegroup.Spec{Name: "custom", InstanceTypes: []string{"m5.large"}, Desired: 2, Min: 1, Max: 3,
+		LaunchTemplate: &nodegroup.LaunchTemplate{Name: "custom", Version: "1", ImageID: ami130}}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -167,8 +168,8 @@ func TestCreateNodegroupSubnets(t *testing.T) {
 // and its next version is 2.
 func TestLaunchTemplateWithoutVersionNumber(t *testing.T) {
 	tc, ctx := clusterAt131(t)
-	if err := tc.eks.opts.Nodegroups.Adopt(mng.Spec{Name: "latest", InstanceTypes: []string{"m5.large"}, Desired: 1,
-		LaunchTemplate: &mng.LaunchTemplate{Name: "latest", Version: "$Latest", ImageID: ami130}}, time.Hour); err != nil {
+	if err := tc.eks.opts.Nodegroups.Adopt(nodegroup.Spec{Name: "latest", InstanceTypes: []string{"m5.large"}, Desired: 1,
+		LaunchTemplate: &nodegroup.LaunchTemplate{Name: "latest", Version: "$Latest", ImageID: ami130}}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	out, err := tc.eks.LaunchTemplates(nil).CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{LaunchTemplateName: aws.String("latest"),

@@ -13,7 +13,7 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 )
 
 // The control plane's refusals come back as the exception their message
@@ -27,8 +27,8 @@ func TestEKSErrorTypes(t *testing.T) {
 		{errors.New("ResourceInUseException: an update is already in progress"), "ResourceInUseException"},
 		{errors.New("InvalidParameterException: unsupported Kubernetes minor version update from 1.30 to 1.32"), "InvalidParameterException"},
 		{errors.New("node ip-1 runs kubelet v1.27.1, more than 3 minor versions behind"), "InvalidRequestException"},
-		{&mng.Error{Code: mng.ResourceInUseException, Message: "busy"}, "ResourceInUseException"},
-		{&mng.Error{Code: mng.ResourceNotFoundException, Message: "gone"}, "ResourceNotFoundException"},
+		{&nodegroup.Error{Code: nodegroup.ResourceInUseException, Message: "busy"}, "ResourceInUseException"},
+		{&nodegroup.Error{Code: nodegroup.ResourceNotFoundException, Message: "gone"}, "ResourceNotFoundException"},
 	} {
 		err := eksError("c", "ng", c.err)
 		var ae interface{ ErrorCode() string }

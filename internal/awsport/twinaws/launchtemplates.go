@@ -16,8 +16,8 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/ladder-eks/ladder/internal/awsport"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
-	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
 // EC2's launch templates (aws-apis.md §4), one store for the account: the
@@ -361,8 +361,8 @@ func (e *EKS) LaunchTemplates(groups *AutoScaling) awsport.LaunchTemplates {
 // request's: the version named (default: the template's default version)
 // and its image. A template no group runs is passed on as asked, for the
 // twin to refuse.
-func (e *EKS) resolveLaunchTemplate(group string, in *ekstypes.LaunchTemplateSpecification) (*mng.LaunchTemplate, error) {
-	lt := &mng.LaunchTemplate{ID: aws.ToString(in.Id), Name: aws.ToString(in.Name), Version: aws.ToString(in.Version)}
+func (e *EKS) resolveLaunchTemplate(group string, in *ekstypes.LaunchTemplateSpecification) (*nodegroup.LaunchTemplate, error) {
+	lt := &nodegroup.LaunchTemplate{ID: aws.ToString(in.Id), Name: aws.ToString(in.Name), Version: aws.ToString(in.Version)}
 	t, ok := e.lts.find(lt.ID, lt.Name)
 	if !ok {
 		return lt, nil

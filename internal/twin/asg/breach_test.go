@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
@@ -31,7 +32,7 @@ func TestInstanceRefreshBreaches(t *testing.T) {
 			tw.apply(deployment("db", 2, "250m", inZone("us-west-2a")), pdb("db", 2, -1))
 			tw.Settle()
 			tw.upgrade("ng", ami131)
-			res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60)})
+			res := tw.refresh("ng", instancerefresh.Preferences{InstanceWarmup: seconds(60)})
 			tw.runUntilDone(res, 2*time.Hour)
 
 			killed := tw.Kube.Killed()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 )
 
@@ -37,7 +38,7 @@ func rehearse(t *testing.T, seed uint64) string {
 	)
 	tw.Settle()
 	tw.upgrade("ng", ami131)
-	res := tw.refresh("ng", asg.Preferences{
+	res := tw.refresh("ng", instancerefresh.Preferences{
 		MinHealthyPercentage: ptr(80), MaxHealthyPercentage: ptr(120), InstanceWarmup: seconds(90),
 		CheckpointPercentages: []int{50, 100}, CheckpointDelay: seconds(300),
 	})

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/twintest"
@@ -114,7 +115,7 @@ func (tw *twin) upgrade(name, ami string) {
 }
 
 // refresh starts an instance refresh; the result is filled in when it ends.
-func (tw *twin) refresh(name string, p asg.Preferences) *asg.InstanceRefresh {
+func (tw *twin) refresh(name string, p instancerefresh.Preferences) *asg.InstanceRefresh {
 	tw.t.Helper()
 	res := &asg.InstanceRefresh{}
 	if err := tw.asg.StartInstanceRefresh(name, p, func(r asg.InstanceRefresh) { *res = r }); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 )
 
@@ -31,7 +32,7 @@ func TestPutLifecycleHookAndCompleteLifecycleAction(t *testing.T) {
 		t.Fatalf("LifecycleHook = %+v %v %v, want drain with the default result ABANDON", h, ok, err)
 	}
 	tw.upgrade("workers", ami131)
-	tw.refresh("workers", asg.Preferences{})
+	tw.refresh("workers", instancerefresh.Preferences{})
 	var waiting string
 	tw.Eng.Run(tw.Eng.Now().Add(time.Hour), func() bool {
 		for _, in := range tw.status("workers").Instances {

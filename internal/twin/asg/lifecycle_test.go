@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
@@ -21,7 +22,7 @@ func TestWithoutHookPodsAreKilledNotEvicted(t *testing.T) {
 		tw.apply(deployment("web", 4, "250m"))
 		tw.Settle()
 		tw.upgrade("ng", ami131)
-		res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60)})
+		res := tw.refresh("ng", instancerefresh.Preferences{InstanceWarmup: seconds(60)})
 		tw.runUntilDone(res, time.Hour)
 		return tw, tw.status("ng")
 	}
@@ -90,7 +91,7 @@ func TestNTHDrainRespectsPDB(t *testing.T) {
 		}
 	})
 	tw.upgrade("ng", ami131)
-	res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60)})
+	res := tw.refresh("ng", instancerefresh.Preferences{InstanceWarmup: seconds(60)})
 	tw.runUntilDone(res, time.Hour)
 
 	// The second db pod waits for the first one's replacement, which needs
@@ -140,7 +141,7 @@ func TestNTHDrainTimeoutWaitsForTheHeartbeatTimeout(t *testing.T) {
 				}
 			})
 			tw.upgrade("ng", ami131)
-			res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60)})
+			res := tw.refresh("ng", instancerefresh.Preferences{InstanceWarmup: seconds(60)})
 			tw.runUntilDone(res, 2*time.Hour)
 
 			var failedAt []time.Duration

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 )
@@ -23,7 +24,7 @@ func TestRefreshRecordFollowsTheRefresh(t *testing.T) {
 		t.Fatalf("RefreshRecord of an unknown group: no error")
 	}
 	tw.upgrade("ng", ami131)
-	res := tw.refresh("ng", asg.Preferences{MinHealthyPercentage: ptr(50), InstanceWarmup: ptr(60 * time.Second)})
+	res := tw.refresh("ng", instancerefresh.Preferences{MinHealthyPercentage: ptr(50), InstanceWarmup: ptr(60 * time.Second)})
 
 	// Each change of the record, as a poller after every event sees it.
 	var seen []string

@@ -39,8 +39,8 @@ type InstanceRefresh struct {
 	EndTime           time.Time
 	// DesiredConfiguration is the launch template version rolled out.
 	DesiredConfiguration LaunchTemplate
-	Settings             Settings
-	Capacity             Capacity
+	Settings             instancerefresh.Settings
+	Capacity             instancerefresh.Capacity
 	// ToReplace is how many instances the refresh replaces; Skipped how
 	// many SkipMatching left alone.
 	ToReplace, Skipped int
@@ -51,7 +51,7 @@ type InstanceRefresh struct {
 // SetRecord is a set of replacements and when it started.
 type SetRecord struct {
 	Start time.Time
-	Set
+	instancerefresh.Set
 }
 
 // CheckpointRecord is a checkpoint reached, and when the refresh went on.
@@ -65,8 +65,8 @@ type CheckpointRecord struct {
 type refresh struct {
 	g   *group
 	obj InstanceRefresh
-	set Settings
-	cap Capacity
+	set instancerefresh.Settings
+	cap instancerefresh.Capacity
 	// candidates are the instances to replace, in launch order.
 	candidates []*instance
 	repl       []*replacement
@@ -100,7 +100,7 @@ type replacement struct {
 // overshoot it (asg-adding-checkpoints-instance-refresh.md: "will sometimes
 // replace fewer but never more"). When nothing is left to replace and every
 // old instance has terminated, it waits BakeTime and succeeds.
-func (a *ASG) StartInstanceRefresh(name string, prefs Preferences, done func(InstanceRefresh)) error {
+func (a *ASG) StartInstanceRefresh(name string, prefs instancerefresh.Preferences, done func(InstanceRefresh)) error {
 	g, err := a.group(name)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/rules/instancerefresh"
 	"github.com/ladder-eks/ladder/internal/twin/asg"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
@@ -17,30 +18,30 @@ func TestRefreshSetsFollowHealthyPercentages(t *testing.T) {
 		name             string
 		desired          int
 		min, max         *int
-		wantSets         []asg.Set
+		wantSets         []instancerefresh.Set
 		wantSurge        int // MaxSurge
 		wantMinInService int
 		wantTerminating  int // MaxConcurrentTerminating
 	}{
 		{"defaults (Min 90, Max 100): one at a time, terminate first", 10, nil, nil,
-			repeat(asg.Set{TerminateFirst: 1}, 10), 0, 9, 1},
+			repeat(instancerefresh.Set{TerminateFirst: 1}, 10), 0, 9, 1},
 		{"Min 50: five at a time", 10, ptr(50), nil,
-			repeat(asg.Set{TerminateFirst: 5}, 2), 0, 5, 5},
+			repeat(instancerefresh.Set{TerminateFirst: 5}, 2), 0, 5, 5},
 		{"Min 90/Max 110: one terminated at once and one launched first", 10, ptr(90), ptr(110),
-			repeat(asg.Set{TerminateFirst: 1, LaunchFirst: 1}, 5), 1, 9, 2},
+			repeat(instancerefresh.Set{TerminateFirst: 1, LaunchFirst: 1}, 5), 1, 9, 2},
 		{"Min 100/Max 110: launch one before terminating one", 10, ptr(100), ptr(110),
-			repeat(asg.Set{LaunchFirst: 1}, 10), 1, 10, 1},
+			repeat(instancerefresh.Set{LaunchFirst: 1}, 10), 1, 10, 1},
 		{"Min 100/Max 200: launch all first", 10, ptr(100), ptr(200),
-			[]asg.Set{{LaunchFirst: 10}}, 10, 10, 10},
+			[]instancerefresh.Set{{LaunchFirst: 10}}, 10, 10, 10},
 		{"desired 4 at Min 90 rounds up to 4: one at a time, dipping to 3", 4, ptr(90), nil,
-			repeat(asg.Set{TerminateFirst: 1}, 4), 0, 3, 1},
+			repeat(instancerefresh.Set{TerminateFirst: 1}, 4), 0, 3, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tw := newTwin(t, 1)
 			tw.create(groupSpec("ng", c.desired))
 			tw.Settle()
 			tw.upgrade("ng", ami131)
-			res := tw.refresh("ng", asg.Preferences{MinHealthyPercentage: c.min, MaxHealthyPercentage: c.max, InstanceWarmup: ptr(warmup)})
+			res := tw.refresh("ng", instancerefresh.Preferences{MinHealthyPercentage: c.min, MaxHealthyPercentage: c.max, InstanceWarmup: ptr(warmup)})
 			tw.runUntilDone(res, 6*time.Hour)
 
 			if res.Status != asg.RefreshSuccessful || res.PercentageComplete != 100 || res.InstancesToUpdate != 0 {
@@ -71,8 +72,8 @@ func TestRefreshSetsFollowHealthyPercentages(t *testing.T) {
 	}
 }
 
-func repeat(s asg.Set, n int) []asg.Set {
-	out := make([]asg.Set, n)
+func repeat(s instancerefresh.Set, n int) []instancerefresh.Set {
+	out := make([]instancerefresh.Set, n)
 	for i := range out {
 		out[i] = s
 	}
@@ -101,7 +102,7 @@ func TestWarmupDelaysTheNextSet(t *testing.T) {
 			tw.create(groupSpec("ng", 3, c.spec))
 			tw.Settle()
 			tw.upgrade("ng", ami131)
-			res := tw.refresh("ng", asg.Preferences{InstanceWarmup: c.prefs})
+			res := tw.refresh("ng", instancerefresh.Preferences{InstanceWarmup: c.prefs})
 			tw.runUntilDone(res, 6*time.Hour)
 			if res.Settings.InstanceWarmup != c.wantWarmup {
 				t.Fatalf("warmup %s, want %s", res.Settings.InstanceWarmup, c.wantWarmup)
@@ -131,7 +132,7 @@ func TestWarmupShorterThanNodeJoinIsFlagged(t *testing.T) {
 	tw.create(groupSpec("ng", 2))
 	tw.Settle()
 	tw.upgrade("ng", ami131)
-	res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(20)})
+	res := tw.refresh("ng", instancerefresh.Preferences{InstanceWarmup: seconds(20)})
 	tw.runUntilDone(res, time.Hour)
 	warmed := tw.events(asg.EventWarmedUp)
 	if len(warmed) != 2 {
@@ -146,7 +147,7 @@ func TestWarmupShorterThanNodeJoinIsFlagged(t *testing.T) {
 	tw2.create(groupSpec("ng", 2))
 	tw2.Settle()
 	tw2.upgrade("ng", ami131)
-	res2 := tw2.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60)})
+	res2 := tw2.refresh("ng", instancerefresh.Preferences{InstanceWarmup: seconds(60)})
 	tw2.runUntilDone(res2, time.Hour)
 	for _, l := range tw2.events(asg.EventWarmedUp) {
 		if l.Type != "Normal" {
@@ -164,7 +165,7 @@ func TestCheckpointsPauseForCheckpointDelay(t *testing.T) {
 	tw.create(groupSpec("ng", 4))
 	tw.Settle()
 	tw.upgrade("ng", ami131)
-	res := tw.refresh("ng", asg.Preferences{
+	res := tw.refresh("ng", instancerefresh.Preferences{
 		MinHealthyPercentage: ptr(50), InstanceWarmup: ptr(warmup),
 		CheckpointPercentages: []int{50, 100}, CheckpointDelay: ptr(delay),
 	})
@@ -176,7 +177,7 @@ func TestCheckpointsPauseForCheckpointDelay(t *testing.T) {
 		t.Fatalf("sets %+v, want 2 of 2", res.Sets)
 	}
 	for i, s := range res.Sets {
-		if s.Set != (asg.Set{TerminateFirst: 2}) || since(s.Start) != wantSets[i] {
+		if s.Set != (instancerefresh.Set{TerminateFirst: 2}) || since(s.Start) != wantSets[i] {
 			t.Fatalf("set %d = %+v at +%s, want 2 terminate-first at +%s", i, s.Set, since(s.Start), wantSets[i])
 		}
 	}
@@ -208,16 +209,16 @@ func TestCheckpointPacingFollowsTheUserGuide(t *testing.T) {
 	tw.create(groupSpec("ng", 10))
 	tw.Settle()
 	tw.upgrade("ng", ami131)
-	res := tw.refresh("ng", asg.Preferences{
+	res := tw.refresh("ng", instancerefresh.Preferences{
 		MinHealthyPercentage: ptr(80), InstanceWarmup: ptr(10 * m),
 		CheckpointPercentages: []int{20, 50}, CheckpointDelay: ptr(15 * m),
 	})
 	tw.runUntilDone(res, 3*time.Hour)
 
 	wantSets := []asg.SetRecord{
-		{Start: t0, Set: asg.Set{TerminateFirst: 2}},
-		{Start: t0.Add(25*m + L), Set: asg.Set{TerminateFirst: 2}},
-		{Start: t0.Add(35*m + 2*L), Set: asg.Set{TerminateFirst: 1}},
+		{Start: t0, Set: instancerefresh.Set{TerminateFirst: 2}},
+		{Start: t0.Add(25*m + L), Set: instancerefresh.Set{TerminateFirst: 2}},
+		{Start: t0.Add(35*m + 2*L), Set: instancerefresh.Set{TerminateFirst: 1}},
 	}
 	if len(res.Sets) != len(wantSets) {
 		t.Fatalf("sets %+v, want %+v", res.Sets, wantSets)
@@ -254,7 +255,7 @@ func TestCheckpointsCanBeSkipped(t *testing.T) {
 	tw.create(groupSpec("ng", 2))
 	tw.Settle()
 	tw.upgrade("ng", ami131)
-	res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60), CheckpointPercentages: []int{10, 40, 100}, CheckpointDelay: seconds(600)})
+	res := tw.refresh("ng", instancerefresh.Preferences{InstanceWarmup: seconds(60), CheckpointPercentages: []int{10, 40, 100}, CheckpointDelay: seconds(600)})
 	tw.runUntilDone(res, 3*time.Hour)
 	if len(res.Checkpoints) != 2 || res.Checkpoints[0].Percentage != 40 || res.Checkpoints[1].Percentage != 100 {
 		t.Fatalf("checkpoints %+v, want 40 then 100", res.Checkpoints)
@@ -270,7 +271,7 @@ func TestSkipMatching(t *testing.T) {
 	tw.Settle()
 	tw.upgrade("ng", ami131)
 	// A partial refresh puts half the group on version 2.
-	half := tw.refresh("ng", asg.Preferences{MinHealthyPercentage: ptr(50), InstanceWarmup: seconds(60), CheckpointPercentages: []int{50}})
+	half := tw.refresh("ng", instancerefresh.Preferences{MinHealthyPercentage: ptr(50), InstanceWarmup: seconds(60), CheckpointPercentages: []int{50}})
 	tw.runUntilDone(half, time.Hour)
 	updated := map[string]bool{}
 	for _, in := range tw.status("ng").Instances {
@@ -282,7 +283,7 @@ func TestSkipMatching(t *testing.T) {
 		t.Fatalf("%d instances on version 2 after the partial refresh, want 2", len(updated))
 	}
 
-	res := tw.refresh("ng", asg.Preferences{SkipMatching: true, InstanceWarmup: seconds(60)})
+	res := tw.refresh("ng", instancerefresh.Preferences{SkipMatching: true, InstanceWarmup: seconds(60)})
 	tw.runUntilDone(res, time.Hour)
 	if res.ToReplace != 2 || res.Skipped != 2 || res.Status != asg.RefreshSuccessful {
 		t.Fatalf("skip matching: %d to replace, %d skipped, %s; want 2, 2, Successful", res.ToReplace, res.Skipped, res.Status)
@@ -304,14 +305,14 @@ func TestSkipMatching(t *testing.T) {
 	// Everything matches now: nothing to do, Successful at once.
 	start := tw.Eng.Now()
 	launched := st.Launched
-	noop := tw.refresh("ng", asg.Preferences{SkipMatching: true})
+	noop := tw.refresh("ng", instancerefresh.Preferences{SkipMatching: true})
 	tw.runUntilDone(noop, time.Hour)
 	if noop.Status != asg.RefreshSuccessful || !noop.EndTime.Equal(start) || noop.ToReplace != 0 || tw.status("ng").Launched != launched {
 		t.Fatalf("all-matching refresh: %s at +%s, %d to replace", noop.Status, noop.EndTime.Sub(start), noop.ToReplace)
 	}
 
 	// Without SkipMatching the same group is replaced in full.
-	all := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60)})
+	all := tw.refresh("ng", instancerefresh.Preferences{InstanceWarmup: seconds(60)})
 	tw.runUntilDone(all, time.Hour)
 	if all.ToReplace != 4 || all.Skipped != 0 || tw.status("ng").Launched != launched+4 {
 		t.Fatalf("without skip matching: %d to replace, %d skipped", all.ToReplace, all.Skipped)
@@ -325,7 +326,7 @@ func TestBakeTime(t *testing.T) {
 	tw.create(groupSpec("ng", 1))
 	tw.Settle()
 	tw.upgrade("ng", ami131)
-	res := tw.refresh("ng", asg.Preferences{InstanceWarmup: seconds(60), BakeTime: 30 * time.Minute})
+	res := tw.refresh("ng", instancerefresh.Preferences{InstanceWarmup: seconds(60), BakeTime: 30 * time.Minute})
 	tw.runUntilDone(res, 3*time.Hour)
 	// One instance, terminate first: warm at 62 s; the old one is gone at
 	// 30 s (EC2 terminate latency), so baking starts at 62 s.
@@ -354,7 +355,7 @@ func TestWorkshopSelfManagedGroup(t *testing.T) {
 		tw.apply(deployment("ui", 2, "250m"))
 		tw.Settle()
 		tw.upgrade("default-selfmng", amiWorkshop131)
-		res := tw.refresh("default-selfmng", asg.Preferences{MinHealthyPercentage: ptr(100), MaxHealthyPercentage: ptr(110), InstanceWarmup: seconds(60)})
+		res := tw.refresh("default-selfmng", instancerefresh.Preferences{MinHealthyPercentage: ptr(100), MaxHealthyPercentage: ptr(110), InstanceWarmup: seconds(60)})
 		tw.runUntilDone(res, time.Hour)
 
 		launches, terminations := tw.events(asg.EventLaunching), tw.events(asg.EventTerminating)
@@ -383,7 +384,7 @@ func TestWorkshopSelfManagedGroup(t *testing.T) {
 		tw.create(groupSpec("default-selfmng", 2, withZones("us-west-2a", "us-west-2b")))
 		tw.Settle()
 		tw.upgrade("default-selfmng", amiWorkshop131)
-		res := tw.refresh("default-selfmng", asg.Preferences{InstanceWarmup: seconds(60)})
+		res := tw.refresh("default-selfmng", instancerefresh.Preferences{InstanceWarmup: seconds(60)})
 		tw.runUntilDone(res, time.Hour)
 		if first := tw.log.Lines[1]; first.Code != asg.EventTerminating {
 			t.Fatalf("first action %s, want %s\n%s", first.Code, asg.EventTerminating, tw.dump())

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/ladder-eks/ladder/internal/rules/subnet"
 )
 
 // Instance is a launched EC2 instance.
@@ -17,13 +19,6 @@ type Instance struct {
 	Hostname   string // ip-10-0-12-111.us-west-2.compute.internal
 	ProviderID string // aws:///us-west-2a/i-0123...
 }
-
-// AddressesPerZone is how many instances one zone's subnet holds at once:
-// 16 third octets of 251 addresses each (.4 to .254; AWS reserves the
-// first four and the last address of a subnet).
-const AddressesPerZone = 16 * hostsPerOctet
-
-const hostsPerOctet = 251
 
 // Cloud allocates instances. Zone i of the cluster's zone list owns the
 // subnet 10.0.(16·i).0/20, so a node's name tells its zone as in the seed
@@ -67,7 +62,7 @@ func (c *Cloud) Launch(zone string) (Instance, error) {
 	}
 	for tries := 0; tries < 1<<16; tries++ {
 		third := 16*zi + c.rng.IntN(16)
-		fourth := 4 + c.rng.IntN(hostsPerOctet)
+		fourth := 4 + c.rng.IntN(subnet.HostsPerOctet)
 		ip := fmt.Sprintf("10.0.%d.%d", third, fourth)
 		if c.used[ip] {
 			continue

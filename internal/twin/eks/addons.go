@@ -5,30 +5,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ladder-eks/ladder/internal/kubeversion"
 	"github.com/ladder-eks/ladder/internal/rules/addon"
-	"github.com/ladder-eks/ladder/internal/scenario"
 )
 
-// EKS add-ons: the rules are internal/rules/addon's (semantics.md §E); the
-// names below keep the twin's API.
-
-// AddonVersion is a parsed EKS add-on version.
-type AddonVersion = addon.Version
-
-// ParseAddonVersion reads "v1.31.14-eksbuild.20".
-func ParseAddonVersion(s string) (AddonVersion, error) { return addon.ParseVersion(s) }
-
-// AddonImage returns an add-on container's image for a version, and
-// whether the image is the add-on's own.
-func AddonImage(name, image string, v AddonVersion) (string, bool) {
-	return addon.Image(name, image, v)
-}
-
-// CheckAddonUpdate is UpdateAddon's validation (addon.CheckUpdate).
-func CheckAddonUpdate(name, from, to string, cluster kubeversion.Minor, kubelets map[string]string) error {
-	return addon.CheckUpdate(name, from, to, cluster, kubelets)
-}
+// EKS add-ons: the rules are internal/rules/addon's (semantics.md §E).
 
 // AddonKube is what UpdateAddon does to Kubernetes (semantics.md §E): it
 // writes the add-on's workloads' pod templates and reads their rollouts.
@@ -45,15 +25,15 @@ type AddonKube interface {
 }
 
 // ApplyAddon is what EKS does on an accepted UpdateAddon: the add-on's
-// workloads (scenario.AddonWorkloads) get the version's images, and each
+// workloads (addon.Workloads) get the version's images, and each
 // rolls out by its own strategy — a DaemonSet node by node, a Deployment
 // with surge under its PDB. rolledOut reports when every one has.
 func ApplyAddon(k AddonKube, name, version string) (rolledOut func() bool, err error) {
-	v, err := ParseAddonVersion(version)
+	v, err := addon.ParseVersion(version)
 	if err != nil {
 		return nil, err
 	}
-	refs := scenario.AddonWorkloads(name)
+	refs := addon.Workloads(name)
 	for _, w := range refs {
 		err := k.UpdatePodTemplate(w.Kind, w.Namespace, w.Name, func(t *corev1.PodTemplateSpec) bool {
 			return len(SetAddonImages(name, &t.Spec, v)) > 0
@@ -75,11 +55,11 @@ func ApplyAddon(k AddonKube, name, version string) (rolledOut func() bool, err e
 // SetAddonImages puts the add-on's own containers of a pod spec (init
 // containers first) on the version's images, and returns the images it
 // changed; sidecars keep theirs (addon.Image).
-func SetAddonImages(name string, spec *corev1.PodSpec, v AddonVersion) []string {
+func SetAddonImages(name string, spec *corev1.PodSpec, v addon.Version) []string {
 	var changed []string
 	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 		for i := range list {
-			if img, own := AddonImage(name, list[i].Image, v); own && img != list[i].Image {
+			if img, own := addon.Image(name, list[i].Image, v); own && img != list[i].Image {
 				list[i].Image = img
 				changed = append(changed, img)
 			}

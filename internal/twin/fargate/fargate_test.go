@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubectl/pkg/util/podutils"
 
+	"github.com/ladder-eks/ladder/internal/rules/workload"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/fargate"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -295,7 +296,7 @@ func TestDaemonSetPodsNeverRunOnFargate(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name},
 			Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{PriorityClassName: kube.SystemNodeCritical, Containers: []corev1.Container{{Name: "c", Image: "c",
+					Spec: corev1.PodSpec{PriorityClassName: workload.SystemNodeCritical, Containers: []corev1.Container{{Name: "c", Image: "c",
 						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("25m")}}}}}}},
 		}
 		if eksStyle {
@@ -348,7 +349,7 @@ func TestTolerateAllDaemonSetStaysPendingOnFargate(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "agent"},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{PriorityClassName: kube.SystemNodeCritical, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+				Spec: corev1.PodSpec{PriorityClassName: workload.SystemNodeCritical, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					Containers: []corev1.Container{{Name: "c", Image: "c",
 						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("25m")}}}}}}},
 	}

@@ -3,7 +3,6 @@ package karpenter
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/disruption"
+	"github.com/ladder-eks/ladder/internal/rules/nodeclass"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/ec2"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
@@ -35,16 +35,13 @@ type pool struct {
 }
 
 func newPool(np *karpv1.NodePool) (*pool, error) {
-	if err := CheckRequirements(np); err != nil {
+	if err := nodeclass.CheckRequirements(np); err != nil {
 		return nil, err
 	}
 	disruption.StampNodePoolHash(np) // the nodepool hash controller (semantics.md §A.3)
-	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
-	reqs.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
-	reqs.Add(scheduling.NewRequirement(karpv1.NodePoolLabelKey, corev1.NodeSelectorOpIn, np.Name))
 	return &pool{
 		obj:          np,
-		requirements: reqs,
+		requirements: nodeclass.PoolRequirements(np),
 		taints:       np.Spec.Template.Spec.Taints,
 		startup:      np.Spec.Template.Spec.StartupTaints,
 	}, nil
@@ -162,43 +159,10 @@ type typeFacts struct {
 func (k *Karpenter) facts(it catalog.InstanceType) *typeFacts {
 	f, ok := k.typeFacts[it.Name]
 	if !ok {
-		f = &typeFacts{requirements: InstanceTypeRequirements(it, k.cloud.Zones()), allocatable: kube.FromList(it.Allocatable()), capacity: it.Capacity()}
+		f = &typeFacts{requirements: nodeclass.InstanceTypeRequirements(it, k.cloud.Zones()), allocatable: kube.FromList(it.Allocatable()), capacity: it.Capacity()}
 		k.typeFacts[it.Name] = f
 	}
 	return f
-}
-
-// InstanceTypeRequirements are the labels an instance type offers, as the
-// AWS provider computes them, with every offering's zone and capacity type.
-func InstanceTypeRequirements(it catalog.InstanceType, zones []string) scheduling.Requirements {
-	return scheduling.NewRequirements(
-		scheduling.NewRequirement(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, it.Name),
-		scheduling.NewRequirement(corev1.LabelArchStable, corev1.NodeSelectorOpIn, it.Arch),
-		scheduling.NewRequirement(corev1.LabelOSStable, corev1.NodeSelectorOpIn, "linux"),
-		scheduling.NewRequirement(corev1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones...),
-		scheduling.NewRequirement(karpv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, karpv1.CapacityTypeSpot, karpv1.CapacityTypeOnDemand),
-		scheduling.NewRequirement(awsv1.LabelInstanceCategory, corev1.NodeSelectorOpIn, it.Category),
-		scheduling.NewRequirement(awsv1.LabelInstanceFamily, corev1.NodeSelectorOpIn, it.Family),
-		scheduling.NewRequirement(awsv1.LabelInstanceGeneration, corev1.NodeSelectorOpIn, strconv.Itoa(it.Generation)),
-		scheduling.NewRequirement(awsv1.LabelInstanceSize, corev1.NodeSelectorOpIn, it.Size),
-		scheduling.NewRequirement(awsv1.LabelInstanceCPU, corev1.NodeSelectorOpIn, strconv.Itoa(it.VCPU)),
-		scheduling.NewRequirement(awsv1.LabelInstanceMemory, corev1.NodeSelectorOpIn, strconv.FormatInt(it.MemoryMiB, 10)),
-	)
-}
-
-// instanceLabels are the labels a node of this type carries.
-func InstanceLabels(it catalog.InstanceType) map[string]string {
-	return map[string]string{
-		corev1.LabelInstanceTypeStable: it.Name,
-		corev1.LabelArchStable:         it.Arch,
-		corev1.LabelOSStable:           "linux",
-		awsv1.LabelInstanceCategory:    it.Category,
-		awsv1.LabelInstanceFamily:      it.Family,
-		awsv1.LabelInstanceGeneration:  strconv.Itoa(it.Generation),
-		awsv1.LabelInstanceSize:        it.Size,
-		awsv1.LabelInstanceCPU:         strconv.Itoa(it.VCPU),
-		awsv1.LabelInstanceMemory:      strconv.FormatInt(it.MemoryMiB, 10),
-	}
 }
 
 // offering is one (instance type, zone, capacity type) EC2 sells.
@@ -339,7 +303,7 @@ func (k *Karpenter) nodeLabels(claim *NodeClaim) map[string]string {
 			labels[key] = v
 		}
 	}
-	for key, v := range InstanceLabels(claim.InstanceType) {
+	for key, v := range nodeclass.InstanceLabels(claim.InstanceType) {
 		labels[key] = v
 	}
 	labels[karpv1.NodePoolLabelKey] = claim.NodePool

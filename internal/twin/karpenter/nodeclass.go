@@ -1,7 +1,6 @@
 package karpenter
 
 import (
-	"slices"
 	"sort"
 	"strings"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/disruption"
+	"github.com/ladder-eks/ladder/internal/rules/nodeclass"
 )
 
 // nodeClass is an EC2NodeClass and its resolved status.
@@ -18,54 +18,26 @@ type nodeClass struct {
 }
 
 // resolveAMIs resolves a class's amiSelectorTerms at the discovered
-// Kubernetes version (ResolveNodeClassAMIs) and stamps its status.
+// Kubernetes version (nodeclass.ResolveNodeClassAMIs) and stamps its status.
 func (k *Karpenter) resolveAMIs(c *nodeClass) error {
-	out, err := ResolveNodeClassAMIs(c.obj, k.version, k.opts.ExtraAMIs, k.eng.Now())
+	out, err := nodeclass.ResolveNodeClassAMIs(c.obj, k.version, k.opts.ExtraAMIs, k.eng.Now())
 	if err != nil {
 		return err
 	}
 	c.amis = out
 	disruption.StampNodeClassHash(c.obj) // the nodeclass hash controller (aws-apis.md §6.4)
-	c.obj.Status.AMIs = StatusAMIs(out)
+	c.obj.Status.AMIs = nodeclass.StatusAMIs(out)
 	return nil
 }
 
-// StatusAMIs is the status.amis the AMI reconciler writes for resolved
-// images: newest first, each with the architecture it serves, so the first
-// one an instance type meets is the one a launch picks (NewestAMI) and
-// drift checks against (amifamily.MapToInstanceTypes).
-func StatusAMIs(amis []catalog.AMI) []awsv1.AMI {
-	sorted := slices.Clone(amis)
-	slices.SortStableFunc(sorted, func(a, b catalog.AMI) int {
-		if newer(a, b) {
-			return -1
-		}
-		if newer(b, a) {
-			return 1
-		}
-		return 0
-	})
-	var out []awsv1.AMI
-	for _, a := range sorted {
-		out = append(out, awsv1.AMI{ID: a.ID, Name: a.Name, Requirements: disruption.AMIRequirements(a.KubeArch())})
-	}
-	return out
-}
-
-// newer reports whether a launches before b: released later, or the same
-// day with a greater name.
-func newer(a, b catalog.AMI) bool {
-	return a.ReleaseDate.After(b.ReleaseDate) || (a.ReleaseDate.Equal(b.ReleaseDate) && a.Name > b.Name)
-}
-
 func (k *Karpenter) lookupAMI(id string) (catalog.AMI, bool) {
-	return findAMI(k.opts.ExtraAMIs, id)
+	return nodeclass.FindAMI(k.opts.ExtraAMIs, id)
 }
 
 // amiFor picks the image a new instance of an architecture gets
-// (NewestAMI).
+// (nodeclass.NewestAMI).
 func (c *nodeClass) amiFor(kubeArch string) (catalog.AMI, bool) {
-	return NewestAMI(c.amis, kubeArch)
+	return nodeclass.NewestAMI(c.amis, kubeArch)
 }
 
 // refreshAMIs re-resolves every EC2NodeClass, as the AMI reconciler does
@@ -106,24 +78,4 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// globMatch matches EC2 name filters: '*' any run, '?' one character.
-func globMatch(pattern, s string) bool {
-	if pattern == "" {
-		return s == ""
-	}
-	switch pattern[0] {
-	case '*':
-		for i := 0; i <= len(s); i++ {
-			if globMatch(pattern[1:], s[i:]) {
-				return true
-			}
-		}
-		return false
-	case '?':
-		return s != "" && globMatch(pattern[1:], s[1:])
-	default:
-		return s != "" && s[0] == pattern[0] && globMatch(pattern[1:], s[1:])
-	}
 }

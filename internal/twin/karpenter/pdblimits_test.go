@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
+	"github.com/ladder-eks/ladder/internal/rules/workload"
 	"github.com/ladder-eks/ladder/internal/twin/karpenter"
-	"github.com/ladder-eks/ladder/internal/twin/kube"
 )
 
 // TestCandidatePDBLimits: Karpenter decides whether a node is a candidate
@@ -43,7 +43,7 @@ func TestCandidatePDBLimits(t *testing.T) {
 			budget.Spec.UnhealthyPodEvictionPolicy = tc.policy
 			tw.apply(deployment("web", 2, "1200m"), budget)
 			tw.Settle()
-			tw.apply(pod("slow", "1200m", withPodAnnotation(kube.StartupAnnotation, "100h"), withLabel("app", "web")))
+			tw.apply(pod("slow", "1200m", withPodAnnotation(workload.StartupAnnotation, "100h"), withLabel("app", "web")))
 			tw.runFor(time.Minute)
 			slow := tw.PodsOf("slow")
 			if len(slow) != 1 || slow[0].Spec.NodeName == "" || readyStatus(slow[0]) != corev1.ConditionFalse {

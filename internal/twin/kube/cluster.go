@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ladder-eks/ladder/internal/eviction"
+	workloadrules "github.com/ladder-eks/ladder/internal/rules/workload"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -49,10 +50,6 @@ var DefaultTimings = Timings{
 	VolumeAttach: 10 * time.Second,
 	VolumeDetach: 10 * time.Second,
 }
-
-// StartupAnnotation on a pod template overrides the time from binding to
-// Ready, e.g. "45s" for a slow JVM.
-const StartupAnnotation = "twin.ladder.dev/startup"
 
 // Options configure a Cluster.
 type Options struct {
@@ -206,7 +203,7 @@ func New(eng *sim.Engine, opts Options) *Cluster {
 		signatures:      map[string]int{},
 		priorityClasses: map[string]*priorityClass{},
 	}
-	for _, pc := range systemPriorityClasses() {
+	for _, pc := range workloadrules.SystemPriorityClasses() {
 		c.priorityClasses[pc.Name] = newPriorityClass(pc)
 	}
 	c.scheduler = eng.NewTrigger(c.schedule)

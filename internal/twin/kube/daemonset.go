@@ -6,12 +6,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/utils/ptr"
 )
 
 // The DaemonSet controller (k8s.io/kubernetes pkg/controller/daemon): one
@@ -437,59 +434,4 @@ func (c *Cluster) daemonSetStatus(w *workload) daemonSetStatus {
 		}
 	}
 	return st
-}
-
-// setDaemonSetDefaults is pkg/apis/apps/v1 defaults.go
-// SetDefaults_DaemonSet: RollingUpdate with maxUnavailable 1 and maxSurge
-// 0, revisionHistoryLimit 10.
-func setDaemonSetDefaults(d *appsv1.DaemonSet) {
-	u := &d.Spec.UpdateStrategy
-	if u.Type == "" {
-		u.Type = appsv1.RollingUpdateDaemonSetStrategyType
-	}
-	if u.Type == appsv1.RollingUpdateDaemonSetStrategyType {
-		if u.RollingUpdate == nil {
-			u.RollingUpdate = &appsv1.RollingUpdateDaemonSet{}
-		}
-		if u.RollingUpdate.MaxUnavailable == nil {
-			u.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(1))
-		}
-		if u.RollingUpdate.MaxSurge == nil {
-			u.RollingUpdate.MaxSurge = ptr.To(intstr.FromInt32(0))
-		}
-	}
-	if d.Spec.RevisionHistoryLimit == nil {
-		d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
-	}
-}
-
-// validateDaemonSetSpec is the part of pkg/apis/apps/validation
-// ValidateDaemonSetSpec the twin reads: the update strategy
-// (ValidateDaemonSetUpdateStrategy, ValidateRollingUpdateDaemonSet: exactly
-// one of maxUnavailable and maxSurge non-zero) and minReadySeconds.
-func validateDaemonSetSpec(spec *appsv1.DaemonSetSpec) field.ErrorList {
-	fld := field.NewPath("spec")
-	var errs field.ErrorList
-	u := spec.UpdateStrategy
-	switch u.Type {
-	case appsv1.OnDeleteDaemonSetStrategyType:
-	case appsv1.RollingUpdateDaemonSetStrategyType:
-		ru, path := u.RollingUpdate, fld.Child("updateStrategy", "rollingUpdate")
-		errs = append(errs, validatePositiveIntOrPercent(*ru.MaxUnavailable, path.Child("maxUnavailable"))...)
-		errs = append(errs, validatePositiveIntOrPercent(*ru.MaxSurge, path.Child("maxSurge"))...)
-		errs = append(errs, notMoreThan100Percent(*ru.MaxUnavailable, path.Child("maxUnavailable"))...)
-		errs = append(errs, notMoreThan100Percent(*ru.MaxSurge, path.Child("maxSurge"))...)
-		hasUnavailable, hasSurge := intOrPercentValue(*ru.MaxUnavailable) != 0, intOrPercentValue(*ru.MaxSurge) != 0
-		switch {
-		case hasUnavailable && hasSurge:
-			errs = append(errs, field.Invalid(path.Child("maxSurge"), *ru.MaxSurge, "may not be set when maxUnavailable is non-zero"))
-		case !hasUnavailable && !hasSurge:
-			errs = append(errs, field.Required(path.Child("maxUnavailable"), "cannot be 0 when maxSurge is 0"))
-		}
-	default:
-		errs = append(errs, field.NotSupported(fld.Child("updateStrategy", "type"), u.Type,
-			[]string{string(appsv1.RollingUpdateDaemonSetStrategyType), string(appsv1.OnDeleteDaemonSetStrategyType)}))
-	}
-	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), fld.Child("minReadySeconds"))...)
-	return errs
 }

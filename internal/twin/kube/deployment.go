@@ -9,11 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 )
 
 // The deployment controller (k8s.io/kubernetes pkg/controller/deployment)
@@ -582,66 +579,4 @@ func (w *workload) timedOut(now time.Time) bool {
 		return false
 	}
 	return w.progress.lastUpdate.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second).Before(now)
-}
-
-// setDeploymentDefaults is pkg/apis/apps/v1 defaults.go
-// SetDefaults_Deployment: one replica, RollingUpdate with maxUnavailable
-// and maxSurge 25%, revisionHistoryLimit 10, progressDeadlineSeconds 600.
-func setDeploymentDefaults(d *appsv1.Deployment) {
-	if d.Spec.Replicas == nil {
-		d.Spec.Replicas = ptr.To[int32](1)
-	}
-	s := &d.Spec.Strategy
-	if s.Type == "" {
-		s.Type = appsv1.RollingUpdateDeploymentStrategyType
-	}
-	if s.Type == appsv1.RollingUpdateDeploymentStrategyType {
-		if s.RollingUpdate == nil {
-			s.RollingUpdate = &appsv1.RollingUpdateDeployment{}
-		}
-		if s.RollingUpdate.MaxUnavailable == nil {
-			s.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromString("25%"))
-		}
-		if s.RollingUpdate.MaxSurge == nil {
-			s.RollingUpdate.MaxSurge = ptr.To(intstr.FromString("25%"))
-		}
-	}
-	if d.Spec.RevisionHistoryLimit == nil {
-		d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
-	}
-	if d.Spec.ProgressDeadlineSeconds == nil {
-		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
-	}
-}
-
-// validateDeploymentSpec is the part of pkg/apis/apps/validation
-// ValidateDeploymentSpec the twin reads: the strategy
-// (ValidateDeploymentStrategy, ValidateRollingUpdateDeployment),
-// minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds.
-func validateDeploymentSpec(spec *appsv1.DeploymentSpec) field.ErrorList {
-	fld := field.NewPath("spec")
-	var errs field.ErrorList
-	s := spec.Strategy
-	switch s.Type {
-	case appsv1.RecreateDeploymentStrategyType:
-		if s.RollingUpdate != nil {
-			errs = append(errs, field.Forbidden(fld.Child("strategy", "rollingUpdate"), "may not be specified when strategy `type` is 'Recreate'"))
-		}
-	case appsv1.RollingUpdateDeploymentStrategyType:
-		ru, path := s.RollingUpdate, fld.Child("strategy", "rollingUpdate")
-		errs = append(errs, validatePositiveIntOrPercent(*ru.MaxUnavailable, path.Child("maxUnavailable"))...)
-		errs = append(errs, validatePositiveIntOrPercent(*ru.MaxSurge, path.Child("maxSurge"))...)
-		if intOrPercentValue(*ru.MaxUnavailable) == 0 && intOrPercentValue(*ru.MaxSurge) == 0 {
-			errs = append(errs, field.Invalid(path.Child("maxUnavailable"), *ru.MaxUnavailable, "may not be 0 when `maxSurge` is 0"))
-		}
-		errs = append(errs, notMoreThan100Percent(*ru.MaxUnavailable, path.Child("maxUnavailable"))...)
-	default:
-		errs = append(errs, field.NotSupported(fld.Child("strategy", "type"), s.Type, []string{string(appsv1.RecreateDeploymentStrategyType), string(appsv1.RollingUpdateDeploymentStrategyType)}))
-	}
-	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), fld.Child("minReadySeconds"))...)
-	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(*spec.RevisionHistoryLimit), fld.Child("revisionHistoryLimit"))...)
-	if p := *spec.ProgressDeadlineSeconds; p <= spec.MinReadySeconds {
-		errs = append(errs, field.Invalid(fld.Child("progressDeadlineSeconds"), p, "must be greater than minReadySeconds"))
-	}
-	return errs
 }

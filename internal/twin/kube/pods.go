@@ -2,7 +2,6 @@ package kube
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/drain"
 	"github.com/ladder-eks/ladder/internal/eviction"
+	workloadrules "github.com/ladder-eks/ladder/internal/rules/workload"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -587,7 +587,7 @@ func readinessProbe(p *corev1.Pod) *corev1.Probe {
 }
 
 func startupOverride(p *corev1.Pod) (time.Duration, bool) {
-	v, ok := p.Annotations[StartupAnnotation]
+	v, ok := p.Annotations[workloadrules.StartupAnnotation]
 	if !ok {
 		return 0, false
 	}
@@ -596,18 +596,6 @@ func startupOverride(p *corev1.Pod) (time.Duration, bool) {
 		return 0, false
 	}
 	return d, true
-}
-
-// ValidateStartupAnnotation checks a pod template's startup annotation.
-func ValidateStartupAnnotation(annotations map[string]string) error {
-	v, ok := annotations[StartupAnnotation]
-	if !ok {
-		return nil
-	}
-	if d, err := time.ParseDuration(v); err != nil || d < 0 {
-		return fmt.Errorf("annotation %s: %q is not a duration such as 45s", StartupAnnotation, v)
-	}
-	return nil
 }
 
 func isDaemonSetPod(p *corev1.Pod) bool { return drain.IsDaemonSetPod(p) }

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubectl/pkg/util/podutils"
+
+	workloadrules "github.com/ladder-eks/ladder/internal/rules/workload"
 )
 
 // A DaemonSet's pod is scheduled by the default scheduler to its node;
@@ -28,7 +30,7 @@ func TestDaemonPodPreemptsAppPodsOnAFullNode(t *testing.T) {
 
 	ds := daemonSet("aws-node")
 	ds.Namespace = "kube-system"
-	ds.Spec.Template.Spec.PriorityClassName = SystemNodeCritical
+	ds.Spec.Template.Spec.PriorityClassName = workloadrules.SystemNodeCritical
 	ds.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
 	must(t, c.Apply(ds))
 	run(eng, time.Second)

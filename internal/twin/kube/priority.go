@@ -2,12 +2,13 @@ package kube
 
 import (
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	workloadrules "github.com/ladder-eks/ladder/internal/rules/workload"
 )
 
 // PriorityClasses and the Priority admission plugin
@@ -18,23 +19,8 @@ import (
 // does not exist is refused. The API server runs the plugin before the
 // mutating admission webhooks (pkg/kubeapiserver/options/plugins.go
 // AllOrderedPlugins), so the webhooks (OnAdmit) see the resolved priority.
-
-// The system classes every cluster has from bootstrap, as
-// k8s.io/kubernetes pkg/apis/scheduling (types.go) names and values them
-// and pkg/apis/scheduling/v1 helpers.go systemPriorityClasses creates them.
-// k8s.io/api/scheduling/v1 does not export these constants.
-const (
-	SystemNodeCritical    = "system-node-critical"
-	SystemClusterCritical = "system-cluster-critical"
-	// systemPriorityClassPrefix is reserved for the classes above.
-	systemPriorityClassPrefix = "system-"
-	// HighestUserDefinablePriority is the largest value a PriorityClass
-	// that is not a system class may have.
-	HighestUserDefinablePriority = int32(1000000000)
-	// SystemCriticalPriority is system-cluster-critical's value;
-	// system-node-critical's is 1000 more.
-	SystemCriticalPriority = 2 * HighestUserDefinablePriority
-)
+// The system classes and a PriorityClass's validation are
+// internal/rules/workload's (priority.go).
 
 // priorityClass is a stored PriorityClass, with the values admission gives
 // every pod of the class: pods share the pointers, which nobody changes.
@@ -49,20 +35,6 @@ func newPriorityClass(pc *schedulingv1.PriorityClass) *priorityClass {
 	return &priorityClass{obj: pc, value: &v, policy: pc.PreemptionPolicy}
 }
 
-// systemPriorityClasses returns the two system classes.
-func systemPriorityClasses() []*schedulingv1.PriorityClass {
-	policy := corev1.PreemptLowerPriority
-	mk := func(name string, value int32, desc string) *schedulingv1.PriorityClass {
-		pc := &schedulingv1.PriorityClass{Value: value, Description: desc, PreemptionPolicy: &policy}
-		pc.Name = name
-		return pc
-	}
-	return []*schedulingv1.PriorityClass{
-		mk(SystemNodeCritical, SystemCriticalPriority+1000, "Used for system critical pods that must not be moved from their current node."),
-		mk(SystemClusterCritical, SystemCriticalPriority, "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
-	}
-}
-
 // noClass is what a pod gets when it names no class and no class is the
 // global default (getDefaultPriority: DefaultPriorityWhenNoDefaultClassExists
 // and PreemptLowerPriority).
@@ -70,44 +42,6 @@ var noClass = func() *priorityClass {
 	policy := corev1.PreemptLowerPriority
 	return newPriorityClass(&schedulingv1.PriorityClass{Value: 0, PreemptionPolicy: &policy})
 }()
-
-// ValidatePriorityClass is the API server's validation of a new
-// PriorityClass (pkg/apis/scheduling/validation ValidatePriorityClass): a
-// name starting with "system-" must be one of the system classes, as they
-// are; any other class's value is at most HighestUserDefinablePriority; the
-// preemption policy is Never or PreemptLowerPriority.
-func ValidatePriorityClass(pc *schedulingv1.PriorityClass) field.ErrorList {
-	var errs field.ErrorList
-	if strings.HasPrefix(pc.Name, systemPriorityClassPrefix) {
-		if err := knownSystemPriorityClass(pc); err != nil {
-			errs = append(errs, field.Forbidden(field.NewPath("metadata", "name"), "priority class names with '"+systemPriorityClassPrefix+"' prefix are reserved for system use only. error: "+err.Error()))
-		}
-	} else if pc.Value > HighestUserDefinablePriority {
-		errs = append(errs, field.Forbidden(field.NewPath("value"), fmt.Sprintf("maximum allowed value of a user defined priority is %v", HighestUserDefinablePriority)))
-	}
-	if p := pc.PreemptionPolicy; p != nil && *p != corev1.PreemptNever && *p != corev1.PreemptLowerPriority {
-		errs = append(errs, field.NotSupported(field.NewPath("preemptionPolicy"), *p, []string{string(corev1.PreemptLowerPriority), string(corev1.PreemptNever)}))
-	}
-	return errs
-}
-
-// knownSystemPriorityClass is pkg/apis/scheduling/v1
-// IsKnownSystemPriorityClass.
-func knownSystemPriorityClass(pc *schedulingv1.PriorityClass) error {
-	for _, spc := range systemPriorityClasses() {
-		if spc.Name != pc.Name {
-			continue
-		}
-		if spc.Value != pc.Value {
-			return fmt.Errorf("value of %v PriorityClass must be %v", spc.Name, spc.Value)
-		}
-		if spc.GlobalDefault != pc.GlobalDefault {
-			return fmt.Errorf("globalDefault of %v PriorityClass must be %v", spc.Name, spc.GlobalDefault)
-		}
-		return nil
-	}
-	return fmt.Errorf("%v is not a known system priority class", pc.Name)
-}
 
 // applyPriorityClass stores a PriorityClass as the API server does: the
 // defaults (PreemptLowerPriority), the validation above, value and
@@ -120,7 +54,7 @@ func (c *Cluster) applyPriorityClass(pc *schedulingv1.PriorityClass) error {
 		pc.PreemptionPolicy = &policy
 	}
 	gk := schedulingv1.SchemeGroupVersion.WithKind("PriorityClass").GroupKind()
-	if errs := ValidatePriorityClass(pc); len(errs) > 0 {
+	if errs := workloadrules.ValidatePriorityClass(pc); len(errs) > 0 {
 		return apierrors.NewInvalid(gk, pc.Name, errs)
 	}
 	old, exists := c.priorityClasses[pc.Name]

@@ -9,6 +9,8 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workloadrules "github.com/ladder-eks/ladder/internal/rules/workload"
 )
 
 func priorityClassOf(name string, value int32) *schedulingv1.PriorityClass {
@@ -46,10 +48,10 @@ func TestPriorityAdmission(t *testing.T) {
 		policy    corev1.PreemptionPolicy
 		forbidden string // the refusal, when the pod is refused
 	}{
-		{name: "system-node-critical", pod: classPod("p", SystemNodeCritical, nil, nil),
-			class: SystemNodeCritical, priority: 2000001000, policy: lower},
-		{name: "system-cluster-critical", pod: classPod("p", SystemClusterCritical, nil, nil),
-			class: SystemClusterCritical, priority: 2000000000, policy: lower},
+		{name: "system-node-critical", pod: classPod("p", workloadrules.SystemNodeCritical, nil, nil),
+			class: workloadrules.SystemNodeCritical, priority: 2000001000, policy: lower},
+		{name: "system-cluster-critical", pod: classPod("p", workloadrules.SystemClusterCritical, nil, nil),
+			class: workloadrules.SystemClusterCritical, priority: 2000000000, policy: lower},
 		{name: "the scenario's own class", classes: []*schedulingv1.PriorityClass{withNever(priorityClassOf("batch", 1000))},
 			pod: classPod("p", "batch", nil, nil), class: "batch", priority: 1000, policy: never},
 		{name: "no class, no default", pod: classPod("p", "", nil, nil), class: "", priority: 0, policy: lower},
@@ -57,13 +59,13 @@ func TestPriorityAdmission(t *testing.T) {
 			pod: classPod("p", "", nil, nil), class: "low", priority: 10, policy: lower},
 		{name: "a class named beats the default", classes: []*schedulingv1.PriorityClass{priorityClassOf("high", 500), globalDefault(priorityClassOf("low", 10))},
 			pod: classPod("p", "high", nil, nil), class: "high", priority: 500, policy: lower},
-		{name: "the pod's own priority, equal to its class's", pod: classPod("p", SystemClusterCritical, i32(2000000000), nil),
-			class: SystemClusterCritical, priority: 2000000000, policy: lower},
+		{name: "the pod's own priority, equal to its class's", pod: classPod("p", workloadrules.SystemClusterCritical, i32(2000000000), nil),
+			class: workloadrules.SystemClusterCritical, priority: 2000000000, policy: lower},
 		{name: "unknown class", pod: classPod("p", "hihg", nil, nil),
 			forbidden: `pods "p" is forbidden: no PriorityClass with name hihg was found`},
 		{name: "a priority other than the class's", pod: classPod("p", "", i32(100), nil),
 			forbidden: `pods "p" is forbidden: the integer value of priority (100) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name`},
-		{name: "a preemption policy other than the class's", pod: classPod("p", SystemNodeCritical, nil, &never),
+		{name: "a preemption policy other than the class's", pod: classPod("p", workloadrules.SystemNodeCritical, nil, &never),
 			forbidden: `pods "p" is forbidden: the string value of PreemptionPolicy (Never) must not be provided in pod spec; priority admission controller computed PreemptLowerPriority from the given PriorityClass name`},
 	}
 	for _, tc := range cases {
@@ -111,8 +113,8 @@ func TestPriorityClassValidation(t *testing.T) {
 			msg: "maximum allowed value of a user defined priority is 1000000000"},
 		{name: "a system- name that is not a system class", apply: priorityClassOf("system-important", 5), invalid: true,
 			msg: "system-important is not a known system priority class"},
-		{name: "a system class as it is", apply: priorityClassOf(SystemNodeCritical, 2000001000)},
-		{name: "a system class with another value", apply: priorityClassOf(SystemClusterCritical, 7), invalid: true,
+		{name: "a system class as it is", apply: priorityClassOf(workloadrules.SystemNodeCritical, 2000001000)},
+		{name: "a system class with another value", apply: priorityClassOf(workloadrules.SystemClusterCritical, 7), invalid: true,
 			msg: "value of system-cluster-critical PriorityClass must be 2000000000"},
 		{name: "a second globalDefault", before: []*schedulingv1.PriorityClass{withDefault(priorityClassOf("a", 1))},
 			apply: withDefault(priorityClassOf("b", 2)), forbid: true, msg: "PriorityClass a is already marked as default. Only one default can exist"},

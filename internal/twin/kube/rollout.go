@@ -2,19 +2,13 @@ package kube
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Rollouts: a Deployment, StatefulSet or DaemonSet whose pod template
@@ -163,46 +157,4 @@ func (c *Cluster) rolloutWorkload(kind, namespace, name string) (*workload, erro
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: appsv1.GroupName, Resource: resource}, name)
 	}
 	return w, nil
-}
-
-// Validation helpers of pkg/apis/apps/validation.
-
-// validatePositiveIntOrPercent is ValidatePositiveIntOrPercent.
-func validatePositiveIntOrPercent(v intstr.IntOrString, path *field.Path) field.ErrorList {
-	switch v.Type {
-	case intstr.String:
-		var errs field.ErrorList
-		for _, msg := range validation.IsValidPercent(v.StrVal) {
-			errs = append(errs, field.Invalid(path, v, msg))
-		}
-		return errs
-	case intstr.Int:
-		return apivalidation.ValidateNonnegativeField(int64(v.IntValue()), path)
-	}
-	return field.ErrorList{field.Invalid(path, v, "must be an integer or percentage (e.g '5%')")}
-}
-
-// percentValue is getPercentValue.
-func percentValue(v intstr.IntOrString) (int, bool) {
-	if v.Type != intstr.String || len(validation.IsValidPercent(v.StrVal)) != 0 {
-		return 0, false
-	}
-	n, _ := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
-	return n, true
-}
-
-// intOrPercentValue is getIntOrPercentValue.
-func intOrPercentValue(v intstr.IntOrString) int {
-	if n, ok := percentValue(v); ok {
-		return n
-	}
-	return v.IntValue()
-}
-
-// notMoreThan100Percent is IsNotMoreThan100Percent.
-func notMoreThan100Percent(v intstr.IntOrString, path *field.Path) field.ErrorList {
-	if n, ok := percentValue(v); ok && n > 100 {
-		return field.ErrorList{field.Invalid(path, v, "must not be greater than 100%")}
-	}
-	return nil
 }

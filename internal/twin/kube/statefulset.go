@@ -6,11 +6,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 )
 
 // The StatefulSet controller (k8s.io/kubernetes pkg/controller/statefulset,
@@ -181,94 +178,4 @@ func (w *workload) statefulSetStatus() statefulSetStatus {
 		st.current = int32(w.current.active)
 	}
 	return st
-}
-
-// setStatefulSetDefaults is pkg/apis/apps/v1 defaults.go
-// SetDefaults_StatefulSet: OrderedReady, RollingUpdate with partition 0 and
-// maxUnavailable 1, one replica, revisionHistoryLimit 10.
-func setStatefulSetDefaults(s *appsv1.StatefulSet) {
-	if s.Spec.PodManagementPolicy == "" {
-		s.Spec.PodManagementPolicy = appsv1.OrderedReadyPodManagement
-	}
-	u := &s.Spec.UpdateStrategy
-	if u.Type == "" {
-		u.Type = appsv1.RollingUpdateStatefulSetStrategyType
-		if u.RollingUpdate == nil {
-			u.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{}
-		}
-	}
-	if u.Type == appsv1.RollingUpdateStatefulSetStrategyType && u.RollingUpdate != nil {
-		if u.RollingUpdate.Partition == nil {
-			u.RollingUpdate.Partition = ptr.To[int32](0)
-		}
-		if u.RollingUpdate.MaxUnavailable == nil {
-			u.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(1))
-		}
-	}
-	if s.Spec.Replicas == nil {
-		s.Spec.Replicas = ptr.To[int32](1)
-	}
-	if s.Spec.RevisionHistoryLimit == nil {
-		s.Spec.RevisionHistoryLimit = ptr.To[int32](10)
-	}
-}
-
-// validateStatefulSetSpec is the part of pkg/apis/apps/validation
-// ValidateStatefulSetSpec the twin reads: podManagementPolicy,
-// updateStrategy (validateRollingUpdateStatefulSet) and minReadySeconds.
-func validateStatefulSetSpec(spec *appsv1.StatefulSetSpec) field.ErrorList {
-	fld := field.NewPath("spec")
-	var errs field.ErrorList
-	switch spec.PodManagementPolicy {
-	case appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement:
-	default:
-		errs = append(errs, field.Invalid(fld.Child("podManagementPolicy"), spec.PodManagementPolicy,
-			fmt.Sprintf("must be '%s' or '%s'", appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement)))
-	}
-	u := spec.UpdateStrategy
-	switch u.Type {
-	case appsv1.OnDeleteStatefulSetStrategyType:
-		if u.RollingUpdate != nil {
-			errs = append(errs, field.Invalid(fld.Child("updateStrategy", "rollingUpdate"), u.RollingUpdate,
-				fmt.Sprintf("only allowed for updateStrategy '%s'", appsv1.RollingUpdateStatefulSetStrategyType)))
-		}
-	case appsv1.RollingUpdateStatefulSetStrategyType:
-		if ru := u.RollingUpdate; ru != nil {
-			path := fld.Child("updateStrategy", "rollingUpdate")
-			if ru.Partition != nil && *ru.Partition < 0 {
-				errs = append(errs, field.Invalid(path.Child("partition"), *ru.Partition, "must be greater than or equal to 0"))
-			}
-			if ru.MaxUnavailable != nil {
-				errs = append(errs, validatePositiveIntOrPercent(*ru.MaxUnavailable, path.Child("maxUnavailable"))...)
-				if intOrPercentValue(*ru.MaxUnavailable) == 0 {
-					errs = append(errs, field.Invalid(path.Child("maxUnavailable"), *ru.MaxUnavailable, "cannot be 0"))
-				}
-				errs = append(errs, notMoreThan100Percent(*ru.MaxUnavailable, path.Child("maxUnavailable"))...)
-			}
-		}
-	default:
-		errs = append(errs, field.Invalid(fld.Child("updateStrategy"), u,
-			fmt.Sprintf("must be '%s' or '%s'", appsv1.RollingUpdateStatefulSetStrategyType, appsv1.OnDeleteStatefulSetStrategyType)))
-	}
-	if spec.MinReadySeconds < 0 {
-		errs = append(errs, field.Invalid(fld.Child("minReadySeconds"), spec.MinReadySeconds, "must be greater than or equal to 0"))
-	}
-	return errs
-}
-
-// validateStatefulSetUpdate is pkg/apis/apps/validation
-// ValidateStatefulSetUpdate: only some spec fields may change.
-func validateStatefulSetUpdate(spec, old *appsv1.StatefulSetSpec) field.ErrorList {
-	clone := spec.DeepCopy()
-	clone.Replicas = old.Replicas
-	clone.Template = old.Template
-	clone.UpdateStrategy = old.UpdateStrategy
-	clone.MinReadySeconds = old.MinReadySeconds
-	clone.Ordinals = old.Ordinals
-	clone.RevisionHistoryLimit = old.RevisionHistoryLimit
-	clone.PersistentVolumeClaimRetentionPolicy = old.PersistentVolumeClaimRetentionPolicy
-	if !apiequality.Semantic.DeepEqual(clone, old) {
-		return field.ErrorList{field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")}
-	}
-	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/dump"
 
+	workloadrules "github.com/ladder-eks/ladder/internal/rules/workload"
 	"github.com/ladder-eks/ladder/internal/sim"
 )
 
@@ -132,7 +133,7 @@ func (c *Cluster) reconcileWorkload(w *workload) {
 	c.observeReady(w)
 }
 
-// selectorOf is a validated workload's selector (ValidateWorkloadSelector
+// selectorOf is a validated workload's selector (workloadrules.ValidateSelector
 // has refused one that does not parse).
 func selectorOf(sel *metav1.LabelSelector) labels.Selector {
 	s, _ := metav1.LabelSelectorAsSelector(sel)
@@ -156,10 +157,10 @@ func (c *Cluster) applyDeployment(d *appsv1.Deployment) error {
 		//lint:ignore ST1005 the message starts with the kind, as the API server's do
 		return fmt.Errorf("Deployment %s/%s: %v", d.Namespace, d.Name, err)
 	}
-	if errs := ValidateDeployment(d); len(errs) > 0 {
+	if errs := workloadrules.ValidateDeployment(d); len(errs) > 0 {
 		return invalid("Deployment", d.Name, errs)
 	}
-	setDeploymentDefaults(d)
+	workloadrules.SetDeploymentDefaults(d)
 	sel := selectorOf(d.Spec.Selector)
 	if existing, ok := c.workloads["Deployment/"+d.Namespace+"/"+d.Name]; ok {
 		c.updateWorkload(existing, d, d.Spec.Template, replicasOr1(d.Spec.Replicas), d.Spec.MinReadySeconds)
@@ -179,13 +180,13 @@ func (c *Cluster) applyStatefulSet(s *appsv1.StatefulSet) error {
 	if err := c.requireNamespace(s.Namespace); err != nil {
 		return fmt.Errorf("StatefulSet %s/%s: %v", s.Namespace, s.Name, err)
 	}
-	if errs := ValidateStatefulSet(s); len(errs) > 0 {
+	if errs := workloadrules.ValidateStatefulSet(s); len(errs) > 0 {
 		return invalid("StatefulSet", s.Name, errs)
 	}
-	setStatefulSetDefaults(s)
+	workloadrules.SetStatefulSetDefaults(s)
 	sel := selectorOf(s.Spec.Selector)
 	if existing, ok := c.workloads["StatefulSet/"+s.Namespace+"/"+s.Name]; ok {
-		if errs := validateStatefulSetUpdate(&s.Spec, &existing.obj.(*appsv1.StatefulSet).Spec); len(errs) > 0 {
+		if errs := workloadrules.ValidateStatefulSetUpdate(s, existing.obj.(*appsv1.StatefulSet)); len(errs) > 0 {
 			return invalid("StatefulSet", s.Name, errs)
 		}
 		c.updateWorkload(existing, s, s.Spec.Template, replicasOr1(s.Spec.Replicas), s.Spec.MinReadySeconds)
@@ -206,10 +207,10 @@ func (c *Cluster) applyDaemonSet(d *appsv1.DaemonSet) error {
 	if err := c.requireNamespace(d.Namespace); err != nil {
 		return fmt.Errorf("DaemonSet %s/%s: %v", d.Namespace, d.Name, err)
 	}
-	if errs := ValidateDaemonSet(d); len(errs) > 0 {
+	if errs := workloadrules.ValidateDaemonSet(d); len(errs) > 0 {
 		return invalid("DaemonSet", d.Name, errs)
 	}
-	setDaemonSetDefaults(d)
+	workloadrules.SetDaemonSetDefaults(d)
 	sel := selectorOf(d.Spec.Selector)
 	if existing, ok := c.workloads["DaemonSet/"+d.Namespace+"/"+d.Name]; ok {
 		c.updateWorkload(existing, d, d.Spec.Template, existing.replicas, d.Spec.MinReadySeconds)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/twin/worker"
 )
 
@@ -155,7 +156,7 @@ func (s *Service) nodeLabels(g *group) map[string]string {
 
 // launchTemplateID is the template's id; a template given by name gets a
 // stable id derived from it.
-func launchTemplateID(lt *LaunchTemplate) string {
+func launchTemplateID(lt *nodegroup.LaunchTemplate) string {
 	if lt.ID != "" {
 		return lt.ID
 	}

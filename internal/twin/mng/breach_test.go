@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/twin/kube"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
@@ -36,12 +37,12 @@ func TestManagedNodeGroupBreaches(t *testing.T) {
 				}
 				tw.runUntil(time.Hour, func() bool { return tw.status("initial").Status == mng.StatusDeleted })
 			},
-			mechanism: kube.BreachNodeRemoved, by: "DeleteNodegroup initial", after: mng.DeleteDrainLimit + terminateTakes,
+			mechanism: kube.BreachNodeRemoved, by: "DeleteNodegroup initial", after: nodegroup.DeleteDrainLimit + terminateTakes,
 		},
 		{
 			name:      "UpdateNodegroupVersion with force",
-			run:       func(tw *twin) { tw.update("initial", mng.UpdateRequest{Force: true}, 3*time.Hour) },
-			mechanism: kube.BreachDeleted, by: "UpdateNodegroupVersion initial with force", after: mng.UpgradeDrainLimit,
+			run:       func(tw *twin) { tw.update("initial", nodegroup.UpdateRequest{Force: true}, 3*time.Hour) },
+			mechanism: kube.BreachDeleted, by: "UpdateNodegroupVersion initial with force", after: nodegroup.UpgradeDrainLimit,
 			scaleIn: true,
 		},
 	}
@@ -77,7 +78,7 @@ func TestDeleteNodegroupReportsBlockedPods(t *testing.T) {
 	tw.runUntil(time.Hour, func() bool { return tw.status("initial").Status == mng.StatusDeleted })
 	bl := tw.mng.DeletionBlocked()
 	if len(bl) != 1 || bl[0].Pod != pod || bl[0].Node != node || bl[0].PDB != "default/web-pdb" || bl[0].Outcome != "node-removed" ||
-		bl[0].Until.Sub(bl[0].Since) != mng.DeleteDrainLimit {
+		bl[0].Until.Sub(bl[0].Since) != nodegroup.DeleteDrainLimit {
 		t.Errorf("deletion blocked %+v; want %s on %s blocked by default/web-pdb for 5m, node-removed", bl, pod, node)
 	}
 }

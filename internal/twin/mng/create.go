@@ -3,12 +3,14 @@ package mng
 import (
 	"fmt"
 	"time"
+
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 )
 
 // Adopt registers a node group that already runs when the rehearsal
 // begins: its nodes were created age ago, are Ready, and are spread over the
 // group's zones in order, as an Auto Scaling group balances them.
-func (s *Service) Adopt(spec Spec, age time.Duration) error {
+func (s *Service) Adopt(spec nodegroup.Spec, age time.Duration) error {
 	g, err := s.newGroup(spec, true)
 	if err != nil {
 		return err
@@ -29,7 +31,7 @@ func (s *Service) Adopt(spec Spec, age time.Duration) error {
 // zones in order, and turns ACTIVE when every node is Ready. done, if not
 // nil, runs then with nil, or with the NodeCreationFailure if a node could
 // not launch (the group is then CREATE_FAILED). Refusals come back at once.
-func (s *Service) Create(spec Spec, done func(error)) error {
+func (s *Service) Create(spec nodegroup.Spec, done func(error)) error {
 	g, err := s.newGroup(spec, false)
 	if err != nil {
 		return err
@@ -69,7 +71,7 @@ func (s *Service) checkCreated(g *group) {
 }
 
 func (s *Service) createFailed(g *group, cause error) {
-	f := Failure{Code: NodeCreationFailure, Message: fmt.Sprintf("Instances failed to launch: %v", cause)}
+	f := Failure{Code: nodegroup.NodeCreationFailure, Message: fmt.Sprintf("Instances failed to launch: %v", cause)}
 	g.status = StatusCreateFailed
 	g.health = append(g.health, f)
 	s.log(Event{Type: "Warning", Reason: ReasonCreateFailed, Nodegroup: g.spec.Name, Message: f.String()})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
@@ -16,18 +17,18 @@ func TestCustomAMIGroupNeedsANewLaunchTemplateVersion(t *testing.T) {
 	const ltID = "lt-0123456789abcdef0"
 	tw := newTwin(t)
 	tw.adopt(group("initial", 3, atVersion("1.30")))
-	tw.adopt(group("custom-Y", 3, withLaunchTemplate(ltID, "1", ami130), func(s *mng.Spec) { s.AMIType = "AL2023_x86_64_STANDARD" }))
+	tw.adopt(group("custom-Y", 3, withLaunchTemplate(ltID, "1", ami130), func(s *nodegroup.Spec) { s.AMIType = "AL2023_x86_64_STANDARD" }))
 	tw.Settle()
 	if v := tw.mng.Versions(); v["custom-Y"] != kubeversion.MustParse("1.30") || v["initial"] != kubeversion.MustParse("1.30") {
 		t.Fatalf("versions %v, want both groups at 1.30", v)
 	}
 
 	// terraform apply with cluster_version = 1.31: initial rolls ...
-	if u := tw.update("initial", mng.UpdateRequest{Version: "1.31"}, 3*time.Hour); u.Status != mng.UpdateSuccessful {
+	if u := tw.update("initial", nodegroup.UpdateRequest{Version: "1.31"}, 3*time.Hour); u.Status != mng.UpdateSuccessful {
 		t.Fatalf("initial: %s %v", u.Status, u.Errors)
 	}
 	// ... custom-Y refuses the version and stays on its 1.30 AMI.
-	if err := tw.mng.UpdateVersion("custom-Y", mng.UpdateRequest{Version: "1.31"}, nil); !mng.IsCode(err, mng.InvalidParameterException) {
+	if err := tw.mng.UpdateVersion("custom-Y", nodegroup.UpdateRequest{Version: "1.31"}, nil); !nodegroup.IsCode(err, nodegroup.InvalidParameterException) {
 		t.Fatalf("version bump of custom-Y: %v, want InvalidParameterException", err)
 	}
 	if v := tw.mng.Versions(); v["custom-Y"] != kubeversion.MustParse("1.30") || v["initial"] != kubeversion.MustParse("1.31") {
@@ -35,7 +36,7 @@ func TestCustomAMIGroupNeedsANewLaunchTemplateVersion(t *testing.T) {
 	}
 
 	// The fix: launch template version 2 with the 1.31 AMI.
-	u := tw.update("custom-Y", mng.UpdateRequest{LaunchTemplate: &mng.LaunchTemplate{ID: ltID, Version: "2", ImageID: ami131}}, 3*time.Hour)
+	u := tw.update("custom-Y", nodegroup.UpdateRequest{LaunchTemplate: &nodegroup.LaunchTemplate{ID: ltID, Version: "2", ImageID: ami131}}, 3*time.Hour)
 	if u.Status != mng.UpdateSuccessful || u.FromLaunchTemplateVersion != "1" || u.ToLaunchTemplateVersion != "2" || u.ToVersion != kubeversion.MustParse("1.31") {
 		t.Fatalf("custom-Y update %s, launch template %s → %s, version %s; want Successful 1 → 2, 1.31", u.Status, u.FromLaunchTemplateVersion, u.ToLaunchTemplateVersion, u.ToVersion)
 	}

@@ -1,6 +1,10 @@
 package mng
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
+)
 
 // Delete is DeleteNodegroup, as delete-managed-node-group.html describes
 // it: "Amazon EKS first sets the minimum, maximum, and desired size of your
@@ -21,13 +25,13 @@ import "fmt"
 func (s *Service) Delete(name string, done func()) error {
 	g := s.groups[name]
 	if g == nil || g.status == StatusDeleted {
-		return apiError(ResourceNotFoundException, opDelete, "No node group found for name: %s.", name)
+		return nodegroup.NewError(nodegroup.ResourceNotFoundException, nodegroup.OpDeleteNodegroup, "No node group found for name: %s.", name)
 	}
 	if g.status == StatusDeleting {
-		return apiError(ResourceInUseException, opDelete, "Nodegroup %s is already being deleted.", name)
+		return nodegroup.NewError(nodegroup.ResourceInUseException, nodegroup.OpDeleteNodegroup, "Nodegroup %s is already being deleted.", name)
 	}
 	if g.update != nil {
-		return apiError(ResourceInUseException, opDelete, "Nodegroup %s is being updated (update %s); delete it once the update has finished.", name, g.update.rec.ID)
+		return nodegroup.NewError(nodegroup.ResourceInUseException, nodegroup.OpDeleteNodegroup, "Nodegroup %s is being updated (update %s); delete it once the update has finished.", name, g.update.rec.ID)
 	}
 	g.status = StatusDeleting
 	g.created = nil
@@ -54,7 +58,7 @@ func (s *Service) retire(g *group, m *member) {
 		terminate(drainResult{})
 		return
 	}
-	s.drain(g, m.name, DeleteDrainLimit, proceed, func(b *Blocked) { s.deletionBlocked = append(s.deletionBlocked, b) }, terminate)
+	s.drain(g, m.name, nodegroup.DeleteDrainLimit, proceed, func(b *Blocked) { s.deletionBlocked = append(s.deletionBlocked, b) }, terminate)
 }
 
 // DeletionBlocked lists the pods whose eviction a DeleteNodegroup drain saw

@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ladder-eks/ladder/internal/twin/mng"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 )
 
 // Describe is what DescribeNodegroup reads on every poll of a wait: the
@@ -21,7 +21,7 @@ func TestDescribeIsStatusWithoutNodesAndUpdates(t *testing.T) {
 	spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "OrdersApp", Effect: corev1.TaintEffectNoSchedule}}
 	tw.adopt(spec)
 	tw.Settle()
-	if err := tw.mng.UpdateVersion("blue", mng.UpdateRequest{Version: "1.31"}, nil); err != nil {
+	if err := tw.mng.UpdateVersion("blue", nodegroup.UpdateRequest{Version: "1.31"}, nil); err != nil {
 		t.Fatalf("UpdateVersion: %v", err)
 	}
 	d, ok := tw.mng.Describe("blue")

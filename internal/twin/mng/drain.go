@@ -21,14 +21,6 @@ import (
 // after a time limit — failing the update, deleting the pods, or
 // terminating the node anyway, depending on who drains (semantics.md §B).
 
-// Drain time limits and waits (internal/rules/nodegroup, semantics.md §B).
-const (
-	UpgradeDrainLimit = nodegroup.UpgradeDrainLimit
-	DeleteDrainLimit  = nodegroup.DeleteDrainLimit
-	EmptyWait         = nodegroup.EmptyWait
-	EvictionRetry     = nodegroup.EvictionRetry
-)
-
 // onTimeout is what happens when a drain's time limit passes with pods
 // still on the node.
 type onTimeout int
@@ -168,9 +160,9 @@ func (d *drainer) evict(pd *podDrain) {
 				d.onBlocked(pd.blocked)
 			}
 			s.log(Event{Type: "Warning", Reason: ReasonEvictionBlocked, Nodegroup: d.g.spec.Name, Node: d.node, Object: k,
-				Message: fmt.Sprintf("error when evicting pods/%q -n %q (will retry after %s): %s%s", pd.name, pd.namespace, EvictionRetry, err.Error(), pdbSuffix(pd.blocked.PDB, err))})
+				Message: fmt.Sprintf("error when evicting pods/%q -n %q (will retry after %s): %s%s", pd.name, pd.namespace, nodegroup.EvictionRetry, err.Error(), pdbSuffix(pd.blocked.PDB, err))})
 		}
-		pd.retry = s.eng.After(EvictionRetry, func() {
+		pd.retry = s.eng.After(nodegroup.EvictionRetry, func() {
 			pd.retry = nil
 			d.step()
 		})

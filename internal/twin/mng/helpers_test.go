@@ -18,6 +18,7 @@ import (
 
 	"github.com/ladder-eks/ladder/internal/catalog"
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/sim"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 	"github.com/ladder-eks/ladder/internal/twin/twintest"
@@ -91,7 +92,7 @@ func newTwin(t *testing.T, opts ...twinOption) *twin {
 func (tw *twin) watch(fn func(logLine)) { tw.log.Watch(fn) }
 
 // adopt registers a node group running since a day before the start.
-func (tw *twin) adopt(spec mng.Spec) {
+func (tw *twin) adopt(spec nodegroup.Spec) {
 	tw.t.Helper()
 	if err := tw.mng.Adopt(spec, 24*time.Hour); err != nil {
 		tw.t.Fatalf("adopt %s: %v", spec.Name, err)
@@ -106,7 +107,7 @@ func (tw *twin) apply(objs ...metav1.Object) {
 
 // update calls UpdateNodegroupVersion and runs virtual time until it
 // finishes (or limit passes, which fails the test).
-func (tw *twin) update(name string, req mng.UpdateRequest, limit time.Duration) mng.Update {
+func (tw *twin) update(name string, req nodegroup.UpdateRequest, limit time.Duration) mng.Update {
 	tw.t.Helper()
 	var res *mng.Update
 	if err := tw.mng.UpdateVersion(name, req, func(u mng.Update) { res = &u }); err != nil {
@@ -181,33 +182,35 @@ func (tw *twin) dumpLog() string {
 
 // ---- node groups ------------------------------------------------------------
 
-type specOption func(*mng.Spec)
+type specOption func(*nodegroup.Spec)
 
 // group is a managed node group of m5.large nodes over the three zones.
-func group(name string, desired int, opts ...specOption) mng.Spec {
-	s := mng.Spec{Name: name, InstanceTypes: []string{"m5.large"}, Desired: desired, Min: 1, Max: desired}
+func group(name string, desired int, opts ...specOption) nodegroup.Spec {
+	s := nodegroup.Spec{Name: name, InstanceTypes: []string{"m5.large"}, Desired: desired, Min: 1, Max: desired}
 	for _, o := range opts {
 		o(&s)
 	}
 	return s
 }
 
-func atVersion(v string) specOption     { return func(s *mng.Spec) { s.Version = v } }
-func atRelease(r string) specOption     { return func(s *mng.Spec) { s.ReleaseVersion = r } }
-func inZones(z ...string) specOption    { return func(s *mng.Spec) { s.Zones = z } }
-func withMax(n int) specOption          { return func(s *mng.Spec) { s.Max = n } }
-func withStrategy(st string) specOption { return func(s *mng.Spec) { s.UpdateStrategy = st } }
+func atVersion(v string) specOption     { return func(s *nodegroup.Spec) { s.Version = v } }
+func atRelease(r string) specOption     { return func(s *nodegroup.Spec) { s.ReleaseVersion = r } }
+func inZones(z ...string) specOption    { return func(s *nodegroup.Spec) { s.Zones = z } }
+func withMax(n int) specOption          { return func(s *nodegroup.Spec) { s.Max = n } }
+func withStrategy(st string) specOption { return func(s *nodegroup.Spec) { s.UpdateStrategy = st } }
 func withMaxUnavailable(n int) specOption {
-	return func(s *mng.Spec) { s.UpdateConfig.MaxUnavailable = &n }
+	return func(s *nodegroup.Spec) { s.UpdateConfig.MaxUnavailable = &n }
 }
 func withMaxUnavailablePct(p int) specOption {
-	return func(s *mng.Spec) { s.UpdateConfig.MaxUnavailablePercentage = &p }
+	return func(s *nodegroup.Spec) { s.UpdateConfig.MaxUnavailablePercentage = &p }
 }
 func withLaunchTemplate(id, version, image string) specOption {
-	return func(s *mng.Spec) { s.LaunchTemplate = &mng.LaunchTemplate{ID: id, Version: version, ImageID: image} }
+	return func(s *nodegroup.Spec) {
+		s.LaunchTemplate = &nodegroup.LaunchTemplate{ID: id, Version: version, ImageID: image}
+	}
 }
 func withLabels(kv ...string) specOption {
-	return func(s *mng.Spec) {
+	return func(s *nodegroup.Spec) {
 		s.Labels = map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
 			s.Labels[kv[i]] = kv[i+1]

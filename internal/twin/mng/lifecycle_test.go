@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
@@ -45,34 +46,34 @@ func TestCreateIsActiveWhenEveryNodeIsReady(t *testing.T) {
 	}
 }
 
-var errNotYet = &mng.Error{Code: "not yet"}
+var errNotYet = &nodegroup.Error{Code: "not yet"}
 
 func TestCreateRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		spec     mng.Spec
+		spec     nodegroup.Spec
 		code     string
 		contains string
 	}{
-		{"a version other than the control plane's", group("g", 2, atVersion("1.30")), mng.InvalidParameterException, "only be created at the cluster's Kubernetes version 1.31"},
-		{"maxUnavailable above maxSize", group("g", 2, withMaxUnavailable(3)), mng.InvalidParameterException, "higher than maxSize"},
-		{"maxUnavailable above the quota", group("g", 2, withMax(200), withMaxUnavailable(101)), mng.InvalidParameterException, "outside 1-100"},
-		{"both maxUnavailable and a percentage", group("g", 2, withMaxUnavailable(1), withMaxUnavailablePct(10)), mng.InvalidParameterException, "not both"},
-		{"a custom AMI with a version", group("g", 2, atVersion("1.31"), withLaunchTemplate("lt-0123456789abcdef0", "1", ami131)), mng.InvalidParameterException, "can't be specified"},
-		{"an unknown instance type", mng.Spec{Name: "g", InstanceTypes: []string{"z9.huge"}, Desired: 1}, mng.InvalidParameterException, "z9.huge"},
-		{"a zone outside the cluster", group("g", 1, inZones("eu-west-1a")), mng.InvalidParameterException, "eu-west-1a"},
+		{"a version other than the control plane's", group("g", 2, atVersion("1.30")), nodegroup.InvalidParameterException, "only be created at the cluster's Kubernetes version 1.31"},
+		{"maxUnavailable above maxSize", group("g", 2, withMaxUnavailable(3)), nodegroup.InvalidParameterException, "higher than maxSize"},
+		{"maxUnavailable above the quota", group("g", 2, withMax(200), withMaxUnavailable(101)), nodegroup.InvalidParameterException, "outside 1-100"},
+		{"both maxUnavailable and a percentage", group("g", 2, withMaxUnavailable(1), withMaxUnavailablePct(10)), nodegroup.InvalidParameterException, "not both"},
+		{"a custom AMI with a version", group("g", 2, atVersion("1.31"), withLaunchTemplate("lt-0123456789abcdef0", "1", ami131)), nodegroup.InvalidParameterException, "can't be specified"},
+		{"an unknown instance type", nodegroup.Spec{Name: "g", InstanceTypes: []string{"z9.huge"}, Desired: 1}, nodegroup.InvalidParameterException, "z9.huge"},
+		{"a zone outside the cluster", group("g", 1, inZones("eu-west-1a")), nodegroup.InvalidParameterException, "eu-west-1a"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tw := newTwin(t)
 			err := tw.mng.Create(c.spec, nil)
-			if !mng.IsCode(err, c.code) || !strings.Contains(err.Error(), c.contains) {
+			if !nodegroup.IsCode(err, c.code) || !strings.Contains(err.Error(), c.contains) {
 				t.Fatalf("err = %v; want %s containing %q", err, c.code, c.contains)
 			}
 		})
 	}
 	tw := newTwin(t)
 	tw.adopt(group("blue-mng", 1, atVersion("1.30")))
-	if err := tw.mng.Create(group("blue-mng", 1), nil); !mng.IsCode(err, mng.ResourceInUseException) {
+	if err := tw.mng.Create(group("blue-mng", 1), nil); !nodegroup.IsCode(err, nodegroup.ResourceInUseException) {
 		t.Fatalf("duplicate name: %v, want ResourceInUseException", err)
 	}
 }
@@ -109,7 +110,7 @@ func TestBlueGreenDeleteDrainsEveryNode(t *testing.T) {
 			t.Errorf("blue node %s was not drained", name)
 		}
 	}
-	if d := tw.Eng.Now().Sub(start); d >= mng.DeleteDrainLimit {
+	if d := tw.Eng.Now().Sub(start); d >= nodegroup.DeleteDrainLimit {
 		t.Errorf("deletion took %s; nothing blocked the drains, so no node should wait for the 5-minute limit", d)
 	}
 	if len(tw.Kube.Killed()) != 0 {

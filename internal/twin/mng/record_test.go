@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
@@ -14,7 +15,7 @@ func TestUpdateRecordFollowsTheUpdateWithoutPerNodeRecord(t *testing.T) {
 	tw := newTwin(t)
 	tw.adopt(group("initial", 3, atVersion("1.30")))
 	tw.Settle()
-	if err := tw.mng.UpdateVersion("initial", mng.UpdateRequest{Version: "1.31"}, nil); err != nil {
+	if err := tw.mng.UpdateVersion("initial", nodegroup.UpdateRequest{Version: "1.31"}, nil); err != nil {
 		t.Fatalf("UpdateVersion: %v", err)
 	}
 	id := tw.status("initial").Updates[0].ID

@@ -6,45 +6,46 @@ import (
 	"time"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 )
 
 // What UpdateNodegroupVersion refuses (semantics.md §B), with EKS's
 // exception names.
 func TestUpdateRefusals(t *testing.T) {
-	lt := func(id, version, image string) *mng.LaunchTemplate {
-		return &mng.LaunchTemplate{ID: id, Version: version, ImageID: image}
+	lt := func(id, version, image string) *nodegroup.LaunchTemplate {
+		return &nodegroup.LaunchTemplate{ID: id, Version: version, ImageID: image}
 	}
 	for _, c := range []struct {
 		name     string
 		cp       string
-		group    mng.Spec
-		req      mng.UpdateRequest
+		group    nodegroup.Spec
+		req      nodegroup.UpdateRequest
 		code     string
 		contains string
 	}{
 		{"version greater than the control plane's", "1.30", group("g", 3, atVersion("1.30")),
-			mng.UpdateRequest{Version: "1.31"}, mng.InvalidParameterException, "greater than the cluster's Kubernetes version 1.30"},
+			nodegroup.UpdateRequest{Version: "1.31"}, nodegroup.InvalidParameterException, "greater than the cluster's Kubernetes version 1.30"},
 		{"downgrade of the Kubernetes version", "1.31", group("g", 3, atVersion("1.31")),
-			mng.UpdateRequest{Version: "1.30"}, mng.InvalidParameterException, "can't be rolled back"},
+			nodegroup.UpdateRequest{Version: "1.30"}, nodegroup.InvalidParameterException, "can't be rolled back"},
 		{"downgrade of the AMI release", "1.30", group("g", 3, atVersion("1.30")),
-			mng.UpdateRequest{ReleaseVersion: "1.30.12-20250610"}, mng.InvalidParameterException, "can't be rolled back to an earlier AMI version"},
+			nodegroup.UpdateRequest{ReleaseVersion: "1.30.12-20250610"}, nodegroup.InvalidParameterException, "can't be rolled back to an earlier AMI version"},
 		{"release of another Kubernetes version", "1.31", group("g", 3, atVersion("1.30")),
-			mng.UpdateRequest{Version: "1.30", ReleaseVersion: release131}, mng.InvalidParameterException, "Requested release version 1.31.14-20260320 is not valid for kubernetes version 1.30."},
+			nodegroup.UpdateRequest{Version: "1.30", ReleaseVersion: release131}, nodegroup.InvalidParameterException, "Requested release version 1.31.14-20260320 is not valid for kubernetes version 1.30."},
 		{"nothing to do: already at the control plane's newest AMI", "1.30", group("g", 3, atVersion("1.30")),
-			mng.UpdateRequest{}, mng.InvalidParameterException, "nothing to update"},
+			nodegroup.UpdateRequest{}, nodegroup.InvalidParameterException, "nothing to update"},
 		{"version on a custom-AMI group", "1.31", group("custom-Y", 3, withLaunchTemplate("lt-0123456789abcdef0", "1", ami130)),
-			mng.UpdateRequest{Version: "1.31"}, mng.InvalidParameterException, "version and releaseVersion can't be specified"},
+			nodegroup.UpdateRequest{Version: "1.31"}, nodegroup.InvalidParameterException, "version and releaseVersion can't be specified"},
 		{"releaseVersion on a custom-AMI group", "1.31", group("custom-Y", 3, withLaunchTemplate("lt-0123456789abcdef0", "1", ami130)),
-			mng.UpdateRequest{ReleaseVersion: release131}, mng.InvalidParameterException, "version and releaseVersion can't be specified"},
+			nodegroup.UpdateRequest{ReleaseVersion: release131}, nodegroup.InvalidParameterException, "version and releaseVersion can't be specified"},
 		{"launch template on a group created without one", "1.31", group("g", 3, atVersion("1.30")),
-			mng.UpdateRequest{LaunchTemplate: lt("lt-0123456789abcdef0", "2", "")}, mng.InvalidParameterException, "originally deployed with a launch template"},
+			nodegroup.UpdateRequest{LaunchTemplate: lt("lt-0123456789abcdef0", "2", "")}, nodegroup.InvalidParameterException, "originally deployed with a launch template"},
 		{"another launch template", "1.31", group("g", 3, withLaunchTemplate("lt-0123456789abcdef0", "1", ami130)),
-			mng.UpdateRequest{LaunchTemplate: lt("lt-0fedcba9876543210", "2", ami131)}, mng.InvalidParameterException, "does not match"},
+			nodegroup.UpdateRequest{LaunchTemplate: lt("lt-0fedcba9876543210", "2", ami131)}, nodegroup.InvalidParameterException, "does not match"},
 		{"switching to a custom AMI", "1.31", group("g", 3, atVersion("1.30"), withLaunchTemplate("lt-0123456789abcdef0", "1", "")),
-			mng.UpdateRequest{LaunchTemplate: lt("lt-0123456789abcdef0", "2", ami131)}, mng.InvalidParameterException, "create a new node group"},
+			nodegroup.UpdateRequest{LaunchTemplate: lt("lt-0123456789abcdef0", "2", ami131)}, nodegroup.InvalidParameterException, "create a new node group"},
 		{"the same launch template version again", "1.31", group("custom-Y", 3, withLaunchTemplate("lt-0123456789abcdef0", "1", ami130)),
-			mng.UpdateRequest{LaunchTemplate: lt("lt-0123456789abcdef0", "1", "")}, mng.InvalidParameterException, "nothing to update"},
+			nodegroup.UpdateRequest{LaunchTemplate: lt("lt-0123456789abcdef0", "1", "")}, nodegroup.InvalidParameterException, "nothing to update"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tw := newTwin(t, withControlPlane(c.cp))
@@ -52,7 +53,7 @@ func TestUpdateRefusals(t *testing.T) {
 			tw.Settle()
 			before := tw.status(c.group.Name)
 			err := tw.mng.UpdateVersion(c.group.Name, c.req, nil)
-			if !mng.IsCode(err, c.code) || !strings.Contains(err.Error(), c.contains) {
+			if !nodegroup.IsCode(err, c.code) || !strings.Contains(err.Error(), c.contains) {
 				t.Fatalf("err = %v; want %s containing %q", err, c.code, c.contains)
 			}
 			tw.runUntil(time.Hour, func() bool { return false })
@@ -65,20 +66,20 @@ func TestUpdateRefusals(t *testing.T) {
 
 func TestUpdateRefusedWhileOneIsInProgress(t *testing.T) {
 	tw := rolling(t, nil)
-	if err := tw.mng.UpdateVersion("initial", mng.UpdateRequest{}, nil); err != nil {
+	if err := tw.mng.UpdateVersion("initial", nodegroup.UpdateRequest{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if st := tw.status("initial"); st.Status != mng.StatusUpdating {
 		t.Fatalf("status %s after UpdateNodegroupVersion, want UPDATING", st.Status)
 	}
-	err := tw.mng.UpdateVersion("initial", mng.UpdateRequest{}, nil)
-	if !mng.IsCode(err, mng.ResourceInUseException) {
+	err := tw.mng.UpdateVersion("initial", nodegroup.UpdateRequest{}, nil)
+	if !nodegroup.IsCode(err, nodegroup.ResourceInUseException) {
 		t.Fatalf("second update: %v, want ResourceInUseException", err)
 	}
-	if err := tw.mng.Delete("initial", nil); !mng.IsCode(err, mng.ResourceInUseException) {
+	if err := tw.mng.Delete("initial", nil); !nodegroup.IsCode(err, nodegroup.ResourceInUseException) {
 		t.Fatalf("delete during the update: %v, want ResourceInUseException", err)
 	}
-	if err := tw.mng.UpdateVersion("nope", mng.UpdateRequest{}, nil); !mng.IsCode(err, mng.ResourceNotFoundException) {
+	if err := tw.mng.UpdateVersion("nope", nodegroup.UpdateRequest{}, nil); !nodegroup.IsCode(err, nodegroup.ResourceNotFoundException) {
 		t.Fatalf("update of an unknown group: %v, want ResourceNotFoundException", err)
 	}
 }
@@ -91,7 +92,7 @@ func TestReleaseUpdateWithinAVersion(t *testing.T) {
 	if st := tw.status("initial"); st.AMI != ami130Older || st.ReleaseVersion != "1.30.12-20250610" {
 		t.Fatalf("adopted group runs %s (%s), want %s", st.AMI, st.ReleaseVersion, ami130Older)
 	}
-	u := tw.update("initial", mng.UpdateRequest{}, 2*time.Hour)
+	u := tw.update("initial", nodegroup.UpdateRequest{}, 2*time.Hour)
 	if u.Status != mng.UpdateSuccessful || u.ToAMI != ami130 || u.ToVersion != kubeversion.MustParse("1.30") || u.Surge != 4 {
 		t.Fatalf("update %s to %s %s with surge %d; want Successful to %s 1.30 with surge 4 (2 × 2 AZs)", u.Status, u.ToAMI, u.ToVersion, u.Surge, ami130)
 	}

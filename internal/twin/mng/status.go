@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 )
 
 // Status is what a rehearsal reports about a node group: DescribeNodegroup
@@ -35,9 +36,9 @@ type Status struct {
 	Zones         []string
 	Labels        map[string]string
 	Taints        []corev1.Taint
-	UpdateConfig  UpdateConfig
+	UpdateConfig  nodegroup.UpdateConfig
 	// LaunchTemplate is the user's launch template and its current version.
-	LaunchTemplate *LaunchTemplate
+	LaunchTemplate *nodegroup.LaunchTemplate
 	// Desired and Max are the Auto Scaling group's sizes now (raised
 	// during a DEFAULT update); Min is the scaling config's.
 	Desired, Min, Max int
@@ -231,8 +232,8 @@ func (s *Service) Zones() []string { return slices.Clone(s.opts.Zones) }
 // by group name, with its id (a template given by name gets the stable id
 // its nodes' eks.amazonaws.com/sourceLaunchTemplateId label shows), the
 // version the group runs and that version's image.
-func (s *Service) LaunchTemplates() []LaunchTemplate {
-	var out []LaunchTemplate
+func (s *Service) LaunchTemplates() []nodegroup.LaunchTemplate {
+	var out []nodegroup.LaunchTemplate
 	for _, g := range s.sortedGroups() {
 		if lt := g.spec.LaunchTemplate; lt != nil && g.status != StatusDeleted {
 			c := *lt

@@ -17,9 +17,6 @@ import (
 // setup, scale-up, upgrade, scale-down — exactly as semantics.md §B lists
 // them (source: managed-node-update-behavior.adoc).
 
-// UpdateRequest is UpdateNodegroupVersion's request (nodegroup.UpdateRequest).
-type UpdateRequest = nodegroup.UpdateRequest
-
 // Update statuses (DescribeUpdate) and phases.
 const (
 	UpdateInProgress = "InProgress"
@@ -57,10 +54,10 @@ type update struct {
 // UpdateVersion is UpdateNodegroupVersion. It refuses at once what EKS
 // refuses; otherwise the group turns UPDATING and the update runs in
 // virtual time, and done (if not nil) receives the finished update.
-func (s *Service) UpdateVersion(name string, req UpdateRequest, done func(Update)) error {
+func (s *Service) UpdateVersion(name string, req nodegroup.UpdateRequest, done func(Update)) error {
 	g := s.groups[name]
 	if g == nil || g.status == StatusDeleted {
-		return apiError(ResourceNotFoundException, opUpdate, "No node group found for name: %s.", name)
+		return nodegroup.NewError(nodegroup.ResourceNotFoundException, nodegroup.OpUpdateNodegroupVersion, "No node group found for name: %s.", name)
 	}
 	p, err := s.planUpdate(g, req)
 	if err != nil {
@@ -94,7 +91,7 @@ type plan struct {
 
 // planUpdate applies EKS's refusals (internal/rules/nodegroup) and works
 // out the plan.
-func (s *Service) planUpdate(g *group, req UpdateRequest) (plan, error) {
+func (s *Service) planUpdate(g *group, req nodegroup.UpdateRequest) (plan, error) {
 	running := ""
 	if g.update != nil {
 		running = g.update.rec.ID
@@ -126,7 +123,7 @@ func (s *Service) planUpdate(g *group, req UpdateRequest) (plan, error) {
 // planLaunchTemplate moves the plan to another version of the group's
 // launch template. For a custom-AMI group the version's image becomes the
 // target, and its Kubernetes minor the group's version.
-func (s *Service) planLaunchTemplate(g *group, r *LaunchTemplate, p *plan) error {
+func (s *Service) planLaunchTemplate(g *group, r *nodegroup.LaunchTemplate, p *plan) error {
 	var id string
 	if lt := g.spec.LaunchTemplate; lt != nil {
 		id = launchTemplateID(lt)
@@ -138,16 +135,16 @@ func (s *Service) planLaunchTemplate(g *group, r *LaunchTemplate, p *plan) error
 	if !g.custom() || r.ImageID == "" {
 		return nil
 	}
-	a, err := s.customAMI(r.ImageID, opUpdate)
+	a, err := nodegroup.CustomAMI(s.opts.ExtraAMIs, r.ImageID, nodegroup.OpUpdateNodegroupVersion)
 	if err != nil {
 		return err
 	}
 	if a.KubeArch() != g.it.Arch {
-		return apiError(InvalidParameterException, opUpdate, "AMI %s is %s but instance type %s is %s", a.ID, a.Arch, g.it.Name, g.it.Arch)
+		return nodegroup.NewError(nodegroup.InvalidParameterException, nodegroup.OpUpdateNodegroupVersion, "AMI %s is %s but instance type %s is %s", a.ID, a.Arch, g.it.Name, g.it.Arch)
 	}
 	v, err := kubeversion.Parse(a.KubernetesMinor)
 	if err != nil {
-		return apiError(InvalidParameterException, opUpdate, "AMI %s: %v", a.ID, err)
+		return nodegroup.NewError(nodegroup.InvalidParameterException, nodegroup.OpUpdateNodegroupVersion, "AMI %s: %v", a.ID, err)
 	}
 	p.target.ami, p.version = a, v
 	return nil
@@ -155,17 +152,17 @@ func (s *Service) planLaunchTemplate(g *group, r *LaunchTemplate, p *plan) error
 
 // planEKSAMI picks the EKS-optimized AMI of an update: the requested
 // version (default: the control plane's) and release (default: the newest).
-func (s *Service) planEKSAMI(g *group, req UpdateRequest, p *plan) error {
+func (s *Service) planEKSAMI(g *group, req nodegroup.UpdateRequest, p *plan) error {
 	version, err := nodegroup.TargetVersion(g.spec.Name, g.version, s.opts.ControlPlaneVersion(), req.Version)
 	if err != nil {
 		return err
 	}
-	a, err := s.eksAMI(g.family, g.arch, version, req.ReleaseVersion, opUpdate)
+	a, err := nodegroup.EKSAMI(s.opts.ExtraAMIs, g.family, g.arch, version, req.ReleaseVersion, s.eng.Now(), nodegroup.OpUpdateNodegroupVersion)
 	if err != nil {
 		return err
 	}
-	from := nodegroup.Release{Version: releaseVersion(g.ami), Date: g.ami.ReleaseDate}
-	to := nodegroup.Release{Version: releaseVersion(a), Date: a.ReleaseDate}
+	from := nodegroup.Release{Version: nodegroup.ReleaseVersion(g.ami), Date: g.ami.ReleaseDate}
+	to := nodegroup.Release{Version: nodegroup.ReleaseVersion(a), Date: a.ReleaseDate}
 	if err := nodegroup.CheckRelease(g.spec.Name, g.version, version, from, to); err != nil {
 		return err
 	}
@@ -188,13 +185,13 @@ func (u *update) setup() {
 	}
 	// maxUnavailablePercentage is a percentage of the group's size: its
 	// configured desired size (§B updateConfig; rounding in surge.go).
-	u.maxUnavailable = MaxUnavailable(g.spec.UpdateConfig, g.spec.Desired)
+	u.maxUnavailable = nodegroup.MaxUnavailable(g.spec.UpdateConfig, g.spec.Desired)
 	u.rec.MaxUnavailable = u.maxUnavailable
 	s.log(Event{Reason: ReasonUpdateStarted, Nodegroup: g.spec.Name, Message: fmt.Sprintf(
 		"UpdateNodegroupVersion %s InProgress: Kubernetes %s → %s, AMI %s → %s%s, strategy %s, maxUnavailable %d, force %t; %d nodes to replace",
 		u.rec.ID, u.rec.FromVersion, u.rec.ToVersion, u.rec.FromAMI, u.rec.ToAMI, ltArrow(u.rec.FromLaunchTemplateVersion, u.rec.ToLaunchTemplateVersion),
 		g.spec.UpdateStrategy, u.maxUnavailable, u.rec.Force, len(g.oldMembers()))})
-	if g.spec.UpdateStrategy == StrategyMinimal {
+	if g.spec.UpdateStrategy == nodegroup.StrategyMinimal {
 		// MINIMAL has no scale-up: "the same, minus the initial desired-count
 		// increase" (§B). It "cordons all nodes of the node group in the
 		// beginning" — the user guide's newer wording of the minimal
@@ -219,7 +216,7 @@ func (u *update) setup() {
 func (u *update) scaleUp() {
 	s, g := u.s, u.g
 	u.enter(PhaseScaleUp)
-	surge := Surge(len(g.spec.Zones), u.maxUnavailable)
+	surge := nodegroup.Surge(len(g.spec.Zones), u.maxUnavailable)
 	u.rec.Surge = surge
 	s.log(Event{Reason: ReasonScaled, Nodegroup: g.spec.Name, Message: fmt.Sprintf(
 		"Auto Scaling group desired %d → %d, max %d → %d (surge = max(2 × %d AZs, maxUnavailable %d) = %d)",
@@ -265,7 +262,7 @@ func (u *update) checkScaleUp() {
 // wording is "Couldn't proceed with upgrade process as new nodes are not
 // joining node group".
 func (u *update) nodeCreationFailed(cause string) {
-	u.fail(Failure{Code: NodeCreationFailure,
+	u.fail(Failure{Code: nodegroup.NodeCreationFailure,
 		Message: fmt.Sprintf("Couldn't proceed with upgrade process as new nodes are not joining node group %s: %s", u.g.spec.Name, cause)})
 }
 
@@ -327,13 +324,13 @@ func (u *update) replace(m *member) {
 	if u.rec.Force {
 		timeout = deletePods
 	}
-	d := s.drain(g, m.name, UpgradeDrainLimit, timeout, u.noteBlocked, func(r drainResult) {
+	d := s.drain(g, m.name, nodegroup.UpgradeDrainLimit, timeout, u.noteBlocked, func(r drainResult) {
 		delete(u.drains, m.name)
 		if r.timedOut {
 			u.evictionFailed(m, r)
 			return
 		}
-		u.waits[m.name] = s.eng.After(EmptyWait, func() {
+		u.waits[m.name] = s.eng.After(nodegroup.EmptyWait, func() {
 			delete(u.waits, m.name)
 			u.terminateOld(m)
 		})
@@ -355,7 +352,7 @@ func (u *update) terminateOld(m *member) {
 // group ...", aws/containers-roadmap#1282, where AWS agreed to add the pod
 // name), naming the pod and its PDB.
 func (u *update) evictionFailed(m *member, r drainResult) {
-	f := Failure{Code: PodEvictionFailure, ResourceIDs: []string{m.name}}
+	f := Failure{Code: nodegroup.PodEvictionFailure, ResourceIDs: []string{m.name}}
 	why := ""
 	if b := r.blocked; b != nil {
 		f.Pod, f.PDB = b.Pod, b.PDB
@@ -368,7 +365,7 @@ func (u *update) evictionFailed(m *member, r drainResult) {
 		f.Pod = p.Namespace + "/" + p.Name
 	}
 	f.Message = fmt.Sprintf("Reached max retries while trying to evict pods from nodes in node group %s: pod %s did not leave node %s within %s%s",
-		u.g.spec.Name, f.Pod, m.name, UpgradeDrainLimit, why)
+		u.g.spec.Name, f.Pod, m.name, nodegroup.UpgradeDrainLimit, why)
 	u.fail(f)
 }
 
@@ -426,7 +423,7 @@ func (u *update) scaleIn(m *member) {
 		finish(drainResult{})
 		return
 	}
-	s.drain(g, m.name, UpgradeDrainLimit, proceed, u.noteBlocked, finish)
+	s.drain(g, m.name, nodegroup.UpgradeDrainLimit, proceed, u.noteBlocked, finish)
 }
 
 // scaleInVictim is the instance the Auto Scaling group's default
@@ -497,7 +494,7 @@ func (u *update) fail(f Failure) {
 		u.waits[name].Cancel()
 	}
 	g.status = StatusActive
-	if f.Code == NodeCreationFailure {
+	if f.Code == nodegroup.NodeCreationFailure {
 		g.status = StatusDegraded
 		g.health = append(g.health, f)
 	}
@@ -604,7 +601,7 @@ func releaseVersionOf(g *group, a catalog.AMI) string {
 	if g.custom() {
 		return ""
 	}
-	return releaseVersion(a)
+	return nodegroup.ReleaseVersion(a)
 }
 
 func updateID(group string, seq int) string {

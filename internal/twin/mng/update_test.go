@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ladder-eks/ladder/internal/kubeversion"
+	"github.com/ladder-eks/ladder/internal/rules/nodegroup"
 	"github.com/ladder-eks/ladder/internal/twin/mng"
 	"github.com/ladder-eks/ladder/internal/twin/twintest"
 )
@@ -45,7 +46,7 @@ func TestDefaultUpdateReplacesEveryNode(t *testing.T) {
 		}
 	})
 
-	u := tw.update("initial", mng.UpdateRequest{}, 3*time.Hour)
+	u := tw.update("initial", nodegroup.UpdateRequest{}, 3*time.Hour)
 
 	if u.Status != mng.UpdateSuccessful {
 		t.Fatalf("update %s: %v\n%s", u.Status, u.Errors, tw.dumpLog())
@@ -128,7 +129,7 @@ func TestSurgeIsTheLargerOfTwiceTheZonesAndMaxUnavailable(t *testing.T) {
 			tw := rolling(t, nil, c.spec...)
 			peak := 0
 			tw.watch(func(logLine) { peak = max(peak, tw.status("initial").Desired) })
-			u := tw.update("initial", mng.UpdateRequest{}, 3*time.Hour)
+			u := tw.update("initial", nodegroup.UpdateRequest{}, 3*time.Hour)
 			launched := 0
 			for _, l := range tw.events(mng.ReasonNodeLaunched) {
 				if strings.Contains(l.Message, "scale-up") {
@@ -176,7 +177,7 @@ func TestAtMostMaxUnavailableNodesInProgress(t *testing.T) {
 				maxInProgress = max(maxInProgress, len(inProgress))
 				maxDraining = max(maxDraining, len(draining))
 			})
-			u := tw.update("initial", mng.UpdateRequest{}, 3*time.Hour)
+			u := tw.update("initial", nodegroup.UpdateRequest{}, 3*time.Hour)
 			if u.Status != mng.UpdateSuccessful || u.MaxUnavailable != c.want {
 				t.Fatalf("%s with maxUnavailable %d, want Successful with %d", u.Status, u.MaxUnavailable, c.want)
 			}
@@ -194,7 +195,7 @@ func TestAtMostMaxUnavailableNodesInProgress(t *testing.T) {
 }
 
 func TestMinimalTerminatesBeforeLaunchingAndNeverExceedsDesired(t *testing.T) {
-	tw := rolling(t, nil, withStrategy(mng.StrategyMinimal))
+	tw := rolling(t, nil, withStrategy(nodegroup.StrategyMinimal))
 	firstTerminating, firstLaunched, i := -1, -1, 0
 	tw.watch(func(l logLine) {
 		if n := len(tw.groupNodes("initial")); n > 3 {
@@ -211,7 +212,7 @@ func TestMinimalTerminatesBeforeLaunchingAndNeverExceedsDesired(t *testing.T) {
 		}
 		i++
 	})
-	u := tw.update("initial", mng.UpdateRequest{}, 3*time.Hour)
+	u := tw.update("initial", nodegroup.UpdateRequest{}, 3*time.Hour)
 	if u.Status != mng.UpdateSuccessful || u.Surge != 0 {
 		t.Fatalf("%s with surge %d, want Successful without surge\n%s", u.Status, u.Surge, tw.dumpLog())
 	}
@@ -240,7 +241,7 @@ func TestSixtySecondsFromEmptyNodeToTermination(t *testing.T) {
 			emptyAt[l.Node] = l.At
 		}
 	})
-	tw.update("initial", mng.UpdateRequest{}, 3*time.Hour)
+	tw.update("initial", nodegroup.UpdateRequest{}, 3*time.Hour)
 	for _, name := range old {
 		term, ok := tw.first(mng.ReasonNodeTerminating, name)
 		if !ok || emptyAt[name].IsZero() {
@@ -265,13 +266,13 @@ func pdbBlocked(t *testing.T) (tw *twin, node, pod string) {
 
 func TestPDBFailsTheUpdateAfterExactly15Minutes(t *testing.T) {
 	tw, node, pod := pdbBlocked(t)
-	u := tw.update("initial", mng.UpdateRequest{}, 2*time.Hour)
+	u := tw.update("initial", nodegroup.UpdateRequest{}, 2*time.Hour)
 
 	if u.Status != mng.UpdateFailed || len(u.Errors) != 1 {
 		t.Fatalf("update %s, errors %v; want Failed with one error\n%s", u.Status, u.Errors, tw.dumpLog())
 	}
 	f := u.Errors[0]
-	if f.Code != mng.PodEvictionFailure || f.Pod != pod || f.PDB != "default/web-pdb" || !slices.Equal(f.ResourceIDs, []string{node}) {
+	if f.Code != nodegroup.PodEvictionFailure || f.Pod != pod || f.PDB != "default/web-pdb" || !slices.Equal(f.ResourceIDs, []string{node}) {
 		t.Errorf("failure = %+v; want PodEvictionFailure naming pod %s, PDB default/web-pdb, node %s", f, pod, node)
 	}
 	if !strings.Contains(f.Message, pod) || !strings.Contains(f.Message, "default/web-pdb") || !strings.Contains(f.Message, "Reached max retries") {
@@ -300,7 +301,7 @@ func TestPDBFailsTheUpdateAfterExactly15Minutes(t *testing.T) {
 // the budget allows the eviction, the next retry gets it through.
 func TestRefusedEvictionIsRetriedEvery5Seconds(t *testing.T) {
 	tw, node, pod := pdbBlocked(t)
-	if err := tw.mng.UpdateVersion("initial", mng.UpdateRequest{}, nil); err != nil {
+	if err := tw.mng.UpdateVersion("initial", nodegroup.UpdateRequest{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	tw.runUntil(time.Hour, func() bool { _, ok := tw.first(mng.ReasonDrainStarted, node); return ok })
@@ -322,7 +323,7 @@ func TestRefusedEvictionIsRetriedEvery5Seconds(t *testing.T) {
 
 func TestForceDeletesThePodsAfter15Minutes(t *testing.T) {
 	tw, node, pod := pdbBlocked(t)
-	u := tw.update("initial", mng.UpdateRequest{Force: true}, 3*time.Hour)
+	u := tw.update("initial", nodegroup.UpdateRequest{Force: true}, 3*time.Hour)
 	if u.Status != mng.UpdateSuccessful {
 		t.Fatalf("forced update %s %v\n%s", u.Status, u.Errors, tw.dumpLog())
 	}
@@ -354,7 +355,7 @@ func TestNodesAreSelectedAtRandom(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
 		tw := rolling(t, []twinOption{withSeed(seed)})
 		old := tw.status("initial").Nodes // sorted
-		if err := tw.mng.UpdateVersion("initial", mng.UpdateRequest{}, nil); err != nil {
+		if err := tw.mng.UpdateVersion("initial", nodegroup.UpdateRequest{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		tw.runUntil(time.Hour, func() bool { _, ok := tw.first(mng.ReasonNodeSelected, ""); return ok })
@@ -369,7 +370,7 @@ func TestNodesAreSelectedAtRandom(t *testing.T) {
 func TestSameSeedSameRehearsal(t *testing.T) {
 	run := func(seed uint64) string {
 		tw := rolling(t, []twinOption{withSeed(seed)}, withMaxUnavailable(2))
-		tw.update("initial", mng.UpdateRequest{}, 3*time.Hour)
+		tw.update("initial", nodegroup.UpdateRequest{}, 3*time.Hour)
 		var b strings.Builder
 		for _, l := range tw.log.Lines {
 			fmt.Fprintf(&b, "%s %s %s %s\n", l.At.Sub(t0), l.Reason, l.Node, l.Message)

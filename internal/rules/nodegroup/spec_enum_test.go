@@ -1,4 +1,4 @@
-package mng
+package nodegroup
 
 import "testing"
 

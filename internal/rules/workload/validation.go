@@ -1,4 +1,12 @@
-package kube
+// Package workload holds the rules kube-apiserver applies before it stores
+// the objects the twin reads — a Deployment, StatefulSet or DaemonSet
+// (k8s.io/kubernetes pkg/apis/apps/validation and the apps/v1 defaults), a
+// PriorityClass (pkg/apis/scheduling/validation) — and the twin's startup
+// annotation, as pure functions over the API types. The Kubernetes twin
+// (internal/twin/kube) refuses objects with them, and `scenario validate`
+// and `ladder check` refuse the same objects with the same field paths and
+// messages.
+package workload
 
 import (
 	"fmt"
@@ -19,12 +27,12 @@ import (
 // the same objects with the same field paths and messages. The API server
 // defaults an object before it validates it; so do these, on a copy.
 
-// ValidateWorkloadSelector is the selector part of ValidateDeploymentSpec,
+// ValidateSelector is the selector part of ValidateDeploymentSpec,
 // ValidateStatefulSetSpec and ValidateDaemonSetSpec (with
 // ValidatePodTemplateSpecForReplicaSet's check of the template): a selector
 // is required, valid, not empty, and selects the template's labels. kind is
 // the lower-case word the API server's message uses ("deployment").
-func ValidateWorkloadSelector(kind string, sel *metav1.LabelSelector, templateLabels map[string]string) field.ErrorList {
+func ValidateSelector(kind string, sel *metav1.LabelSelector, templateLabels map[string]string) field.ErrorList {
 	fld := field.NewPath("spec", "selector")
 	if sel == nil {
 		return field.ErrorList{field.Required(fld, "")}
@@ -48,7 +56,7 @@ func ValidateWorkloadSelector(kind string, sel *metav1.LabelSelector, templateLa
 // minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds.
 func ValidateDeployment(d *appsv1.Deployment) field.ErrorList {
 	d = d.DeepCopy()
-	setDeploymentDefaults(d)
+	SetDeploymentDefaults(d)
 	return workloadErrors("deployment", d.Spec.Replicas, d.Spec.Selector, d.Spec.Template.Labels, validateDeploymentSpec(&d.Spec))
 }
 
@@ -57,7 +65,7 @@ func ValidateDeployment(d *appsv1.Deployment) field.ErrorList {
 // podManagementPolicy, updateStrategy and minReadySeconds.
 func ValidateStatefulSet(s *appsv1.StatefulSet) field.ErrorList {
 	s = s.DeepCopy()
-	setStatefulSetDefaults(s)
+	SetStatefulSetDefaults(s)
 	return workloadErrors("statefulset", s.Spec.Replicas, s.Spec.Selector, s.Spec.Template.Labels, validateStatefulSetSpec(&s.Spec))
 }
 
@@ -67,8 +75,8 @@ func ValidateStatefulSet(s *appsv1.StatefulSet) field.ErrorList {
 // persistentVolumeClaimRetentionPolicy and minReadySeconds.
 func ValidateStatefulSetUpdate(s, old *appsv1.StatefulSet) field.ErrorList {
 	s, old = s.DeepCopy(), old.DeepCopy()
-	setStatefulSetDefaults(s)
-	setStatefulSetDefaults(old)
+	SetStatefulSetDefaults(s)
+	SetStatefulSetDefaults(old)
 	return validateStatefulSetUpdate(&s.Spec, &old.Spec)
 }
 
@@ -77,7 +85,7 @@ func ValidateStatefulSetUpdate(s, old *appsv1.StatefulSet) field.ErrorList {
 // minReadySeconds.
 func ValidateDaemonSet(d *appsv1.DaemonSet) field.ErrorList {
 	d = d.DeepCopy()
-	setDaemonSetDefaults(d)
+	SetDaemonSetDefaults(d)
 	return workloadErrors("daemonset", nil, d.Spec.Selector, d.Spec.Template.Labels, validateDaemonSetSpec(&d.Spec))
 }
 
@@ -89,14 +97,14 @@ func workloadErrors(kind string, replicas *int32, sel *metav1.LabelSelector, tem
 	if replicas != nil {
 		errs = apivalidation.ValidateNonnegativeField(int64(*replicas), field.NewPath("spec", "replicas"))
 	}
-	errs = append(errs, ValidateWorkloadSelector(kind, sel, templateLabels)...)
+	errs = append(errs, ValidateSelector(kind, sel, templateLabels)...)
 	return append(errs, specErrs...)
 }
 
-// WorkloadFix is how to mend a workload field one of the rules above
+// Fix is how to mend a workload field one of the rules above
 // refuses, for the messages of validate and check; "" when the API server's
 // message says it.
-func WorkloadFix(e *field.Error) string {
+func Fix(e *field.Error) string {
 	f := e.Field
 	switch {
 	case f == "spec.replicas":

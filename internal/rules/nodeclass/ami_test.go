@@ -1,4 +1,4 @@
-package karpenter_test
+package nodeclass_test
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
-	"github.com/ladder-eks/ladder/internal/twin/karpenter"
+	"github.com/ladder-eks/ladder/internal/rules/nodeclass"
 )
 
 // What an EC2NodeClass's amiSelectorTerms resolve to, by architecture, or
@@ -41,9 +41,9 @@ func TestResolveNodeClassAMIs(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: awsv1.EC2NodeClassSpec{AMISelectorTerms: c.terms}}
-			amis, err := karpenter.ResolveNodeClassAMIs(nc, "1.30", []catalog.AMI{custom}, now)
+			amis, err := nodeclass.ResolveNodeClassAMIs(nc, "1.30", []catalog.AMI{custom}, now)
 			if c.field != "" {
-				var amiErr *karpenter.AMIError
+				var amiErr *nodeclass.AMIError
 				if !errors.As(err, &amiErr) || amiErr.Field != c.field {
 					t.Fatalf("got %v, %v; want a refusal of %s", amis, err, c.field)
 				}
@@ -53,7 +53,7 @@ func TestResolveNodeClassAMIs(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, arch := range []string{"amd64", "arm64"} {
-				_, has := karpenter.NewestAMI(amis, arch)
+				_, has := nodeclass.NewestAMI(amis, arch)
 				if want := slices.Contains(c.arches, arch); has != want {
 					t.Errorf("an AMI for %s: %v, want %v", arch, has, want)
 				}
@@ -61,7 +61,7 @@ func TestResolveNodeClassAMIs(t *testing.T) {
 			np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 			np.Spec.Template.Spec.Requirements = []karpv1.NodeSelectorRequirementWithMinValues{
 				{Key: "kubernetes.io/arch", Operator: "In", Values: []string{"amd64"}}}
-			err = karpenter.CheckNodePoolAMIs(np, nc, amis, catalog.InstanceTypes(), []string{"us-west-2a"})
+			err = nodeclass.CheckNodePoolAMIs(np, nc, amis, catalog.InstanceTypes(), []string{"us-west-2a"})
 			if launches := err == nil; launches != c.amd64Launch {
 				t.Fatalf("an amd64 NodePool launches: %v (%v), want %v", launches, err, c.amd64Launch)
 			}

@@ -1,7 +1,15 @@
-package karpenter
+// Package nodeclass holds the rules of Karpenter's EC2NodeClass and
+// NodePool that the twin, the scenario format's validation and the lab
+// share: which AMIs an EC2NodeClass's amiSelectorTerms resolve to (the AWS
+// provider's AMI reconciler) and which one a launch picks, the labels an
+// instance type offers, and whether a NodePool's requirements (the NodePool
+// CRD) and its class's AMIs (amifamily.MapToInstanceTypes) are sound. Pure
+// functions over the API types and the catalog.
+package nodeclass
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -10,6 +18,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/ladder-eks/ladder/internal/catalog"
+	"github.com/ladder-eks/ladder/internal/disruption"
 )
 
 // AMIError is an EC2NodeClass's amiSelectorTerms that the AMI reconciler
@@ -67,7 +76,7 @@ func ResolveNodeClassAMIs(nc *awsv1.EC2NodeClass, kubernetesVersion string, extr
 				return nil, fail(field+".alias", "%q resolves to no AMI for Kubernetes %s", term.Alias, kubernetesVersion)
 			}
 		case term.ID != "":
-			a, ok := findAMI(extra, term.ID)
+			a, ok := FindAMI(extra, term.ID)
 			if !ok {
 				return nil, fail(field+".id", "AMI %s is not in the twin's AMI catalog (declare it under spec.amis in the scenario with its kubernetesVersion)", term.ID)
 			}
@@ -90,9 +99,9 @@ func ResolveNodeClassAMIs(nc *awsv1.EC2NodeClass, kubernetesVersion string, extr
 	return out, nil
 }
 
-// findAMI finds an image by id: the scenario's own (extra) first, then
+// FindAMI finds an image by id: the scenario's own (extra) first, then
 // the catalog.
-func findAMI(extra []catalog.AMI, id string) (catalog.AMI, bool) {
+func FindAMI(extra []catalog.AMI, id string) (catalog.AMI, bool) {
 	for _, a := range extra {
 		if a.ID == id {
 			return a, true
@@ -136,15 +145,15 @@ func NewestAMI(amis []catalog.AMI, kubeArch string) (catalog.AMI, bool) {
 // pool could take would stay Pending ("no instance type satisfied
 // resources and requirements"). types is the region's catalog, zones the
 // cluster's. The twin applies the same filter, cached, to every pool it
-// schedules on (poolTypes, launchable).
+// schedules on (the twin's poolTypes and launchable).
 func CheckNodePoolAMIs(np *karpv1.NodePool, nc *awsv1.EC2NodeClass, amis []catalog.AMI, types []catalog.InstanceType, zones []string) error {
-	p, err := newPool(np.DeepCopy())
-	if err != nil {
+	if CheckRequirements(np) != nil {
 		return nil // refused by CheckRequirements: not a question of AMIs
 	}
+	reqs := PoolRequirements(np)
 	allowed := map[string]bool{}
 	for _, it := range types {
-		if InstanceTypeRequirements(it, zones).Intersects(p.requirements) != nil {
+		if InstanceTypeRequirements(it, zones).Intersects(reqs) != nil {
 			continue
 		}
 		if _, ok := NewestAMI(amis, it.Arch); ok {
@@ -170,4 +179,52 @@ func archList(set map[string]bool) string {
 	}
 	sort.Strings(archs)
 	return strings.Join(archs, " and ")
+}
+
+// StatusAMIs is the status.amis the AMI reconciler writes for resolved
+// images: newest first, each with the architecture it serves, so the first
+// one an instance type meets is the one a launch picks (NewestAMI) and
+// drift checks against (amifamily.MapToInstanceTypes).
+func StatusAMIs(amis []catalog.AMI) []awsv1.AMI {
+	sorted := slices.Clone(amis)
+	slices.SortStableFunc(sorted, func(a, b catalog.AMI) int {
+		if newer(a, b) {
+			return -1
+		}
+		if newer(b, a) {
+			return 1
+		}
+		return 0
+	})
+	var out []awsv1.AMI
+	for _, a := range sorted {
+		out = append(out, awsv1.AMI{ID: a.ID, Name: a.Name, Requirements: disruption.AMIRequirements(a.KubeArch())})
+	}
+	return out
+}
+
+// newer reports whether a launches before b: released later, or the same
+// day with a greater name.
+func newer(a, b catalog.AMI) bool {
+	return a.ReleaseDate.After(b.ReleaseDate) || (a.ReleaseDate.Equal(b.ReleaseDate) && a.Name > b.Name)
+}
+
+// globMatch matches EC2 name filters: '*' any run, '?' one character.
+func globMatch(pattern, s string) bool {
+	if pattern == "" {
+		return s == ""
+	}
+	switch pattern[0] {
+	case '*':
+		for i := 0; i <= len(s); i++ {
+			if globMatch(pattern[1:], s[i:]) {
+				return true
+			}
+		}
+		return false
+	case '?':
+		return s != "" && globMatch(pattern[1:], s[1:])
+	default:
+		return s != "" && s[0] == pattern[0] && globMatch(pattern[1:], s[1:])
+	}
 }

@@ -1,4 +1,4 @@
-package mng
+package nodegroup
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ func (e *ImageError) Error() string { return e.Err.Error() }
 func (e *ImageError) Unwrap() error { return e.Err }
 
 func imageError(field, format string, args ...any) error {
-	return &ImageError{Field: field, Err: apiError(InvalidParameterException, opCreate, format, args...)}
+	return &ImageError{Field: field, Err: NewError(InvalidParameterException, OpCreateNodegroup, format, args...)}
 }
 
 // ResolveImage is CreateNodegroup's choice of a group's AMI and version,
@@ -64,7 +64,7 @@ func ResolveImage(spec Spec, it catalog.InstanceType, cp kubeversion.Minor, extr
 		if spec.Version != "" || spec.ReleaseVersion != "" {
 			return Image{}, imageError("version", "version and releaseVersion can't be specified when the launch template specifies an AMI ID (%s)", lt.ImageID)
 		}
-		a, err := customAMI(extra, lt.ImageID, opCreate)
+		a, err := CustomAMI(extra, lt.ImageID, OpCreateNodegroup)
 		if err != nil {
 			return Image{}, &ImageError{Field: "launchTemplate.imageId", Err: err}
 		}
@@ -99,7 +99,7 @@ func ResolveImage(spec Spec, it catalog.InstanceType, cp kubeversion.Minor, extr
 	if !existing && v != cp {
 		return Image{}, imageError("version", "version %s: a node group can only be created at the cluster's Kubernetes version %s", v, cp)
 	}
-	a, err := eksAMI(extra, family, arch, v, spec.ReleaseVersion, now, opCreate)
+	a, err := EKSAMI(extra, family, arch, v, spec.ReleaseVersion, now, OpCreateNodegroup)
 	if err != nil {
 		field := "amiType"
 		if spec.ReleaseVersion != "" {
@@ -145,9 +145,9 @@ func amiFamilyArch(amiType, instanceArch string) (family, arch string, ok bool) 
 	return family, catalog.ArchX8664, true
 }
 
-// customAMI looks up a launch template's image: the scenario's own AMIs
+// CustomAMI looks up a launch template's image: the scenario's own AMIs
 // (extra) first, then the catalog.
-func customAMI(extra []catalog.AMI, id, op string) (catalog.AMI, error) {
+func CustomAMI(extra []catalog.AMI, id, op string) (catalog.AMI, error) {
 	for _, a := range extra {
 		if a.ID == id {
 			return a, nil
@@ -156,15 +156,15 @@ func customAMI(extra []catalog.AMI, id, op string) (catalog.AMI, error) {
 	if a, ok := catalog.LookupAMI(id); ok {
 		return a, nil
 	}
-	return catalog.AMI{}, apiError(InvalidParameterException, op, "the launch template's image %s does not exist", id)
+	return catalog.AMI{}, NewError(InvalidParameterException, op, "the launch template's image %s does not exist", id)
 }
 
-// eksAMI is the EKS-optimized AMI of a family, architecture and minor:
+// EKSAMI is the EKS-optimized AMI of a family, architecture and minor:
 // the release asked for, or else the newest one released by now ("All node
 // groups are created with the latest AMI release version for the respective
 // minor Kubernetes version", CreateNodegroup API reference). Releases dated
 // after now do not exist yet.
-func eksAMI(extra []catalog.AMI, family, arch string, v kubeversion.Minor, release string, now time.Time, op string) (catalog.AMI, error) {
+func EKSAMI(extra []catalog.AMI, family, arch string, v kubeversion.Minor, release string, now time.Time, op string) (catalog.AMI, error) {
 	var latest catalog.AMI
 	found := false
 	for _, a := range append(slices.Clone(extra), catalog.AMIs()...) {
@@ -172,7 +172,7 @@ func eksAMI(extra []catalog.AMI, family, arch string, v kubeversion.Minor, relea
 			continue
 		}
 		if release != "" {
-			if a.Release == release || releaseVersion(a) == release {
+			if a.Release == release || ReleaseVersion(a) == release {
 				return a, nil
 			}
 			continue
@@ -183,19 +183,19 @@ func eksAMI(extra []catalog.AMI, family, arch string, v kubeversion.Minor, relea
 	}
 	if release != "" {
 		// EKS's own wording (eksctl-io/eksctl#7976).
-		return catalog.AMI{}, apiError(InvalidParameterException, op, "Requested release version %s is not valid for kubernetes version %s.", release, v)
+		return catalog.AMI{}, NewError(InvalidParameterException, op, "Requested release version %s is not valid for kubernetes version %s.", release, v)
 	}
 	if !found {
-		return catalog.AMI{}, apiError(InvalidParameterException, op, "no %s %s AMI for Kubernetes %s has been released by %s", family, arch, v, now.Format("2006-01-02"))
+		return catalog.AMI{}, NewError(InvalidParameterException, op, "no %s %s AMI for Kubernetes %s has been released by %s", family, arch, v, now.Format("2006-01-02"))
 	}
 	return latest, nil
 }
 
-// releaseVersion is an AMI's EKS release version: "1.30.14-20260220" for
+// ReleaseVersion is an AMI's EKS release version: "1.30.14-20260220" for
 // Amazon Linux (the kubelet's patch version and the release date, as in
 // "Requested release version 1.31.3-20250103", eksctl-io/eksctl#7976),
 // "1.20.0" for Bottlerocket. A custom AMI has none.
-func releaseVersion(a catalog.AMI) string {
+func ReleaseVersion(a catalog.AMI) string {
 	if a.Family == "" || a.Release == "" {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package karpenter
+package nodeclass
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
 )
 
 // RequirementError is a NodePool requirement the NodePool CRD refuses: the
@@ -56,4 +57,16 @@ func CheckRequirements(np *karpv1.NodePool) error {
 		}
 	}
 	return nil
+}
+
+// PoolRequirements are the requirements a NodePool's nodes meet, the part
+// of Karpenter's NodeClaimTemplate requirements the twin models
+// (sigs.k8s.io/karpenter pkg/controllers/provisioning/scheduling
+// NewNodeClaimTemplate): spec.template.spec.requirements, the template's
+// labels, and the karpenter.sh/nodepool label. np is only read.
+func PoolRequirements(np *karpv1.NodePool) scheduling.Requirements {
+	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+	reqs.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
+	reqs.Add(scheduling.NewRequirement(karpv1.NodePoolLabelKey, corev1.NodeSelectorOpIn, np.Name))
+	return reqs
 }
