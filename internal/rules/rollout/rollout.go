@@ -182,11 +182,11 @@ func StatefulSet(spec *appsv1.StatefulSetSpec, controller kubeversion.Minor) (Ro
 			r.MaxUnavailableValue = *ru.MaxUnavailable
 		}
 		if controller.IsZero() || !controller.Less(MaxUnavailableStatefulSet) {
-			n, err := intstr.GetScaledValueFromIntOrPercent(&r.MaxUnavailableValue, int(r.Replicas), false)
+			n, err := StatefulSetMaxUnavailable(&r.MaxUnavailableValue, r.Replicas)
 			if err != nil {
 				return Rollout{}, err
 			}
-			r.MaxUnavailable = int32(max(n, 1))
+			r.MaxUnavailable = n
 		} else {
 			r.MaxUnavailableIgnored = ru.MaxUnavailable != nil
 		}
@@ -198,6 +198,17 @@ func StatefulSet(spec *appsv1.StatefulSetSpec, controller kubeversion.Minor) (Ro
 	r.Rolls = true
 	r.MinReady = r.Replicas - min(r.MaxUnavailable, r.Replicas-r.Partition)
 	return r, nil
+}
+
+// StatefulSetMaxUnavailable is upstream stateful_set_control.go
+// getStatefulSetMaxUnavailable: rollingUpdate.maxUnavailable scaled to the
+// replicas, a percentage rounding down, 1 when omitted, and at least 1.
+func StatefulSetMaxUnavailable(v *intstr.IntOrString, replicas int32) (int32, error) {
+	n, err := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(v, intstr.FromInt32(1)), int(replicas), false)
+	if err != nil {
+		return 0, err
+	}
+	return int32(max(n, 1)), nil
 }
 
 // replicasOf is spec.replicas, 1 when omitted (the API server's default).

@@ -10,7 +10,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ladder-eks/ladder/internal/rules/rollout"
 )
 
 // The deployment controller (k8s.io/kubernetes pkg/controller/deployment)
@@ -409,24 +410,13 @@ func isRollingUpdate(w *workload) bool {
 	return w.obj.(*appsv1.Deployment).Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType
 }
 
-// resolveFenceposts is deployment_util.go ResolveFenceposts: maxSurge
-// rounds up, maxUnavailable down, and both 0 means maxUnavailable 1.
-func resolveFenceposts(maxSurge, maxUnavailable *intstr.IntOrString, desired int32) (int32, int32) {
-	surge, _ := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(maxSurge, intstr.FromInt32(0)), int(desired), true)
-	unavailable, _ := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(maxUnavailable, intstr.FromInt32(0)), int(desired), false)
-	if surge == 0 && unavailable == 0 {
-		unavailable = 1
-	}
-	return int32(surge), int32(unavailable)
-}
-
 // deploymentMaxSurge is deployment_util.go MaxSurge.
 func deploymentMaxSurge(w *workload) int32 {
 	if !isRollingUpdate(w) {
 		return 0
 	}
 	ru := w.obj.(*appsv1.Deployment).Spec.Strategy.RollingUpdate
-	surge, _ := resolveFenceposts(ru.MaxSurge, ru.MaxUnavailable, w.replicas)
+	surge, _, _ := rollout.ResolveFenceposts(ru.MaxSurge, ru.MaxUnavailable, w.replicas)
 	return surge
 }
 
@@ -436,7 +426,7 @@ func deploymentMaxUnavailable(w *workload) int32 {
 		return 0
 	}
 	ru := w.obj.(*appsv1.Deployment).Spec.Strategy.RollingUpdate
-	_, unavailable := resolveFenceposts(ru.MaxSurge, ru.MaxUnavailable, w.replicas)
+	_, unavailable, _ := rollout.ResolveFenceposts(ru.MaxSurge, ru.MaxUnavailable, w.replicas)
 	return min(unavailable, w.replicas)
 }
 

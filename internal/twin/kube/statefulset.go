@@ -7,7 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ladder-eks/ladder/internal/rules/rollout"
 )
 
 // The StatefulSet controller (k8s.io/kubernetes pkg/controller/statefulset,
@@ -106,7 +107,12 @@ func (c *Cluster) updateStatefulSet(w *workload, byOrdinal map[int]*podState, co
 		if ru.Partition != nil {
 			partition = int(*ru.Partition)
 		}
-		maxUnavailable = statefulSetMaxUnavailable(ru.MaxUnavailable, int(w.replicas))
+		// A value the API server refused never gets here (workload.ValidateStatefulSet).
+		n, err := rollout.StatefulSetMaxUnavailable(ru.MaxUnavailable, w.replicas)
+		if err != nil {
+			n = 1
+		}
+		maxUnavailable = int(n)
 	}
 	unavailable := 0
 	for ord := 0; ord < int(w.replicas); ord++ {
@@ -123,17 +129,6 @@ func (c *Cluster) updateStatefulSet(w *workload, byOrdinal map[int]*podState, co
 			n--
 		}
 	}
-}
-
-// statefulSetMaxUnavailable is stateful_set_control.go
-// getStatefulSetMaxUnavailable: default 1, a percentage rounded down, at
-// least 1.
-func statefulSetMaxUnavailable(v *intstr.IntOrString, replicas int) int {
-	n, err := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(v, intstr.FromInt32(1)), replicas, false)
-	if err != nil || n < 1 {
-		return 1
-	}
-	return n
 }
 
 func (c *Cluster) newStatefulSetPod(w *workload, ord int, rev *revision) *corev1.Pod {
