@@ -174,7 +174,7 @@ func (c *Cluster) applyPDB(pdb *policyv1.PodDisruptionBudget) {
 	st = &pdbState{pdb: pdb, pods: newPodSet(), dirty: true, c: c}
 	if ok && c.tracking && c.pdbs[k].hist != nil {
 		st.hist = c.pdbs[k].hist
-		st.hist.spec = pdb.Spec
+		st.hist.Spec = pdb.Spec
 		st.markDirty()
 	} else if c.tracking {
 		st.hist = newPDBHistory(pdb)

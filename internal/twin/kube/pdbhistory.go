@@ -75,13 +75,10 @@ type PDBHistory struct {
 	Drops     []PDBDrop
 }
 
-type pdbHistory struct {
-	PDBHistory
-	spec policyv1.PodDisruptionBudgetSpec
-}
+type pdbHistory struct{ PDBHistory }
 
 func newPDBHistory(pdb *policyv1.PodDisruptionBudget) *pdbHistory {
-	return &pdbHistory{PDBHistory: PDBHistory{Namespace: pdb.Namespace, Name: pdb.Name}, spec: pdb.Spec}
+	return &pdbHistory{PDBHistory{Namespace: pdb.Namespace, Name: pdb.Name, Spec: pdb.Spec}}
 }
 
 // sample appends the status unless it is the last sample's. When the sync
@@ -157,9 +154,7 @@ func (c *Cluster) PDBHistories() []PDBHistory {
 	c.flushPDBSamples()
 	out := make([]PDBHistory, 0, len(c.histOrder))
 	for _, h := range c.histOrder {
-		x := h.PDBHistory
-		x.Spec = h.spec
-		out = append(out, x)
+		out = append(out, h.PDBHistory)
 	}
 	return out
 }
